@@ -1,0 +1,77 @@
+"""The tokenizer the rest of hybridgw uses: encode, decode, special ids, one object per model."""
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from formats.gguf_reader import GGUFReader
+from formats.tokenizer.builders import build_tokenizer
+from formats.tokenizer.token_types import TokenType
+from formats.tokenizer.vocab import Vocab
+
+
+class GGUFTokenizer:
+    """Wraps a `tokenizers.Tokenizer` built from `tokenizer.ggml.*` metadata.
+
+    `encode(text, add_special=True)` adds BOS/EOS when the vocabulary asks for them, as
+    `llama_tokenize` does; `parse_special` decides whether control-token text such as
+    `<|im_start|>` in the input becomes that token (rendered templates) or plain text (user input).
+    """
+
+    def __init__(self, vocab: Vocab):
+        self.vocab = vocab
+        self._tokenizer = build_tokenizer(vocab)
+        special_types = [TokenType.CONTROL, TokenType.UNKNOWN, TokenType.UNUSED]
+        self._special_ids = frozenset(np.flatnonzero(np.isin(vocab.token_types, special_types)).tolist())
+
+    @staticmethod
+    def from_metadata(metadata: dict[str, Any]) -> "GGUFTokenizer":
+        return GGUFTokenizer(Vocab.from_metadata(metadata))
+
+    @staticmethod
+    def from_file(path: str | Path) -> "GGUFTokenizer":
+        return GGUFTokenizer.from_metadata(GGUFReader(path).metadata)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.vocab.size
+
+    @property
+    def bos_token_id(self) -> int | None:
+        return self.vocab.bos_token_id
+
+    @property
+    def eos_token_id(self) -> int | None:
+        return self.vocab.eos_token_id
+
+    @property
+    def stop_token_ids(self) -> frozenset[int]:
+        """Ids that end generation: EOS and end-of-turn."""
+        ids = (self.vocab.eos_token_id, self.vocab.eot_token_id)
+        return frozenset(i for i in ids if i is not None)
+
+    def encode(self, text: str, add_special: bool = True, parse_special: bool = False) -> list[int]:
+        self._tokenizer.encode_special_tokens = not parse_special
+        ids = self._tokenizer.encode(text, add_special_tokens=False).ids
+        if add_special and self.vocab.add_bos and self.vocab.bos_token_id is not None:
+            ids.insert(0, self.vocab.bos_token_id)
+        if add_special and self.vocab.add_eos and self.vocab.eos_token_id is not None:
+            ids.append(self.vocab.eos_token_id)
+        return ids
+
+    def decode(self, token_ids: list[int], skip_special: bool = False) -> str:
+        if skip_special:
+            token_ids = [t for t in token_ids if t not in self._special_ids]
+        return self._tokenizer.decode(token_ids, skip_special_tokens=False)
+
+    def is_special(self, token_id: int) -> bool:
+        return token_id in self._special_ids
+
+    def token_text(self, token_id: int) -> str:
+        """The vocabulary entry as stored (byte-level or '▁' form), for display."""
+        return self.vocab.tokens[token_id]
+
+    def piece(self, token_id: int) -> str:
+        """The text one token stands for on its own (may hold U+FFFD for a partial character)."""
+        return self._tokenizer.decode([token_id], skip_special_tokens=False)
