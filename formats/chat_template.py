@@ -47,9 +47,9 @@ class _BudgetedSandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
     def call_binop(self, context, operator: str, left: Any, right: Any) -> Any:
         if operator == "*":
             for sequence, count in ((left, right), (right, left)):
-                if isinstance(sequence, str | list | tuple) and isinstance(count, int):
-                    if len(sequence) * max(count, 0) > MAX_SEQUENCE_LENGTH:
-                        raise ChatTemplateError("chat template builds a sequence that is too large")
+                is_repeat = isinstance(sequence, str | list | tuple) and isinstance(count, int)
+                if is_repeat and len(sequence) * max(count, 0) > MAX_SEQUENCE_LENGTH:
+                    raise ChatTemplateError("chat template builds a sequence that is too large")
             return left * right
         if operator == "**":
             if isinstance(left, int) and isinstance(right, int) and abs(right) > 64:
@@ -68,7 +68,7 @@ class _BudgetedSandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
 
         return refuse
 
-    def call(__self, __context, __obj, *args, **kwargs):  # noqa: N805 - jinja's signature
+    def call(__self, __context, __obj, *args, **kwargs):
         _check_numbers(args, kwargs)
         return super().call(__context, __obj, *args, **kwargs)
 
@@ -108,9 +108,16 @@ def _raise_exception(message: str) -> None:
     raise TemplateRaisedError(str(message))
 
 
-def _tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None, separators=None,
-            sort_keys: bool = False) -> str:
-    return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+def _tojson(
+    value: Any,
+    ensure_ascii: bool = False,
+    indent: int | None = None,
+    separators=None,
+    sort_keys: bool = False,
+) -> str:
+    return json.dumps(
+        value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+    )
 
 
 def _strftime_now(fmt: str) -> str:
@@ -136,7 +143,9 @@ class ChatTemplate:
         try:
             self._template = self._environment.from_string(self.source)
         except jinja2.TemplateSyntaxError as exc:
-            raise ChatTemplateError(f"chat template does not parse: {exc.message} (line {exc.lineno})") from None
+            raise ChatTemplateError(
+                f"chat template does not parse: {exc.message} (line {exc.lineno})"
+            ) from None
         except (RecursionError, MemoryError):
             raise ChatTemplateError("chat template is too deeply nested to compile") from None
 

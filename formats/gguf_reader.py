@@ -124,9 +124,7 @@ class GGUFReader:
         self.data_offset = _align(cursor.pos, self.alignment)
         if self.data_offset > len(self.buf) and infos:
             raise cursor.fail("truncated: tensor data section starts past the end of the file")
-        self.tensors: dict[str, Tensor] = {
-            info[0]: self._make_tensor(*info, cursor) for info in infos
-        }
+        self.tensors: dict[str, Tensor] = {info[0]: self._make_tensor(*info, cursor) for info in infos}
 
     @property
     def metadata(self) -> dict[str, Any]:

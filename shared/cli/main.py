@@ -1,0 +1,36 @@
+"""The `hybridgw` command: one entry point, one module per group of subcommands."""
+
+import argparse
+import sys
+
+from formats.errors import FormatError
+from shared.cli import format_commands, model_commands
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hybridgw",
+        description="Serve LLMs through one OpenAI-compatible endpoint across edge and cloud nodes.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    model_commands.register(commands)
+    format_commands.register(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args) or 0
+    except FormatError as exc:
+        print(f"hybridgw: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("hybridgw: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

