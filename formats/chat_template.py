@@ -59,6 +59,11 @@ class _BudgetedSandbox(jinja2.sandbox.ImmutableSandboxedEnvironment):
             _check_percent_format(left)
         return left % right
 
+    def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
+        raise jinja2.sandbox.SecurityError(
+            f"access to attribute {attribute!r} of {type(obj).__name__!r} is unsafe"
+        )
+
     def wrap_str_format(self, value: Any):
         if super().wrap_str_format(value) is None:
             return None

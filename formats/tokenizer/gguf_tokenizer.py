@@ -47,9 +47,8 @@ class GGUFTokenizer:
 
     @property
     def stop_token_ids(self) -> frozenset[int]:
-        """Ids that end generation: EOS and end-of-turn."""
-        ids = (self.vocab.eos_token_id, self.vocab.eot_token_id)
-        return frozenset(i for i in ids if i is not None)
+        """Ids that end generation: EOS, EOT and the end-of-generation tokens llama.cpp knows."""
+        return self.vocab.end_of_generation_ids
 
     def encode(self, text: str, add_special: bool = True, parse_special: bool = False) -> list[int]:
         self._tokenizer.encode_special_tokens = not parse_special
@@ -64,6 +63,10 @@ class GGUFTokenizer:
         if skip_special:
             token_ids = [t for t in token_ids if t not in self._special_ids]
         return self._tokenizer.decode(token_ids, skip_special_tokens=False)
+
+    def to_hf_json(self) -> str:
+        """The equivalent Hugging Face tokenizer.json, for checkpoints exported from a GGUF file."""
+        return self._tokenizer.to_str()
 
     def is_special(self, token_id: int) -> bool:
         return token_id in self._special_ids

@@ -10,6 +10,23 @@ from formats.tokenizer.token_types import TokenType
 
 SUPPORTED_MODELS = ("gpt2", "llama")
 
+# Texts llama.cpp treats as end-of-generation whatever the metadata says; it also forces their
+# type to CONTROL, which changes how they tokenize when special tokens are not parsed.
+END_OF_GENERATION_TEXTS = frozenset(
+    {
+        "<|eot_id|>",
+        "<|im_end|>",
+        "<|end|>",
+        "<end_of_turn>",
+        "<|endoftext|>",
+        "<|eom_id|>",
+        "<EOT>",
+        "_<EOT>",
+        "<|end_of_text|>",
+        "<end_of_utterance>",
+    }
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Vocab:
@@ -26,6 +43,7 @@ class Vocab:
     eot_token_id: int | None
     unknown_token_id: int | None
     padding_token_id: int | None
+    end_of_generation_ids: frozenset[int]  # EOS, EOT and every end-of-generation-looking token
     add_bos: bool
     add_eos: bool
     add_space_prefix: bool
@@ -62,6 +80,12 @@ class Vocab:
         if model == "llama" and scores is None:
             raise TokenizerError("a llama (SentencePiece) vocabulary needs tokenizer.ggml.scores")
         template = metadata.get("tokenizer.chat_template")
+        end_of_generation = [i for i, text in enumerate(tokens) if text in END_OF_GENERATION_TEXTS]
+        token_types = token_types.copy()
+        token_types[end_of_generation] = TokenType.CONTROL
+        eos_token_id = _token_id(metadata, "eos", size)
+        eot_token_id = _token_id(metadata, "eot", size)
+        stops = {*end_of_generation, eos_token_id, eot_token_id} - {None}
         return Vocab(
             model=model,
             pre=str(metadata.get("tokenizer.ggml.pre", "default")),
@@ -70,10 +94,11 @@ class Vocab:
             scores=scores,
             merges=merges,
             bos_token_id=_token_id(metadata, "bos", size),
-            eos_token_id=_token_id(metadata, "eos", size),
-            eot_token_id=_token_id(metadata, "eot", size),
+            eos_token_id=eos_token_id,
+            eot_token_id=eot_token_id,
             unknown_token_id=_token_id(metadata, "unknown", size),
             padding_token_id=_token_id(metadata, "padding", size),
+            end_of_generation_ids=frozenset(stops),
             add_bos=bool(metadata.get("tokenizer.ggml.add_bos_token", model == "llama")),
             add_eos=bool(metadata.get("tokenizer.ggml.add_eos_token", False)),
             add_space_prefix=bool(metadata.get("tokenizer.ggml.add_space_prefix", model == "llama")),

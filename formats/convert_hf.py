@@ -1,0 +1,154 @@
+"""`hybridgw convert HF_DIR OUT.gguf`: a llama-family safetensors checkpoint -> GGUF.
+
+Reads config.json, tokenizer.json (+ tokenizer_config.json) and every *.safetensors shard, maps
+tensor names, permutes q/k rows for llama's RoPE layout, and writes tensors one at a time (so a
+model larger than memory converts): 2-D weights in the requested type, 1-D tensors in F32.
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from formats import quants
+from formats.convert_vocab import add_hf_vocab
+from formats.errors import ConversionError
+from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
+from formats.gguf_writer import GGUFWriter
+from formats.llama_names import (
+    HF_ARCHITECTURES,
+    IGNORED_HF_NAMES,
+    hf_to_gguf_name,
+    rope_permutation_heads,
+    to_interleaved,
+)
+from formats.progress import byte_progress
+from formats.quantize_model import FILE_TYPES
+from formats.quants.floats import bf16_to_f32
+from formats.safetensors_io import StoredTensor, read_safetensors
+
+REQUIRED_CONFIG = (
+    "hidden_size",
+    "intermediate_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "vocab_size",
+)
+
+
+def convert_hf_to_gguf(model_dir: Path, out_path: Path, out_type: GGMLType, progress: bool = True) -> None:
+    model_dir = Path(model_dir)
+    if out_type not in FILE_TYPES:
+        raise ConversionError(f"cannot convert to {out_type.name}")
+    config = _read_config(model_dir)
+    arch = HF_ARCHITECTURES[config["architectures"][0]]
+    writer = GGUFWriter()
+    _add_hparams(writer, config, arch, model_dir.name, out_type)
+    add_hf_vocab(
+        writer, model_dir, config["vocab_size"], config.get("bos_token_id"), config.get("eos_token_id")
+    )
+    stored = _read_all_shards(model_dir)
+    source_bytes: dict[str, int] = {}
+    for hf_name, tensor in stored.items():
+        if IGNORED_HF_NAMES.fullmatch(hf_name):
+            continue
+        gguf_name = hf_to_gguf_name(hf_name)
+        if gguf_name is None:
+            raise ConversionError(f"tensor {hf_name!r} has no GGUF counterpart for arch {arch!r}")
+        if gguf_name == "output.weight" and config.get("tie_word_embeddings"):
+            continue
+        ggml_type = _tensor_type(tensor.shape, out_type)
+        permute_heads = None
+        if arch == "llama":
+            permute_heads = rope_permutation_heads(
+                gguf_name,
+                config["num_attention_heads"],
+                config.get("num_key_value_heads", config["num_attention_heads"]),
+            )
+        writer.add_tensor(gguf_name, _producer(tensor, ggml_type, permute_heads), ggml_type, tensor.shape)
+        source_bytes[gguf_name] = tensor.data.nbytes
+    bar = byte_progress(sum(source_bytes.values()), f"converting {model_dir.name}", progress)
+    with bar:
+        writer.write(out_path, on_tensor=lambda name, _: bar.update(source_bytes[name]))
+
+
+def _tensor_type(shape: tuple[int, ...], out_type: GGMLType) -> GGMLType:
+    if len(shape) < 2:
+        return GGMLType.F32
+    if shape[-1] % BLOCK_GEOMETRY[out_type].block_size:
+        return GGMLType.F16  # rows that do not hold whole blocks stay float, as llama.cpp does
+    return out_type
+
+
+def _producer(tensor: StoredTensor, ggml_type: GGMLType, permute_heads: int | None):
+    def produce() -> np.ndarray:
+        values = bf16_to_f32(tensor.data) if tensor.dtype == "BF16" else tensor.data.astype(np.float32)
+        if permute_heads is not None:
+            values = to_interleaved(values, permute_heads)
+        return quants.quantize(values, ggml_type)
+
+    return produce
+
+
+def _read_config(model_dir: Path) -> dict[str, Any]:
+    path = model_dir / "config.json"
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConversionError(f"{model_dir} has no config.json: not a Hugging Face checkpoint") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConversionError(f"{path}: cannot read ({exc})") from None
+    architectures = config.get("architectures") if isinstance(config, dict) else None
+    if not architectures or architectures[0] not in HF_ARCHITECTURES:
+        raise ConversionError(
+            f"unsupported architecture {architectures!r}; supported: {', '.join(HF_ARCHITECTURES)}"
+        )
+    for key in REQUIRED_CONFIG:
+        if not isinstance(config.get(key), int) or config[key] <= 0:
+            raise ConversionError(f"{path}: {key} must be a positive integer")
+    return config
+
+
+def _add_hparams(
+    writer: GGUFWriter, config: dict[str, Any], arch: str, name: str, out_type: GGMLType
+) -> None:
+    heads = config["num_attention_heads"]
+    head_dim = config.get("head_dim") or config["hidden_size"] // heads
+    writer.add_string("general.architecture", arch)
+    writer.add_string("general.name", name)
+    writer.add_uint32("general.file_type", FILE_TYPES[out_type])
+    writer.add_uint32("general.quantization_version", 2)
+    writer.add_uint32(f"{arch}.context_length", int(config.get("max_position_embeddings", 2048)))
+    writer.add_uint32(f"{arch}.embedding_length", config["hidden_size"])
+    writer.add_uint32(f"{arch}.block_count", config["num_hidden_layers"])
+    writer.add_uint32(f"{arch}.feed_forward_length", config["intermediate_size"])
+    writer.add_uint32(f"{arch}.attention.head_count", heads)
+    writer.add_uint32(f"{arch}.attention.head_count_kv", int(config.get("num_key_value_heads") or heads))
+    writer.add_uint32(f"{arch}.rope.dimension_count", head_dim)
+    writer.add_float32(f"{arch}.rope.freq_base", float(config.get("rope_theta", 10000.0)))
+    writer.add_float32(f"{arch}.attention.layer_norm_rms_epsilon", float(config.get("rms_norm_eps", 1e-6)))
+    writer.add_uint32(f"{arch}.vocab_size", config["vocab_size"])
+    scaling = config.get("rope_scaling")
+    if scaling:
+        kind = scaling.get("rope_type") or scaling.get("type")
+        if kind not in ("linear", "yarn"):
+            raise ConversionError(f"rope scaling type {kind!r} is not supported")
+        writer.add_string(f"{arch}.rope.scaling.type", kind)
+        writer.add_float32(f"{arch}.rope.scaling.factor", float(scaling["factor"]))
+        if "original_max_position_embeddings" in scaling:
+            original = int(scaling["original_max_position_embeddings"])
+            writer.add_uint32(f"{arch}.rope.scaling.original_context_length", original)
+
+
+def _read_all_shards(model_dir: Path) -> dict[str, StoredTensor]:
+    shards = sorted(model_dir.glob("*.safetensors"))
+    if not shards:
+        raise ConversionError(f"{model_dir} has no *.safetensors files")
+    tensors: dict[str, StoredTensor] = {}
+    for shard in shards:
+        for name, tensor in read_safetensors(shard).items():
+            if name in tensors:
+                raise ConversionError(f"tensor {name!r} appears in more than one shard")
+            tensors[name] = tensor
+    return tensors

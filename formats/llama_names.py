@@ -1,0 +1,81 @@
+"""Tensor names and config keys of llama-family models, Hugging Face <-> GGUF, in one table.
+
+llama.cpp's llama architecture applies RoPE to interleaved pairs while Hugging Face's Llama
+rotates halves, so q/k projection rows are permuted on the way in (and back on the way out).
+Qwen2 uses the halves layout in both (GGUF arch `qwen2` is NEOX RoPE): no permutation.
+"""
+
+import re
+
+import numpy as np
+
+HF_ARCHITECTURES = {
+    "LlamaForCausalLM": "llama",
+    "MistralForCausalLM": "llama",
+    "Qwen2ForCausalLM": "qwen2",
+}
+GGUF_TO_HF_ARCHITECTURE = {"llama": ("LlamaForCausalLM", "llama"), "qwen2": ("Qwen2ForCausalLM", "qwen2")}
+
+GLOBAL_NAMES = {
+    "model.embed_tokens.weight": "token_embd.weight",
+    "model.norm.weight": "output_norm.weight",
+    "lm_head.weight": "output.weight",
+}
+LAYER_NAMES = {
+    "input_layernorm.weight": "attn_norm.weight",
+    "self_attn.q_proj.weight": "attn_q.weight",
+    "self_attn.q_proj.bias": "attn_q.bias",
+    "self_attn.k_proj.weight": "attn_k.weight",
+    "self_attn.k_proj.bias": "attn_k.bias",
+    "self_attn.v_proj.weight": "attn_v.weight",
+    "self_attn.v_proj.bias": "attn_v.bias",
+    "self_attn.o_proj.weight": "attn_output.weight",
+    "post_attention_layernorm.weight": "ffn_norm.weight",
+    "mlp.gate_proj.weight": "ffn_gate.weight",
+    "mlp.up_proj.weight": "ffn_up.weight",
+    "mlp.down_proj.weight": "ffn_down.weight",
+}
+_GGUF_LAYER_NAMES = {gguf: hf for hf, gguf in LAYER_NAMES.items()}
+_HF_LAYER = re.compile(r"model\.layers\.(\d+)\.(.+)")
+_GGUF_LAYER = re.compile(r"blk\.(\d+)\.(.+)")
+IGNORED_HF_NAMES = re.compile(r".*rotary_emb\.inv_freq$")
+
+
+def hf_to_gguf_name(name: str) -> str | None:
+    if name in GLOBAL_NAMES:
+        return GLOBAL_NAMES[name]
+    match = _HF_LAYER.fullmatch(name)
+    if match and match.group(2) in LAYER_NAMES:
+        return f"blk.{match.group(1)}.{LAYER_NAMES[match.group(2)]}"
+    return None
+
+
+def gguf_to_hf_name(name: str) -> str | None:
+    for hf, gguf in GLOBAL_NAMES.items():
+        if gguf == name:
+            return hf
+    match = _GGUF_LAYER.fullmatch(name)
+    if match and match.group(2) in _GGUF_LAYER_NAMES:
+        return f"model.layers.{match.group(1)}.{_GGUF_LAYER_NAMES[match.group(2)]}"
+    return None
+
+
+def rope_permutation_heads(gguf_name: str, num_heads: int, num_kv_heads: int) -> int | None:
+    """How many heads to permute for this tensor under the llama arch (None: no permutation)."""
+    if gguf_name.endswith("attn_q.weight") or gguf_name.endswith("attn_q.bias"):
+        return num_heads
+    if gguf_name.endswith("attn_k.weight") or gguf_name.endswith("attn_k.bias"):
+        return num_kv_heads
+    return None
+
+
+def to_interleaved(w: np.ndarray, num_heads: int) -> np.ndarray:
+    """HF halves layout -> llama.cpp interleaved pairs, on the output rows of (out, ...)."""
+    rest = w.shape[1:]
+    return w.reshape(num_heads, 2, w.shape[0] // num_heads // 2, *rest).swapaxes(1, 2).reshape(w.shape)
+
+
+def to_halves(w: np.ndarray, num_heads: int) -> np.ndarray:
+    """Inverse of `to_interleaved`."""
+    rest = w.shape[1:]
+    return w.reshape(num_heads, w.shape[0] // num_heads // 2, 2, *rest).swapaxes(1, 2).reshape(w.shape)

@@ -1,0 +1,118 @@
+"""Conversion both ways, checked with transformers on a tiny checkpoint the test writes itself."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+import transformers
+
+from formats import quants
+from formats.convert_gguf import gguf_to_safetensors
+from formats.convert_hf import convert_hf_to_gguf
+from formats.errors import ConversionError
+from formats.ggml_types import GGMLType
+from formats.gguf_reader import GGUFReader
+from formats.tokenizer import GGUFTokenizer
+from tests.fixtures.tiny_models import trained_bpe
+
+TEXT = "Hello world! def add(a, b):\n    return a + b  # 12345"
+ARCH_CLASSES = {
+    "llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
+    "qwen2": (transformers.Qwen2Config, transformers.Qwen2ForCausalLM),
+}
+
+
+def _write_checkpoint(directory, arch: str):
+    torch.manual_seed(0)
+    config_class, model_class = ARCH_CLASSES[arch]
+    tokenizer = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=trained_bpe(), bos_token="<|im_start|>", eos_token="<|im_end|>"
+    )
+    config = config_class(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        rope_theta=10000.0,
+        tie_word_embeddings=False,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    model = model_class(config).eval()
+    with torch.no_grad():  # random biases, so the qkv-bias path is really exercised
+        for name, param in model.named_parameters():
+            if name.endswith("bias"):
+                param.normal_(0, 0.1)
+    model.save_pretrained(directory, safe_serialization=True)
+    tokenizer.save_pretrained(directory)
+    return model, tokenizer
+
+
+def _logits(model, ids: list[int]) -> np.ndarray:
+    with torch.no_grad():
+        return model(torch.tensor([ids])).logits[0].numpy()
+
+
+@pytest.fixture(scope="module", params=["llama", "qwen2"])
+def checkpoint(request, tmp_path_factory):
+    directory = tmp_path_factory.mktemp(f"hf-{request.param}")
+    model, tokenizer = _write_checkpoint(directory, request.param)
+    return request.param, directory, model, tokenizer
+
+
+def test_f32_gguf_loads_in_transformers_with_identical_logits(checkpoint, tmp_path):
+    arch, directory, model, tokenizer = checkpoint
+    out = tmp_path / "model.gguf"
+    convert_hf_to_gguf(directory, out, GGMLType.F32, progress=False)
+    reader = GGUFReader(out)
+    assert reader.get("general.architecture") == arch
+    assert reader.get(f"{arch}.attention.head_count_kv") == 2
+    ids = tokenizer.encode(TEXT)
+    assert GGUFTokenizer.from_metadata(reader.metadata).encode(TEXT) == ids
+    loaded = transformers.AutoModelForCausalLM.from_pretrained(tmp_path, gguf_file=out.name).eval()
+    np.testing.assert_allclose(_logits(loaded, ids), _logits(model, ids), rtol=0, atol=1e-5)
+
+
+def test_q8_0_conversion_quantizes_weights_and_keeps_norms_float(checkpoint, tmp_path):
+    _, directory, model, _ = checkpoint
+    out = tmp_path / "model.gguf"
+    convert_hf_to_gguf(directory, out, GGMLType.Q8_0, progress=False)
+    reader = GGUFReader(out)
+    assert reader.tensor("blk.0.attn_norm.weight").ggml_type == GGMLType.F32
+    embedding = reader.tensor("token_embd.weight")
+    assert embedding.ggml_type == GGMLType.Q8_0
+    expected = model.model.embed_tokens.weight.detach().numpy()
+    np.testing.assert_array_equal(
+        quants.dequantize(embedding.data, GGMLType.Q8_0),
+        quants.dequantize(quants.quantize(expected, GGMLType.Q8_0), GGMLType.Q8_0),
+    )
+
+
+def test_gguf_to_safetensors_round_trip(checkpoint, tmp_path):
+    _, directory, model, tokenizer = checkpoint
+    gguf_path = tmp_path / "model.gguf"
+    convert_hf_to_gguf(directory, gguf_path, GGMLType.F32, progress=False)
+    out_dir = tmp_path / "hf"
+    gguf_to_safetensors(gguf_path, out_dir, progress=False)
+    reloaded = transformers.AutoModelForCausalLM.from_pretrained(out_dir).eval()
+    ids = tokenizer.encode(TEXT)
+    np.testing.assert_array_equal(_logits(reloaded, ids), _logits(model, ids))
+    # The exported tokenizer.json itself (AutoTokenizer may swap in a per-architecture pipeline).
+    exported = transformers.PreTrainedTokenizerFast(tokenizer_file=str(out_dir / "tokenizer.json"))
+    assert exported.encode(TEXT) == ids
+    assert json.loads((out_dir / "tokenizer_config.json").read_text())["eos_token"] == "<|im_end|>"
+
+
+def test_unsupported_architecture_is_a_clear_error(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"architectures": ["MambaForCausalLM"]}))
+    with pytest.raises(ConversionError, match=r"unsupported architecture.*MambaForCausalLM"):
+        convert_hf_to_gguf(tmp_path, tmp_path / "out.gguf", GGMLType.F16, progress=False)
+
+
+def test_missing_config_is_a_clear_error(tmp_path):
+    with pytest.raises(ConversionError, match=r"no config\.json"):
+        convert_hf_to_gguf(tmp_path, tmp_path / "out.gguf", GGMLType.F16, progress=False)
