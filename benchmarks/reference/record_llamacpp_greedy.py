@@ -1,6 +1,6 @@
 """Record llama.cpp's greedy continuations of the demo model (run with llama-cpp-python installed).
 
-    python benchmarks/reference/record_llamacpp_greedy.py MODEL.gguf > tests/edge/llamacpp_greedy.json
+python benchmarks/reference/record_llamacpp_greedy.py MODEL.gguf > tests/edge/llamacpp_greedy.json
 """
 
 import json
@@ -18,6 +18,20 @@ PROMPTS = [
 NUM_TOKENS = 32
 
 
+def _top_logits(path: str, prompt_ids: list[int], generated: list[int]) -> list[list[list[float]]]:
+    """llama.cpp's 5 best (id, logit) at each generated position, teacher-forced."""
+    model = llama_cpp.Llama(
+        model_path=path, n_ctx=512, n_threads=2, n_batch=512, logits_all=True, verbose=False
+    )
+    model.eval(prompt_ids + generated)
+    rows = []
+    for position in range(len(prompt_ids) - 1, len(prompt_ids) + len(generated) - 1):
+        scores = model.scores[position]
+        best = scores.argsort()[::-1][:5]
+        rows.append([[int(i), round(float(scores[i]), 4)] for i in best])
+    return rows
+
+
 def main() -> None:
     model = llama_cpp.Llama(model_path=sys.argv[1], n_ctx=512, n_threads=2, n_batch=512, verbose=False)
     cases = []
@@ -29,7 +43,14 @@ def main() -> None:
             generated.append(int(token))
             if len(generated) == NUM_TOKENS or token == model.token_eos():
                 break
-        cases.append({"prompt": prompt, "prompt_ids": prompt_ids, "greedy_ids": generated})
+        cases.append(
+            {
+                "prompt": prompt,
+                "prompt_ids": prompt_ids,
+                "greedy_ids": generated,
+                "top_logits": _top_logits(sys.argv[1], prompt_ids, generated),
+            }
+        )
     lines = [json.dumps(case, ensure_ascii=False) for case in cases]
     print(f'{{"llama_cpp_python": "{llama_cpp.__version__}", "cases": [\n' + ",\n".join(lines) + "\n]}")
 

@@ -4,7 +4,7 @@ import argparse
 import sys
 
 from formats.errors import FormatError
-from shared.cli import format_commands, model_commands
+from shared.cli import edge_commands, format_commands, model_commands
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,6 +15,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     model_commands.register(commands)
     format_commands.register(commands)
+    edge_commands.register(commands)
     return parser
 
 

@@ -15,7 +15,9 @@ def test_edge_and_gateway_roles_never_import_torch():
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
         "print('ok')"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
 

@@ -1,0 +1,125 @@
+"""Runs the EdgeEngine in its own thread and streams each request's tokens to asyncio callers.
+
+Adding and aborting requests are queued commands that the engine thread applies before its next
+step, so a caller never waits for a running step, and an aborted request's slot is free for the
+very next step. `drain()` stops admitting new requests and waits for the running ones.
+"""
+
+import asyncio
+import logging
+import queue
+import threading
+from collections.abc import AsyncIterator, Callable
+
+from edge.engine import EdgeEngine
+from edge.sampling import SamplingParams
+from edge.sequence import FinishReason, StepOutput
+
+logger = logging.getLogger("hybridgw.edge")
+
+
+class EngineDrainingError(RuntimeError):
+    """The node is shutting down and takes no new requests."""
+
+
+class AsyncEdgeEngine:
+    def __init__(self, engine: EdgeEngine):
+        self.engine = engine
+        self._commands: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._wake = threading.Event()
+        self._stopped = False
+        self.draining = False
+        self._streams: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Queue]] = {}
+        self._thread = threading.Thread(target=self._run, name="edge-engine", daemon=True)
+        self._thread.start()
+
+    async def generate(
+        self, request_id: str, prompt_ids: list[int], params: SamplingParams
+    ) -> AsyncIterator[StepOutput]:
+        """Yields the request's tokens; leaving the iteration early aborts the request."""
+        if self.draining:
+            raise EngineDrainingError("the node is draining")
+        loop = asyncio.get_running_loop()
+        stream: asyncio.Queue = asyncio.Queue()
+        accepted: asyncio.Future = loop.create_future()
+
+        def add() -> None:
+            try:
+                self.engine.add_request(request_id, prompt_ids, params)
+                self._streams[request_id] = (loop, stream)
+                loop.call_soon_threadsafe(_resolve, accepted, None)
+            except Exception as exc:  # reported to the caller, never kills the engine thread
+                loop.call_soon_threadsafe(_resolve, accepted, exc)
+
+        self._submit(add)
+        error = await accepted
+        if error is not None:
+            raise error
+        finished = False
+        try:
+            while not finished:
+                output = await stream.get()
+                if isinstance(output, Exception):
+                    finished = True
+                    raise output
+                finished = output.finish_reason is not None
+                yield output
+        finally:
+            if not finished:
+                self._submit(lambda: self._abort(request_id))
+
+    async def drain(self) -> None:
+        self.draining = True
+        while self._streams or self.engine.has_work():
+            await asyncio.sleep(0.05)
+
+    def close(self) -> None:
+        self._stopped = True
+        self._wake.set()
+        self._thread.join(timeout=5)
+        self.engine.model.linear.close()
+
+    def _submit(self, command: Callable[[], None]) -> None:
+        self._commands.put(command)
+        self._wake.set()
+
+    def _abort(self, request_id: str) -> None:
+        self.engine.abort(request_id)
+        self._streams.pop(request_id, None)
+
+    def _run(self) -> None:
+        while not self._stopped:
+            while not self._commands.empty():
+                self._commands.get()()
+            if not self.engine.has_work():
+                self._wake.wait(timeout=0.5)
+                self._wake.clear()
+                continue
+            try:
+                outputs = self.engine.step()
+            except Exception as exc:  # a failed step fails its requests, not the node
+                logger.exception("engine step failed")
+                self._fail_all(exc)
+                continue
+            for output in outputs:
+                target = self._streams.get(output.request_id)
+                if target is None:
+                    continue
+                loop, stream = target
+                if output.finish_reason is not None:
+                    self._streams.pop(output.request_id, None)
+                loop.call_soon_threadsafe(stream.put_nowait, output)
+
+    def _fail_all(self, error: Exception) -> None:
+        for request_id, (loop, stream) in list(self._streams.items()):
+            self.engine.abort(request_id)
+            loop.call_soon_threadsafe(stream.put_nowait, error)
+        self._streams.clear()
+
+
+def _resolve(future: asyncio.Future, error: BaseException | None) -> None:
+    if not future.done():
+        future.set_result(error)
+
+
+__all__ = ["AsyncEdgeEngine", "EngineDrainingError", "FinishReason"]

@@ -1,0 +1,194 @@
+"""The edge engine: N slots, each with its own KV cache; one step decodes all active slots together.
+
+Each `step()` builds one flat batch: a decode token for every running sequence first, then prompt
+chunks (at most `prefill_chunk` tokens per sequence, `max_batch_tokens` in all), so a long prompt
+is prefilled over several steps while the others keep decoding.
+"""
+
+import os
+import time
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from edge.kv_cache import ContextOverflowError, KVCache
+from edge.linear import BLAS_MIN_ROWS
+from edge.model import LlamaModel
+from edge.model_config import ModelConfig
+from edge.sampling import SamplingParams
+from edge.sequence import FinishReason, Sequence, StepOutput, new_sequence
+from edge.stats import EngineStats
+from edge.weights import ModelWeights
+from formats.gguf_reader import GGUFReader
+from formats.tokenizer.vocab import Vocab
+
+
+class InvalidRequestError(ValueError):
+    """A request the engine refuses: duplicate id, empty prompt, token ids outside the vocabulary."""
+
+
+@dataclass(slots=True)
+class EngineConfig:
+    model_path: str
+    num_slots: int = 4
+    context_size: int = 4096  # in all, shared equally by the slots (llama.cpp's -c with -np)
+    num_threads: int = os.cpu_count() or 1
+    prefill_chunk: int = 256
+    max_batch_tokens: int = 512
+
+    def __post_init__(self) -> None:
+        if self.num_slots < 1 or self.num_threads < 1:
+            raise ValueError("slots and threads must be at least 1")
+        if self.context_size < 2 * self.num_slots:
+            raise ValueError(f"context size {self.context_size} is too small for {self.num_slots} slots")
+        if not 1 <= self.prefill_chunk <= self.max_batch_tokens:
+            raise ValueError("prefill_chunk must be between 1 and max_batch_tokens")
+
+
+class EdgeEngine:
+    """Owns the model, the KV cache and the sequences; not thread-safe (see AsyncEdgeEngine)."""
+
+    def __init__(self, config: EngineConfig):
+        started = time.perf_counter()
+        self.config = config
+        _limit_blas_threads()
+        self.reader = GGUFReader(config.model_path)
+        self.model_config = ModelConfig.from_reader(self.reader)
+        self.vocab = Vocab.from_metadata(self.reader.metadata)
+        self.model = LlamaModel(
+            self.model_config, ModelWeights.from_reader(self.reader, self.model_config), config.num_threads
+        )
+        self.slot_context = min(config.context_size // config.num_slots, self.model_config.context_length)
+        self.cache = KVCache(self.model_config, config.num_slots, self.slot_context)
+        self.free_slots: deque[int] = deque(range(config.num_slots))
+        self.waiting: deque[Sequence] = deque()
+        self.running: dict[str, Sequence] = {}
+        self.stats = EngineStats()
+        self.load_seconds = time.perf_counter() - started
+
+    def warmup(self) -> None:
+        """Run both matmul paths once so no kernel is compiled or loaded on the request path."""
+        for length in (1, BLAS_MIN_ROWS):
+            ids = np.zeros(length, dtype=np.int32)
+            slots = np.zeros(length, dtype=np.int32)
+            self.model.forward(
+                ids, slots, np.arange(length, dtype=np.int32), np.array([length - 1]), self.cache
+            )
+
+    def add_request(self, request_id: str, prompt_ids: list[int], params: SamplingParams) -> None:
+        if request_id in self.running or any(s.request_id == request_id for s in self.waiting):
+            raise InvalidRequestError(f"request id {request_id!r} is already in use")
+        if not prompt_ids:
+            raise InvalidRequestError("the prompt is empty")
+        if min(prompt_ids) < 0 or max(prompt_ids) >= self.model_config.vocab_size:
+            raise InvalidRequestError(f"prompt token ids must lie in [0, {self.model_config.vocab_size})")
+        if len(prompt_ids) >= self.slot_context:
+            raise ContextOverflowError(
+                f"prompt of {len(prompt_ids)} tokens does not fit the context window of {self.slot_context} tokens"
+            )
+        self.waiting.append(new_sequence(request_id, prompt_ids, params, time.perf_counter()))
+
+    def abort(self, request_id: str) -> bool:
+        """Drop a request wherever it is; its slot is free for the next step."""
+        for sequence in self.waiting:
+            if sequence.request_id == request_id:
+                self.waiting.remove(sequence)
+                return True
+        sequence = self.running.pop(request_id, None)
+        if sequence is None:
+            return False
+        self.free_slots.append(sequence.slot_id)
+        return True
+
+    def has_work(self) -> bool:
+        return bool(self.waiting or self.running)
+
+    def step(self) -> list[StepOutput]:
+        self._admit()
+        batch = self._schedule()
+        if not batch:
+            return []
+        started = time.perf_counter()
+        num_prefill = sum(num_new for sequence, num_new in batch if sequence.is_prefilling)
+        token_ids, slot_ids, positions, logits_rows, sampled = _flatten(batch)
+        logits = self.model.forward(token_ids, slot_ids, positions, logits_rows, self.cache)
+        for sequence, num_new in batch:
+            sequence.num_computed += num_new
+        outputs = [self._append_token(sequence, row) for sequence, row in zip(sampled, logits, strict=True)]
+        self.stats.record_step(time.perf_counter() - started, num_prefill, len(token_ids) - num_prefill)
+        return outputs
+
+    def _admit(self) -> None:
+        while self.waiting and self.free_slots:
+            sequence = self.waiting.popleft()
+            sequence.slot_id = self.free_slots.popleft()
+            self.running[sequence.request_id] = sequence
+
+    def _schedule(self) -> list[tuple[Sequence, int]]:
+        """(sequence, number of new tokens) for this step: decodes first, then prompt chunks."""
+        budget = self.config.max_batch_tokens
+        batch = []
+        for sequence in self.running.values():
+            if not sequence.is_prefilling and budget > 0:
+                batch.append((sequence, 1))
+                budget -= 1
+        for sequence in self.running.values():
+            if sequence.is_prefilling and budget > 0:
+                remaining = len(sequence.prompt_ids) - sequence.num_computed
+                chunk = min(remaining, self.config.prefill_chunk, budget)
+                batch.append((sequence, chunk))
+                budget -= chunk
+        return batch
+
+    def _append_token(self, sequence: Sequence, logits: np.ndarray) -> StepOutput:
+        token = sequence.sampler.sample(logits)
+        sequence.output_ids.append(token.token_id)
+        if sequence.first_token_time is None:
+            sequence.first_token_time = time.perf_counter()
+        reason = self._finish_reason(sequence, token.token_id)
+        if reason is not None:
+            sequence.finish_reason = reason
+            self.running.pop(sequence.request_id)
+            self.free_slots.append(sequence.slot_id)
+        self.stats.tokens_generated_total += 1
+        return StepOutput(
+            sequence.request_id, token, len(sequence.output_ids) - 1, reason, len(sequence.prompt_ids)
+        )
+
+    def _finish_reason(self, sequence: Sequence, token_id: int) -> FinishReason | None:
+        params = sequence.params
+        if token_id in params.stop_token_ids:
+            return FinishReason.STOP
+        if not params.ignore_eos and token_id in self.vocab.end_of_generation_ids:
+            return FinishReason.STOP
+        if len(sequence.output_ids) >= params.max_tokens or sequence.num_tokens >= self.slot_context:
+            return FinishReason.LENGTH
+        return None
+
+    @property
+    def kv_usage(self) -> float:
+        used = sum(s.num_computed for s in self.running.values())
+        return used / (self.slot_context * self.config.num_slots)
+
+
+def _flatten(batch: list[tuple[Sequence, int]]):
+    """The step's tokens as flat arrays, and which sequences get a sampled token (in logits order)."""
+    token_ids, slot_ids, positions, logits_rows, sampled = [], [], [], [], []
+    for sequence, num_new in batch:
+        start = sequence.num_computed
+        token_ids.extend(sequence.token_ids[start : start + num_new])
+        slot_ids.extend([sequence.slot_id] * num_new)
+        positions.extend(range(start, start + num_new))
+        if start + num_new >= len(sequence.prompt_ids):  # the chunk reaches the end of the prompt
+            logits_rows.append(len(token_ids) - 1)
+            sampled.append(sequence)
+    as_int32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
+    return as_int32(token_ids), as_int32(slot_ids), as_int32(positions), np.asarray(logits_rows), sampled
+
+
+def _limit_blas_threads() -> None:
+    """Our tile threads already use every core: BLAS inside each must stay single-threaded."""
+    import threadpoolctl
+
+    threadpoolctl.threadpool_limits(1, user_api="blas")

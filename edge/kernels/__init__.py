@@ -1,0 +1,2 @@
+"""numba kernels of the edge engine. Every kernel is `cache=True`; the parallel ones split the
+output rows over all threads (`numba.set_num_threads`)."""

@@ -1,0 +1,66 @@
+"""The llama-family forward pass on the GGUF weights, for a flat batch of tokens from many slots.
+
+One call runs every new token of a step through the model together: prompt chunks and single
+decode tokens of different sequences alike, each with its slot and position. Weights are read
+once per call; attention reads each token's own slot of the KV cache.
+"""
+
+import math
+
+import numpy as np
+
+from edge.kernels.activation_quant import round_to_f16_inplace
+from edge.kernels.attention import attention
+from edge.kernels.layers import embed, rms_norm, rope, silu_mul
+from edge.kv_cache import KVCache
+from edge.linear import LinearRunner
+from edge.model_config import ModelConfig
+from edge.weights import ModelWeights
+
+
+class LlamaModel:
+    """Forward pass only; sequence bookkeeping lives in the engine."""
+
+    def __init__(self, config: ModelConfig, weights: ModelWeights, num_threads: int):
+        self.config = config
+        self.weights = weights
+        self.linear = LinearRunner(num_threads)
+        self.inv_freq = config.inv_freq()  # (rope_dim/2,)
+        self.scale = np.float32(1.0 / math.sqrt(config.head_dim))
+
+    def forward(
+        self,
+        token_ids: np.ndarray,  # (n,) int32
+        slot_ids: np.ndarray,  # (n,) int32
+        positions: np.ndarray,  # (n,) int32
+        logits_rows: np.ndarray,  # (m,) indices into the batch whose logits are wanted
+        cache: KVCache,
+    ) -> np.ndarray:
+        """Returns logits (m, vocab) f32 and fills the cache at (slot_ids, positions)."""
+        config, weights = self.config, self.weights
+        x = np.empty((len(token_ids), config.hidden_size), dtype=np.float32)  # (n, hidden)
+        embed(weights.token_embedding.data, int(weights.token_embedding.ggml_type), token_ids, x)
+        normed = np.empty_like(x)
+        for index, layer in enumerate(weights.layers):
+            rms_norm(x, layer.attn_norm, config.rms_eps, normed)
+            q = self.linear(layer.wq, normed)  # (n, num_heads*head_dim)
+            k = self.linear(layer.wk, normed)  # (n, num_kv_heads*head_dim)
+            v = self.linear(layer.wv, normed)
+            rope(q, positions, self.inv_freq, config.num_heads, config.head_dim, config.is_neox_rope)
+            rope(k, positions, self.inv_freq, config.num_kv_heads, config.head_dim, config.is_neox_rope)
+            round_to_f16_inplace(k)  # the cache keeps float16 precision, as llama.cpp's f16 cache
+            round_to_f16_inplace(v)
+            cache.store(index, slot_ids, positions, k, v)
+            attended = np.empty_like(q)
+            attention(
+                q, cache.k[index], cache.v[index], slot_ids, positions, config.num_heads, self.scale, attended
+            )
+            x += self.linear(layer.wo, attended)
+            rms_norm(x, layer.ffn_norm, config.rms_eps, normed)
+            gate = self.linear(layer.w_gate, normed)  # (n, ffn)
+            up = self.linear(layer.w_up, normed)
+            silu_mul(gate, up, gate)
+            x += self.linear(layer.w_down, gate)
+        last = np.ascontiguousarray(x[logits_rows])  # (m, hidden)
+        rms_norm(last, weights.output_norm, config.rms_eps, last)
+        return self.linear(weights.output, last)  # (m, vocab)

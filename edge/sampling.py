@@ -1,0 +1,120 @@
+"""Sampling parameters and the per-request sampler (numpy, one request at a time).
+
+Order as in llama.cpp's default chain: penalties, then top-k, top-p and min-p on the penalized
+logits, then temperature, then a draw from the request's own seeded generator. Temperature 0 is
+greedy. Logprobs are those of the model's (penalized) distribution before truncation.
+"""
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class InvalidSamplingParams(ValueError):
+    """A sampling parameter is out of range."""
+
+
+@dataclass(slots=True)
+class SamplingParams:
+    temperature: float = 1.0
+    top_k: int = 0  # 0: off
+    top_p: float = 1.0
+    min_p: float = 0.0
+    seed: int | None = None
+    repetition_penalty: float = 1.0
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    max_tokens: int = 256
+    stop_token_ids: tuple[int, ...] = ()
+    ignore_eos: bool = False
+    logprobs: int = 0  # top alternatives per token
+
+    def __post_init__(self) -> None:
+        checks = [
+            (self.temperature >= 0 and math.isfinite(self.temperature), "temperature must be >= 0"),
+            (self.top_k >= 0, "top_k must be >= 0"),
+            (0 < self.top_p <= 1, "top_p must be in (0, 1]"),
+            (0 <= self.min_p <= 1, "min_p must be in [0, 1]"),
+            (self.repetition_penalty > 0, "repetition_penalty must be > 0"),
+            (-2 <= self.presence_penalty <= 2, "presence_penalty must be in [-2, 2]"),
+            (-2 <= self.frequency_penalty <= 2, "frequency_penalty must be in [-2, 2]"),
+            (self.max_tokens >= 1, "max_tokens must be >= 1"),
+            (0 <= self.logprobs <= 20, "logprobs must be in [0, 20]"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise InvalidSamplingParams(message)
+
+
+@dataclass(slots=True)
+class SampledToken:
+    token_id: int
+    logprob: float
+    top_logprobs: list[tuple[int, float]] = field(default_factory=list)
+
+
+class Sampler:
+    """Holds one request's random generator and token counts (for the penalties)."""
+
+    def __init__(self, params: SamplingParams, prompt_ids: list[int]):
+        self.params = params
+        self.rng = np.random.default_rng(params.seed)
+        self.prompt_counts = Counter(prompt_ids)
+        self.output_counts: Counter[int] = Counter()
+
+    def sample(self, logits: np.ndarray) -> SampledToken:
+        """logits (vocab,) f32 -> the next token; records it for later penalties."""
+        params = self.params
+        logits = self._penalized(logits.astype(np.float64))
+        logprobs = logits - _logsumexp(logits)
+        if params.temperature == 0:
+            token_id = int(np.argmax(logits))
+        else:
+            token_id = self._draw(logits)
+        self.output_counts[token_id] += 1
+        top = []
+        if params.logprobs:
+            best = np.argpartition(-logprobs, params.logprobs - 1)[: params.logprobs]
+            best = best[np.argsort(-logprobs[best], kind="stable")]
+            top = [(int(i), float(logprobs[i])) for i in best]
+        return SampledToken(token_id, float(logprobs[token_id]), top)
+
+    def _penalized(self, logits: np.ndarray) -> np.ndarray:
+        params = self.params
+        if params.repetition_penalty != 1.0:
+            seen = np.fromiter((self.prompt_counts | self.output_counts).keys(), dtype=np.int64)
+            if seen.size:
+                values = logits[seen]
+                logits[seen] = np.where(
+                    values > 0, values / params.repetition_penalty, values * params.repetition_penalty
+                )
+        if (params.presence_penalty or params.frequency_penalty) and self.output_counts:
+            ids = np.fromiter(self.output_counts.keys(), dtype=np.int64)
+            counts = np.fromiter(self.output_counts.values(), dtype=np.float64)
+            logits[ids] -= params.presence_penalty + params.frequency_penalty * counts
+        return logits
+
+    def _draw(self, logits: np.ndarray) -> int:
+        params = self.params
+        order = np.argsort(-logits, kind="stable")
+        if params.top_k:
+            order = order[: params.top_k]
+        probs = np.exp(logits[order] - logits[order[0]])
+        probs /= probs.sum()
+        if params.top_p < 1.0:
+            keep = int(np.searchsorted(np.cumsum(probs), params.top_p) + 1)
+            order, probs = order[:keep], probs[:keep]
+        if params.min_p > 0.0:
+            keep = probs >= params.min_p * probs[0]
+            order, probs = order[keep], probs[keep]
+        scaled = logits[order] / params.temperature
+        probs = np.exp(scaled - scaled.max())
+        probs /= probs.sum()
+        return int(order[self.rng.choice(len(order), p=probs)])
+
+
+def _logsumexp(x: np.ndarray) -> float:
+    top = x.max()
+    return float(top + np.log(np.exp(x - top).sum()))

@@ -1,0 +1,57 @@
+"""One request inside the edge engine: its tokens, its slot, how far the cache has computed it."""
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from edge.sampling import SampledToken, Sampler, SamplingParams
+
+
+class FinishReason(StrEnum):
+    STOP = "stop"
+    LENGTH = "length"
+    ABORT = "abort"
+
+
+@dataclass(slots=True)
+class Sequence:
+    """Prompt plus generated tokens. There is no separate prefill phase: `num_computed` says how
+    many of `token_ids` are in the slot's KV cache; while it is below the prompt length the
+    sequence advances by prompt chunks, afterwards by one sampled token per step."""
+
+    request_id: str
+    prompt_ids: list[int]
+    params: SamplingParams
+    sampler: Sampler
+    slot_id: int | None = None
+    num_computed: int = 0
+    output_ids: list[int] = field(default_factory=list)
+    finish_reason: FinishReason | None = None
+    arrival_time: float = 0.0
+    first_token_time: float | None = None
+
+    @property
+    def token_ids(self) -> list[int]:
+        return self.prompt_ids + self.output_ids
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.prompt_ids) + len(self.output_ids)
+
+    @property
+    def is_prefilling(self) -> bool:
+        return self.num_computed < len(self.prompt_ids)
+
+
+@dataclass(slots=True)
+class StepOutput:
+    """A token generated for a request in one step; `finish_reason` set on its last token."""
+
+    request_id: str
+    token: SampledToken | None
+    index: int  # position of the token in the completion
+    finish_reason: FinishReason | None = None
+    num_prompt_tokens: int = 0
+
+
+def new_sequence(request_id: str, prompt_ids: list[int], params: SamplingParams, now: float) -> Sequence:
+    return Sequence(request_id, list(prompt_ids), params, Sampler(params, prompt_ids), arrival_time=now)

@@ -1,0 +1,95 @@
+"""The model's weights as views of the mmap'd GGUF file, checked against the config once at load.
+
+Nothing is copied or dequantized here: a `Linear` is the raw (rows, row_bytes) view plus its type;
+norms and biases are small float32 views.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from edge.kernels.dequant_blocks import KERNEL_TYPES
+from edge.model_config import ModelConfig
+from formats.errors import GGUFError
+from formats.ggml_types import GGMLType
+from formats.gguf_reader import GGUFReader, Tensor
+
+
+@dataclass(frozen=True, slots=True)
+class Linear:
+    """y = x @ W.T (+ bias): W is (out_features, in_features) as stored, possibly quantized."""
+
+    data: np.ndarray  # (out_features, row_bytes) uint8 view of the file
+    ggml_type: GGMLType
+    out_features: int
+    in_features: int
+    bias: np.ndarray | None = None  # (out_features,) f32
+
+
+@dataclass(frozen=True, slots=True)
+class LayerWeights:
+    attn_norm: np.ndarray  # (hidden,) f32
+    wq: Linear
+    wk: Linear
+    wv: Linear
+    wo: Linear
+    ffn_norm: np.ndarray  # (hidden,) f32
+    w_gate: Linear
+    w_up: Linear
+    w_down: Linear
+
+
+@dataclass(frozen=True, slots=True)
+class ModelWeights:
+    token_embedding: Linear  # (vocab, hidden): read by row for the input, as a Linear for tied output
+    layers: list[LayerWeights]
+    output_norm: np.ndarray
+    output: Linear
+
+    @staticmethod
+    def from_reader(reader: GGUFReader, config: ModelConfig) -> "ModelWeights":
+        def linear(name: str, rows: int, cols: int, bias: str | None = None) -> Linear:
+            tensor = reader.tensor(name)
+            _check(reader, tensor, (rows, cols))
+            if tensor.ggml_type not in KERNEL_TYPES:
+                raise GGUFError(
+                    f"{reader.path}: tensor {name!r} has type {tensor.ggml_type.name}, which the "
+                    f"edge kernels do not support"
+                )
+            data = tensor.data if tensor.data.dtype == np.uint8 else tensor.data.view(np.uint8)
+            data = data.reshape(rows, -1)
+            bias_view = vector(bias, rows) if bias and bias in reader.tensors else None
+            return Linear(data, tensor.ggml_type, rows, cols, bias_view)
+
+        def vector(name: str, size: int) -> np.ndarray:
+            tensor = reader.tensor(name)
+            _check(reader, tensor, (size,))
+            if tensor.ggml_type != GGMLType.F32:
+                raise GGUFError(f"{reader.path}: tensor {name!r} must be F32, not {tensor.ggml_type.name}")
+            return tensor.data
+
+        hidden, kv, ffn, vocab = config.hidden_size, config.kv_dim, config.ffn_size, config.vocab_size
+        layers = []
+        for i in range(config.num_layers):
+            p = f"blk.{i}"
+            layers.append(
+                LayerWeights(
+                    attn_norm=vector(f"{p}.attn_norm.weight", hidden),
+                    wq=linear(f"{p}.attn_q.weight", hidden, hidden, f"{p}.attn_q.bias"),
+                    wk=linear(f"{p}.attn_k.weight", kv, hidden, f"{p}.attn_k.bias"),
+                    wv=linear(f"{p}.attn_v.weight", kv, hidden, f"{p}.attn_v.bias"),
+                    wo=linear(f"{p}.attn_output.weight", hidden, hidden),
+                    ffn_norm=vector(f"{p}.ffn_norm.weight", hidden),
+                    w_gate=linear(f"{p}.ffn_gate.weight", ffn, hidden),
+                    w_up=linear(f"{p}.ffn_up.weight", ffn, hidden),
+                    w_down=linear(f"{p}.ffn_down.weight", hidden, ffn),
+                )
+            )
+        embedding = linear("token_embd.weight", vocab, hidden)
+        output = linear("output.weight", vocab, hidden) if "output.weight" in reader.tensors else embedding
+        return ModelWeights(embedding, layers, vector("output_norm.weight", hidden), output)
+
+
+def _check(reader: GGUFReader, tensor: Tensor, shape: tuple[int, ...]) -> None:
+    if tensor.shape != shape:
+        raise GGUFError(f"{reader.path}: tensor {tensor.name!r} has shape {tensor.shape}, expected {shape}")
