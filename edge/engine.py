@@ -85,7 +85,8 @@ class EdgeEngine:
             raise InvalidRequestError(f"prompt token ids must lie in [0, {self.model_config.vocab_size})")
         if len(prompt_ids) >= self.slot_context:
             raise ContextOverflowError(
-                f"prompt of {len(prompt_ids)} tokens does not fit the context window of {self.slot_context} tokens"
+                f"prompt of {len(prompt_ids)} tokens does not fit the context window "
+                f"of {self.slot_context} tokens"
             )
         self.waiting.append(new_sequence(request_id, prompt_ids, params, time.perf_counter()))
 

@@ -69,10 +69,7 @@ class Sampler:
         params = self.params
         logits = self._penalized(logits.astype(np.float64))
         logprobs = logits - _logsumexp(logits)
-        if params.temperature == 0:
-            token_id = int(np.argmax(logits))
-        else:
-            token_id = self._draw(logits)
+        token_id = int(np.argmax(logits)) if params.temperature == 0 else self._draw(logits)
         self.output_counts[token_id] += 1
         top = []
         if params.logprobs:

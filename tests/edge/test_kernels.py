@@ -1,0 +1,139 @@
+"""Each numba kernel against the numpy reference of formats/ (or plain numpy math)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from edge.kernels.activation_quant import round_through_q8, round_to_f16_inplace
+from edge.kernels.attention import attention
+from edge.kernels.dequant_blocks import KERNEL_TYPES
+from edge.kernels.layers import embed, rms_norm, rope, silu_mul
+from edge.kernels.matmul import dequantize_rows, matmul
+from formats import quants
+from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
+from tests.fixtures.tiny_models import random_weight
+
+RNG = np.random.default_rng(0)
+
+
+def _weight(ggml_type: GGMLType, rows: int = 12, cols: int = 512):
+    data = random_weight(RNG, (rows, cols), ggml_type)
+    raw = np.ascontiguousarray(data).view(np.uint8).reshape(rows, -1)
+    return raw, quants.dequantize(data, ggml_type)
+
+
+@pytest.mark.parametrize("ggml_type", sorted(KERNEL_TYPES))
+def test_dequantize_rows_is_bit_exact(ggml_type):
+    raw, expected = _weight(ggml_type)
+    out = np.empty((5, 512), dtype=np.float32)
+    dequantize_rows(raw, int(ggml_type), 4, out)
+    np.testing.assert_array_equal(out.view(np.uint32), expected[4:9].view(np.uint32))
+
+
+@pytest.mark.parametrize("ggml_type", sorted(KERNEL_TYPES))
+@pytest.mark.parametrize("num_rows", [1, 3, 8])
+def test_matmul_matches_dequantized_product(ggml_type, num_rows):
+    raw, weight = _weight(ggml_type)
+    x = RNG.standard_normal((num_rows, 512)).astype(np.float32)
+    out = np.empty((num_rows, 12), dtype=np.float32)
+    matmul(raw, int(ggml_type), x, out)
+    expected = x.astype(np.float64) @ weight.T.astype(np.float64)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+
+
+def test_embed_gathers_dequantized_rows():
+    raw, weight = _weight(GGMLType.Q4_1, rows=20, cols=64)
+    ids = np.array([3, 0, 19, 3], dtype=np.int32)
+    out = np.empty((4, 64), dtype=np.float32)
+    embed(raw, int(GGMLType.Q4_1), ids, out)
+    np.testing.assert_array_equal(out, weight[ids])
+
+
+def test_round_through_q8_equals_q8_0_reference():
+    x = RNG.standard_normal((3, 256)).astype(np.float32) * 3
+    out = np.empty_like(x)
+    round_through_q8(x, 32, out)
+    expected = quants.dequantize(quants.quantize(x, GGMLType.Q8_0), GGMLType.Q8_0)
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_round_through_q8_k_blocks():
+    x = RNG.standard_normal((2, 512)).astype(np.float32)
+    out = np.empty_like(x)
+    round_through_q8(x, 256, out)
+    for row in range(2):
+        for block in range(2):
+            values, originals = out[row, block * 256 : (block + 1) * 256], x[row, block * 256 : (block + 1) * 256]
+            extreme = originals[np.abs(originals).argmax()]
+            scale = np.float32(1) / (np.float32(-127) / extreme)
+            np.testing.assert_allclose(values / scale, np.round(values / scale), atol=1e-3)
+            assert np.abs(values - originals).max() <= abs(scale) * 0.5 + 1e-6
+
+
+def test_round_to_f16():
+    x = (RNG.standard_normal((4, 33)) * 10.0 ** RNG.integers(-6, 4, (4, 33))).astype(np.float32)
+    expected = x.astype(np.float16).astype(np.float32)
+    round_to_f16_inplace(x)
+    np.testing.assert_array_equal(x, expected)
+
+
+def test_rms_norm():
+    x = RNG.standard_normal((3, 64)).astype(np.float32)
+    weight = RNG.standard_normal(64).astype(np.float32)
+    out = np.empty_like(x)
+    rms_norm(x, weight, 1e-5, out)
+    expected = x / np.sqrt((x.astype(np.float64) ** 2).mean(-1, keepdims=True) + 1e-5) * weight
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("is_neox", [False, True])
+def test_rope_rotates_the_right_pairs(is_neox):
+    heads, head_dim, rope_dim = 2, 8, 6
+    x = RNG.standard_normal((3, heads * head_dim)).astype(np.float32)
+    positions = np.array([0, 5, 17], dtype=np.int32)
+    inv_freq = (10000.0 ** -(np.arange(0, rope_dim, 2) / rope_dim)).astype(np.float32)
+    expected = x.astype(np.float64).reshape(3, heads, head_dim).copy()
+    half = rope_dim // 2
+    for t, position in enumerate(positions):
+        for i in range(half):
+            a, b = (i, i + half) if is_neox else (2 * i, 2 * i + 1)
+            angle = position * float(inv_freq[i])
+            x0, x1 = expected[t, :, a].copy(), expected[t, :, b].copy()
+            expected[t, :, a] = x0 * math.cos(angle) - x1 * math.sin(angle)
+            expected[t, :, b] = x0 * math.sin(angle) + x1 * math.cos(angle)
+    rope(x, positions, inv_freq, heads, head_dim, is_neox)
+    np.testing.assert_allclose(x.reshape(3, heads, head_dim), expected, rtol=1e-5, atol=1e-5)
+    assert np.array_equal(x.reshape(3, heads, head_dim)[:, :, rope_dim:], expected[:, :, rope_dim:].astype(np.float32))
+
+
+def test_silu_mul():
+    gate, up = RNG.standard_normal((2, 40)).astype(np.float32), RNG.standard_normal((2, 40)).astype(np.float32)
+    out = np.empty_like(gate)
+    silu_mul(gate, up, out)
+    np.testing.assert_allclose(out, gate / (1 + np.exp(-gate.astype(np.float64))) * up, rtol=1e-5, atol=1e-6)
+
+
+def test_attention_is_causal_grouped_softmax_over_the_slot():
+    num_slots, max_ctx, num_kv, head_dim, num_heads = 2, 16, 2, 8, 4
+    k_cache = RNG.standard_normal((num_slots, max_ctx, num_kv, head_dim)).astype(np.float32)
+    v_cache = RNG.standard_normal((num_slots, max_ctx, num_kv, head_dim)).astype(np.float32)
+    q = RNG.standard_normal((3, num_heads * head_dim)).astype(np.float32)
+    slots, positions = np.array([1, 0, 1], dtype=np.int32), np.array([4, 0, 9], dtype=np.int32)
+    out = np.empty_like(q)
+    attention(q, k_cache, v_cache, slots, positions, num_heads, np.float32(0.3), out)
+    for t in range(3):
+        for h in range(num_heads):
+            keys = k_cache[slots[t], : positions[t] + 1, h // 2].astype(np.float64)
+            scores = keys @ q[t, h * head_dim : (h + 1) * head_dim] * 0.3
+            weights = np.exp(scores - scores.max())
+            weights /= weights.sum()
+            expected = weights @ v_cache[slots[t], : positions[t] + 1, h // 2]
+            np.testing.assert_allclose(out[t, h * head_dim : (h + 1) * head_dim], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_every_block_type_has_a_kernel():
+    assert {t for t in KERNEL_TYPES if BLOCK_GEOMETRY[t].block_size > 1} == {
+        GGMLType.Q4_0, GGMLType.Q4_1, GGMLType.Q5_0, GGMLType.Q5_1, GGMLType.Q8_0,
+        GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K,
+    }
