@@ -185,7 +185,13 @@ def _flatten(batch: list[tuple[Sequence, int]]):
             logits_rows.append(len(token_ids) - 1)
             sampled.append(sequence)
     as_int32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
-    return as_int32(token_ids), as_int32(slot_ids), as_int32(positions), np.asarray(logits_rows), sampled
+    return (
+        as_int32(token_ids),
+        as_int32(slot_ids),
+        as_int32(positions),
+        np.asarray(logits_rows, np.int64),
+        sampled,
+    )
 
 
 def _limit_blas_threads() -> None:

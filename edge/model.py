@@ -61,6 +61,8 @@ class LlamaModel:
             up = self.linear(layer.w_up, normed)
             silu_mul(gate, up, gate)
             x += self.linear(layer.w_down, gate)
+        if len(logits_rows) == 0:  # a step of prompt chunks that all end mid-prompt
+            return np.empty((0, config.vocab_size), dtype=np.float32)
         last = np.ascontiguousarray(x[logits_rows])  # (m, hidden)
         rms_norm(last, weights.output_norm, config.rms_eps, last)
         return self.linear(weights.output, last)  # (m, vocab)

@@ -65,4 +65,7 @@ def reference_logits(path, token_ids: list[int]) -> np.ndarray:
         gate, up = h @ weight(f"{p}.ffn_gate.weight").T, h @ weight(f"{p}.ffn_up.weight").T
         x = x + (gate / (1 + np.exp(-gate)) * up) @ weight(f"{p}.ffn_down.weight").T
     output = maybe("output.weight")
-    return rms_norm(x, weight("output_norm.weight")) @ (output if output is not None else weight("token_embd.weight")).T
+    return (
+        rms_norm(x, weight("output_norm.weight"))
+        @ (output if output is not None else weight("token_embd.weight")).T
+    )

@@ -64,7 +64,10 @@ def test_round_through_q8_k_blocks():
     round_through_q8(x, 256, out)
     for row in range(2):
         for block in range(2):
-            values, originals = out[row, block * 256 : (block + 1) * 256], x[row, block * 256 : (block + 1) * 256]
+            values, originals = (
+                out[row, block * 256 : (block + 1) * 256],
+                x[row, block * 256 : (block + 1) * 256],
+            )
             extreme = originals[np.abs(originals).argmax()]
             scale = np.float32(1) / (np.float32(-127) / extreme)
             np.testing.assert_allclose(values / scale, np.round(values / scale), atol=1e-3)
@@ -104,11 +107,16 @@ def test_rope_rotates_the_right_pairs(is_neox):
             expected[t, :, b] = x0 * math.sin(angle) + x1 * math.cos(angle)
     rope(x, positions, inv_freq, heads, head_dim, is_neox)
     np.testing.assert_allclose(x.reshape(3, heads, head_dim), expected, rtol=1e-5, atol=1e-5)
-    assert np.array_equal(x.reshape(3, heads, head_dim)[:, :, rope_dim:], expected[:, :, rope_dim:].astype(np.float32))
+    assert np.array_equal(
+        x.reshape(3, heads, head_dim)[:, :, rope_dim:], expected[:, :, rope_dim:].astype(np.float32)
+    )
 
 
 def test_silu_mul():
-    gate, up = RNG.standard_normal((2, 40)).astype(np.float32), RNG.standard_normal((2, 40)).astype(np.float32)
+    gate, up = (
+        RNG.standard_normal((2, 40)).astype(np.float32),
+        RNG.standard_normal((2, 40)).astype(np.float32),
+    )
     out = np.empty_like(gate)
     silu_mul(gate, up, out)
     np.testing.assert_allclose(out, gate / (1 + np.exp(-gate.astype(np.float64))) * up, rtol=1e-5, atol=1e-6)
@@ -129,11 +137,19 @@ def test_attention_is_causal_grouped_softmax_over_the_slot():
             weights = np.exp(scores - scores.max())
             weights /= weights.sum()
             expected = weights @ v_cache[slots[t], : positions[t] + 1, h // 2]
-            np.testing.assert_allclose(out[t, h * head_dim : (h + 1) * head_dim], expected, rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(
+                out[t, h * head_dim : (h + 1) * head_dim], expected, rtol=1e-5, atol=1e-5
+            )
 
 
 def test_every_block_type_has_a_kernel():
     assert {t for t in KERNEL_TYPES if BLOCK_GEOMETRY[t].block_size > 1} == {
-        GGMLType.Q4_0, GGMLType.Q4_1, GGMLType.Q5_0, GGMLType.Q5_1, GGMLType.Q8_0,
-        GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K,
+        GGMLType.Q4_0,
+        GGMLType.Q4_1,
+        GGMLType.Q5_0,
+        GGMLType.Q5_1,
+        GGMLType.Q8_0,
+        GGMLType.Q4_K,
+        GGMLType.Q5_K,
+        GGMLType.Q6_K,
     }

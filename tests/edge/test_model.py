@@ -104,7 +104,9 @@ def test_demo_greedy_continuation_matches_llama_cpp(demo_engine, case):
     decidable = next((i for i, m in enumerate(margins) if m < 0.3), len(margins))
     from edge.sampling import SamplingParams
 
-    demo_engine.add_request("greedy", case["prompt_ids"], SamplingParams(temperature=0, max_tokens=decidable or 1))
+    demo_engine.add_request(
+        "greedy", case["prompt_ids"], SamplingParams(temperature=0, max_tokens=decidable or 1)
+    )
     ours = []
     while demo_engine.has_work():
         ours += [output.token.token_id for output in demo_engine.step()]

@@ -1,0 +1,88 @@
+"""The sampler: exact effects of each parameter on small hand-made distributions."""
+
+import numpy as np
+import pytest
+
+from edge.sampling import InvalidSamplingParams, Sampler, SamplingParams
+
+LOGITS = np.log(np.array([0.05, 0.5, 0.3, 0.1, 0.05], dtype=np.float32))
+
+
+def _draws(params: SamplingParams, count: int = 400, prompt=()) -> list[int]:
+    sampler = Sampler(params, list(prompt))
+    draws = []
+    for _ in range(count):
+        draws.append(sampler.sample(LOGITS).token_id)
+        sampler.output_counts.clear()
+    return draws
+
+
+def test_greedy_and_logprob():
+    token = Sampler(SamplingParams(temperature=0), []).sample(LOGITS)
+    assert token.token_id == 1
+    assert token.logprob == pytest.approx(np.log(0.5), abs=1e-6)
+
+
+def test_same_seed_same_tokens_other_seed_other_tokens():
+    params = lambda seed: SamplingParams(temperature=1.0, seed=seed)  # noqa: E731
+    assert _draws(params(7)) == _draws(params(7))
+    assert _draws(params(7)) != _draws(params(8))
+
+
+def test_top_k_top_p_min_p_truncate():
+    assert set(_draws(SamplingParams(top_k=2, seed=1))) == {1, 2}
+    assert set(_draws(SamplingParams(top_p=0.79, seed=1))) == {1, 2}  # 0.5 + 0.3 reaches 0.79
+    assert set(_draws(SamplingParams(min_p=0.25, seed=1))) == {1, 2}  # >= 0.25 * 0.5
+    assert set(_draws(SamplingParams(top_k=1, seed=1))) == {1}
+
+
+def test_temperature_sharpens():
+    cold = _draws(SamplingParams(temperature=0.1, seed=3))
+    warm = _draws(SamplingParams(temperature=1.0, seed=3))
+    assert cold.count(1) > warm.count(1)
+    assert 0.4 < warm.count(1) / len(warm) < 0.6
+
+
+def test_repetition_penalty_divides_positive_and_multiplies_negative_logits():
+    logits = np.array([2.0, -1.0, 1.9, 0.0], dtype=np.float32)
+    sampler = Sampler(SamplingParams(temperature=0, repetition_penalty=2.0), prompt_ids=[0, 1])
+    token = sampler.sample(logits)
+    assert token.token_id == 2  # 2.0/2 = 1.0 < 1.9
+    expected = np.array([1.0, -2.0, 1.9, 0.0])
+    assert token.logprob == pytest.approx(1.9 - np.log(np.exp(expected).sum()), abs=1e-6)
+
+
+def test_presence_and_frequency_penalties_count_generated_tokens():
+    logits = np.array([3.0, 2.5, 0.0], dtype=np.float32)
+    sampler = Sampler(SamplingParams(temperature=0, presence_penalty=0.2, frequency_penalty=0.2), [])
+    assert [sampler.sample(logits).token_id for _ in range(3)] == [
+        0,
+        0,
+        1,
+    ]  # 3.0-0.4 = 2.6 > 2.5; 3.0-0.6 < 2.5
+
+
+def test_top_logprobs_are_sorted_and_exact():
+    token = Sampler(SamplingParams(temperature=0, logprobs=3), []).sample(LOGITS)
+    assert [i for i, _ in token.top_logprobs] == [1, 2, 3]
+    assert [lp for _, lp in token.top_logprobs] == pytest.approx(np.log([0.5, 0.3, 0.1]), abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"temperature": -1},
+        {"top_p": 0},
+        {"top_p": 1.5},
+        {"min_p": 2},
+        {"top_k": -1},
+        {"max_tokens": 0},
+        {"repetition_penalty": 0},
+        {"presence_penalty": 3},
+        {"logprobs": 21},
+        {"temperature": float("nan")},
+    ],
+)
+def test_invalid_parameters(kwargs):
+    with pytest.raises(InvalidSamplingParams):
+        SamplingParams(**kwargs)

@@ -1,0 +1,169 @@
+"""The edge gRPC node as a user runs it: `hybridgw edge` in its own process."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from edge.engine import EdgeEngine, EngineConfig
+from edge.sampling import SamplingParams
+from formats.ggml_types import GGMLType
+from shared.proto import inference_pb2 as pb
+from shared.proto import inference_pb2_grpc as pb_grpc
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class EdgeNode:
+    def __init__(self, model_path, slots: int = 1):
+        self.port = _free_port()
+        self.lines: list[str] = []
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "shared",
+                "edge",
+                "--model",
+                str(model_path),
+                "--port",
+                str(self.port),
+                "--slots",
+                str(slots),
+                "--ctx-size",
+                "256",
+                "--threads",
+                "2",
+                "--node-id",
+                "test-edge",
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        deadline = time.monotonic() + 120
+        while not any('"listening"' in line for line in self.lines):
+            assert self.process.poll() is None, "".join(self.lines)
+            assert time.monotonic() < deadline, "edge node did not start"
+            time.sleep(0.05)
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
+        self.stub = pb_grpc.InferenceStub(self.channel)
+
+    def _read(self) -> None:
+        for line in self.process.stderr:
+            self.lines.append(line)
+
+    def requests_logged(self) -> list[dict]:
+        return [json.loads(line) for line in self.lines if '"event": "request"' in line]
+
+    def stop(self) -> int:
+        self.channel.close()
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def model_path(tiny_model):
+    return tiny_model(GGMLType.Q8_0)
+
+
+@pytest.fixture(scope="module")
+def node(model_path):
+    node = EdgeNode(model_path)
+    yield node
+    assert node.stop() == 0
+
+
+def _request(prompt, max_tokens=8, **sampling) -> pb.GenerateRequest:
+    params = pb.SamplingParams(max_tokens=max_tokens, ignore_eos=True, **sampling)
+    return pb.GenerateRequest(
+        request_id=f"req-{time.monotonic_ns()}", prompt_token_ids=prompt, sampling=params
+    )
+
+
+def test_generate_streams_the_engines_tokens(node, model_path):
+    chunks = list(node.stub.Generate(_request([1, 2, 3, 4], max_tokens=6, logprobs=2)))
+    engine = EdgeEngine(EngineConfig(str(model_path), num_slots=1, context_size=256))
+    engine.add_request("x", [1, 2, 3, 4], SamplingParams(temperature=0, max_tokens=6, ignore_eos=True))
+    expected = []
+    while engine.has_work():
+        expected += [o.token.token_id for o in engine.step()]
+    assert [c.tokens[0].token_id for c in chunks] == expected
+    assert [c.index for c in chunks] == list(range(6))
+    assert chunks[-1].finish_reason == pb.FINISH_REASON_LENGTH
+    assert chunks[-1].usage.prompt_tokens == 4 and chunks[-1].usage.completion_tokens == 6
+    assert all(c.finish_reason == pb.FINISH_REASON_UNSPECIFIED for c in chunks[:-1])
+    assert len(chunks[0].tokens[0].top_logprobs) == 2
+    assert chunks[0].tokens[0].top_logprobs[0].token_id == expected[0]
+
+
+def test_stats_and_health(node):
+    stats = node.stub.Stats(pb.StatsRequest())
+    assert (stats.node_id, stats.kind, stats.max_running, stats.context_length) == (
+        "test-edge",
+        "edge",
+        1,
+        256,
+    )
+    health = health_pb2_grpc.HealthStub(node.channel)
+    for service in ("", "hybridgw.inference.v1.Inference"):
+        status = health.Check(health_pb2.HealthCheckRequest(service=service)).status
+        assert status == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_cancelling_a_call_frees_its_slot(node):
+    stream = node.stub.Generate(_request([1, 2, 3], max_tokens=200))
+    next(stream)
+    stream.cancel()
+    deadline = time.monotonic() + 10
+    while node.stub.Stats(pb.StatsRequest()).num_running:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    started = time.monotonic()
+    chunks = list(node.stub.Generate(_request([5, 6], max_tokens=3)))  # the one slot is free again
+    assert len(chunks) == 3 and time.monotonic() - started < 10
+    logged = node.requests_logged()
+    assert any(entry["outcome"] == "cancelled" for entry in logged)
+    assert any(entry["outcome"] == "length" and entry["completion_tokens"] == 3 for entry in logged)
+
+
+@pytest.mark.parametrize(
+    ("request_", "message"),
+    [
+        (_request([1, 2], temperature=-1.0), "temperature"),
+        (_request([1] * 300), "context window"),
+        (_request([999_999]), "token ids"),
+        (_request([]), "empty"),
+    ],
+)
+def test_bad_requests_are_invalid_argument(node, request_, message):
+    with pytest.raises(grpc.RpcError) as error:
+        list(node.stub.Generate(request_))
+    assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert message in error.value.details()
+
+
+def test_sigterm_drains_running_requests_then_exits(model_path):
+    node = EdgeNode(model_path)
+    stream = node.stub.Generate(_request([1, 2, 3], max_tokens=40))
+    first = next(stream)
+    os.kill(node.process.pid, signal.SIGTERM)
+    rest = list(stream)
+    assert len(rest) + 1 == 40 and first.index == 0
+    assert rest[-1].finish_reason == pb.FINISH_REASON_LENGTH
+    assert node.process.wait(timeout=30) == 0
+    assert any('"stopped"' in line for line in node.lines)
