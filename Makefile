@@ -14,10 +14,10 @@ setup-test:
 demo-model:
 	@$(HYBRIDGW) model pull smollm2-135m
 
-# Until the gateway lands: fetch the demo model, show it, and run its chat template and tokenizer.
+# Until the gateway lands: fetch the demo model and answer PROMPT with it on the edge engine.
 run: setup-edge demo-model
-	@$(HYBRIDGW) model inspect "$$($(HYBRIDGW) model path)" | head -n 30
-	@$(HYBRIDGW) tokenize --chat --model "$$($(HYBRIDGW) model path)" "$(PROMPT)"
+	@$(HYBRIDGW) run --chat --verbose --model "$$($(HYBRIDGW) model path)" -n 128 --temperature 0.3 --seed 0 \
+		-p "$(PROMPT)"
 
 lint: setup-test
 	@.venv/bin/ruff check .

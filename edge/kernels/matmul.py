@@ -10,7 +10,8 @@ No dequantized copy of a whole matrix is ever kept.
 import numba
 import numpy as np
 
-from edge.kernels.dequant_blocks import dequantize_row
+from edge.kernels.dequant_blocks import Q4_0, Q4_1, Q8_0, dequantize_row
+from edge.kernels.fused_dot import dot_q4_0, dot_q4_1, dot_q8_0
 
 _ROWS_PER_TASK = 16
 
@@ -21,9 +22,19 @@ def matmul(w, ggml_type, x, out):
     rows = w.shape[0]
     n, k = x.shape
     num_tasks = (rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
+    fused = n == 1 and (ggml_type == Q4_0 or ggml_type == Q4_1 or ggml_type == Q8_0)
     for task in numba.prange(num_tasks):
         decoded = np.empty(k, np.float32)
+        partial = np.empty(32, np.float32)
         for r in range(task * _ROWS_PER_TASK, min(rows, (task + 1) * _ROWS_PER_TASK)):
+            if fused:
+                if ggml_type == Q4_1:
+                    out[0, r] = dot_q4_1(w[r], x[0], partial)
+                elif ggml_type == Q8_0:
+                    out[0, r] = dot_q8_0(w[r], x[0], partial)
+                else:
+                    out[0, r] = dot_q4_0(w[r], x[0], partial)
+                continue
             dequantize_row(w[r], ggml_type, decoded)
             for t in range(n):
                 acc = np.float32(0.0)

@@ -1,0 +1,171 @@
+"""Edge engine vs llama.cpp on the same GGUF file and the same thread count, in one run.
+
+    bash benchmarks/setup_llamacpp.sh          # once: builds llama-cpp-python into .venv (~8 min)
+    .venv/bin/python benchmarks/edge_vs_llamacpp.py [--model FILE] [--threads N]
+
+Each engine runs in its own fresh process (so start time and peak RSS are its own): prompt
+processing of a 512-token prompt (pp512), generation of 128 tokens (tg128), start to first token
+(imports + load + first token of a short prompt, warm page cache) and peak RSS. Prints a table
+with ratios (ours / llama.cpp) and writes benchmarks/results/edge_vs_llamacpp.json.
+"""
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PROMPT_TOKENS = 512
+GENERATED_TOKENS = 128
+CONTEXT = 1024
+RESULTS = Path(__file__).parent / "results" / "edge_vs_llamacpp.json"
+
+
+def prompt_ids(vocab_size: int) -> list[int]:
+    """A fixed pseudo-random prompt (deterministic, seed 0), avoiding the first 100 ids."""
+    state, ids = 0, []
+    for _ in range(PROMPT_TOKENS):
+        state = (state * 1103515245 + 12345) % (1 << 31)
+        ids.append(100 + state % (vocab_size - 100))
+    return ids
+
+
+def run_ours(model: str, threads: int) -> dict:
+    started = time.perf_counter()
+    import numpy as np
+
+    from edge.engine import EdgeEngine, EngineConfig
+    from edge.sampling import SamplingParams
+
+    engine = EdgeEngine(
+        EngineConfig(
+            model,
+            num_slots=1,
+            context_size=CONTEXT,
+            num_threads=threads,
+            prefill_chunk=PROMPT_TOKENS,
+            max_batch_tokens=PROMPT_TOKENS,
+        )
+    )
+    engine.warmup()
+    greedy = SamplingParams(temperature=0, max_tokens=1, ignore_eos=True)
+    engine.add_request("first", [1, 2, 3, 4], greedy)
+    engine.step()
+    first_token = time.perf_counter() - started
+    ids = prompt_ids(engine.model_config.vocab_size)
+    as_int = lambda v: np.asarray(v, dtype=np.int32)  # noqa: E731
+    t0 = time.perf_counter()
+    engine.model.forward(
+        as_int(ids), as_int([0] * len(ids)), as_int(range(len(ids))), np.array([len(ids) - 1]), engine.cache
+    )
+    pp = PROMPT_TOKENS / (time.perf_counter() - t0)
+    engine.add_request(
+        "tg", ids[:8], SamplingParams(temperature=0, max_tokens=GENERATED_TOKENS + 1, ignore_eos=True)
+    )
+    engine.step()  # prompt + first token
+    t0 = time.perf_counter()
+    while engine.has_work():
+        engine.step()
+    tg = GENERATED_TOKENS / (time.perf_counter() - t0)
+    return {
+        "pp512_tokens_per_s": pp,
+        "tg128_tokens_per_s": tg,
+        "first_token_s": first_token,
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def run_llamacpp(model: str, threads: int) -> dict:
+    started = time.perf_counter()
+    import llama_cpp
+
+    llm = llama_cpp.Llama(
+        model_path=model,
+        n_ctx=CONTEXT,
+        n_batch=PROMPT_TOKENS,
+        n_threads=threads,
+        n_threads_batch=threads,
+        verbose=False,
+    )
+    llm.eval([1, 2, 3, 4])
+    first_token = time.perf_counter() - started
+    ids = prompt_ids(llm.n_vocab())
+    llm.reset()
+    t0 = time.perf_counter()
+    llm.eval(ids)
+    pp = PROMPT_TOKENS / (time.perf_counter() - t0)
+    llm.reset()
+    llm.eval(ids[:8])
+    token = int(llm.scores[llm.n_tokens - 1].argmax())
+    t0 = time.perf_counter()
+    for _ in range(GENERATED_TOKENS):
+        llm.eval([token])
+        token = int(llm.scores[llm.n_tokens - 1].argmax())
+    tg = GENERATED_TOKENS / (time.perf_counter() - t0)
+    return {
+        "pp512_tokens_per_s": pp,
+        "tg128_tokens_per_s": tg,
+        "first_token_s": first_token,
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "version": llama_cpp.__version__,
+    }
+
+
+def worker(name: str, model: str, threads: int) -> dict:
+    command = [sys.executable, __file__, "--worker", name, "--model", model, "--threads", str(threads)]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise SystemExit(f"{name} worker failed:\n{result.stderr}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--model", help="GGUF file (default: the demo model)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--worker", choices=["ours", "llamacpp"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.model is None:
+        from formats.model_pull import DEFAULT_MODEL, pull
+
+        args.model = str(pull(DEFAULT_MODEL))
+    if args.worker:
+        run = run_ours if args.worker == "ours" else run_llamacpp
+        print(json.dumps(run(args.model, args.threads)))
+        return
+    ours, reference = worker("ours", args.model, args.threads), worker("llamacpp", args.model, args.threads)
+    rows = [
+        ("prompt pp512 (tokens/s)", "pp512_tokens_per_s"),
+        ("generation tg128 (tokens/s)", "tg128_tokens_per_s"),
+        ("start to first token (s)", "first_token_s"),
+        ("peak RSS (MiB)", "peak_rss_mib"),
+    ]
+    print(f"model {Path(args.model).name}, {args.threads} threads, llama-cpp-python {reference['version']}")
+    print(f"{'':30} {'hybridgw edge':>14} {'llama.cpp':>12} {'ratio':>8}")
+    for label, key in rows:
+        print(f"{label:30} {ours[key]:>14.2f} {reference[key]:>12.2f} {ours[key] / reference[key]:>8.2f}")
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "model": Path(args.model).name,
+                "threads": args.threads,
+                "machine": platform.processor() or platform.machine(),
+                "ours": ours,
+                "llama_cpp": reference,
+                "ratios": {key: ours[key] / reference[key] for _, key in rows},
+            },
+            indent=2,
+        )
+    )
+    print(f"saved {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
