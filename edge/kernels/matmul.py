@@ -22,7 +22,7 @@ def matmul(w, ggml_type, x, out):
     rows = w.shape[0]
     n, k = x.shape
     num_tasks = (rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
-    fused = n == 1 and (ggml_type == Q4_0 or ggml_type == Q4_1 or ggml_type == Q8_0)
+    fused = n == 1 and ggml_type in (Q4_0, Q4_1, Q8_0)
     for task in numba.prange(num_tasks):
         decoded = np.empty(k, np.float32)
         partial = np.empty(32, np.float32)
