@@ -6,6 +6,7 @@ is prefilled over several steps while the others keep decoding.
 """
 
 import os
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -13,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from edge.kv_cache import ContextOverflowError, KVCache
-from edge.linear import BLAS_MIN_ROWS
 from edge.model import LlamaModel
 from edge.model_config import ModelConfig
 from edge.sampling import SamplingParams
@@ -67,14 +67,17 @@ class EdgeEngine:
         self.stats = EngineStats()
         self.load_seconds = time.perf_counter() - started
 
-    def warmup(self) -> None:
-        """Run both matmul paths once so no kernel is compiled or loaded on the request path."""
-        for length in (1, BLAS_MIN_ROWS):
-            ids = np.zeros(length, dtype=np.int32)
-            slots = np.zeros(length, dtype=np.int32)
-            self.model.forward(
-                ids, slots, np.arange(length, dtype=np.int32), np.array([length - 1]), self.cache
-            )
+    def warmup(self) -> threading.Thread:
+        """Load every kernel before the first request so none is compiled or loaded on its path.
+
+        The decode path runs once here (a one-token forward); the prefill path's only extra kernel
+        is loaded on a background thread, so the first token is not delayed by it. Returns that
+        thread (join it to wait)."""
+        one = np.zeros(1, dtype=np.int32)
+        self.model.forward(one, one, one, np.array([0]), self.cache)
+        thread = threading.Thread(target=self.model.load_prefill_kernels, name="edge-warmup", daemon=True)
+        thread.start()
+        return thread
 
     def add_request(self, request_id: str, prompt_ids: list[int], params: SamplingParams) -> None:
         if request_id in self.running or any(s.request_id == request_id for s in self.waiting):

@@ -31,13 +31,23 @@ class LinearRunner:
 
     def __call__(self, layer: Linear, x: np.ndarray) -> np.ndarray:
         """x (n, in_features) f32 -> (n, out_features) f32."""
+        return self.many([layer], x)[0]
+
+    def many(self, layers: list[Linear], x: np.ndarray) -> list[np.ndarray]:
+        """Several layers on the same input (q/k/v, gate/up): activations are rounded once."""
+        rounded: dict[int, np.ndarray] = {}
+        outputs = []
+        for layer in layers:
+            block = ACTIVATION_BLOCK[layer.ggml_type]
+            if block and block not in rounded:
+                rounded[block] = np.empty_like(x)
+                round_through_q8(x, block, rounded[block])
+            outputs.append(self._product(layer, rounded[block] if block else x))
+        return outputs
+
+    def _product(self, layer: Linear, x: np.ndarray) -> np.ndarray:
         n = x.shape[0]
         out = np.empty((n, layer.out_features), dtype=np.float32)
-        block = ACTIVATION_BLOCK[layer.ggml_type]
-        if block:
-            rounded = np.empty_like(x)
-            round_through_q8(x, block, rounded)
-            x = rounded
         if n < BLAS_MIN_ROWS:
             matmul(layer.data, int(layer.ggml_type), x, out)
         else:
@@ -46,6 +56,12 @@ class LinearRunner:
         if layer.bias is not None:
             out += layer.bias
         return out
+
+    @staticmethod
+    def warm_tiles(layer: Linear) -> None:
+        """Decode one row, so the tile kernel for this weight's type is loaded."""
+        one_row = np.empty((1, layer.in_features), dtype=np.float32)
+        dequantize_rows(layer.data, int(layer.ggml_type), 0, one_row)
 
     @staticmethod
     def _tile(layer: Linear, x: np.ndarray, start: int, out: np.ndarray) -> None:

@@ -28,6 +28,18 @@ class LlamaModel:
         self.inv_freq = config.inv_freq()  # (rope_dim/2,)
         self.scale = np.float32(1.0 / math.sqrt(config.head_dim))
 
+    def load_prefill_kernels(self) -> None:
+        """Load (from numba's cache) the tile decoder for every weight type of this model."""
+        seen = set()
+        for layer in [self.weights.token_embedding, self.weights.output, *self._linears()]:
+            if layer.ggml_type not in seen:
+                seen.add(layer.ggml_type)
+                self.linear.warm_tiles(layer)
+
+    def _linears(self):
+        for layer in self.weights.layers:
+            yield from (layer.wq, layer.wk, layer.wv, layer.wo, layer.w_gate, layer.w_up, layer.w_down)
+
     def forward(
         self,
         token_ids: np.ndarray,  # (n,) int32
@@ -43,9 +55,8 @@ class LlamaModel:
         normed = np.empty_like(x)
         for index, layer in enumerate(weights.layers):
             rms_norm(x, layer.attn_norm, config.rms_eps, normed)
-            q = self.linear(layer.wq, normed)  # (n, num_heads*head_dim)
-            k = self.linear(layer.wk, normed)  # (n, num_kv_heads*head_dim)
-            v = self.linear(layer.wv, normed)
+            # q (n, num_heads*head_dim), k and v (n, num_kv_heads*head_dim)
+            q, k, v = self.linear.many([layer.wq, layer.wk, layer.wv], normed)
             rope(q, positions, self.inv_freq, config.num_heads, config.head_dim, config.is_neox_rope)
             rope(k, positions, self.inv_freq, config.num_kv_heads, config.head_dim, config.is_neox_rope)
             round_to_f16_inplace(k)  # the cache keeps float16 precision, as llama.cpp's f16 cache
@@ -57,8 +68,7 @@ class LlamaModel:
             )
             x += self.linear(layer.wo, attended)
             rms_norm(x, layer.ffn_norm, config.rms_eps, normed)
-            gate = self.linear(layer.w_gate, normed)  # (n, ffn)
-            up = self.linear(layer.w_up, normed)
+            gate, up = self.linear.many([layer.w_gate, layer.w_up], normed)  # (n, ffn) each
             silu_mul(gate, up, gate)
             x += self.linear(layer.w_down, gate)
         if len(logits_rows) == 0:  # a step of prompt chunks that all end mid-prompt
