@@ -39,7 +39,7 @@ def run_ours(model: str, threads: int) -> dict:
     import numpy as np
 
     from edge.engine import EdgeEngine, EngineConfig
-    from edge.sampling import SamplingParams
+    from shared.sampling import SamplingParams
 
     engine = EdgeEngine(
         EngineConfig(

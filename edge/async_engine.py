@@ -12,8 +12,8 @@ import threading
 from collections.abc import AsyncIterator, Callable
 
 from edge.engine import EdgeEngine
-from edge.sampling import SamplingParams
 from edge.sequence import FinishReason, StepOutput
+from shared.sampling import SamplingParams
 
 logger = logging.getLogger("hybridgw.edge")
 

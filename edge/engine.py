@@ -15,13 +15,13 @@ import numpy as np
 
 from edge.kv_cache import ContextOverflowError, KVCache
 from edge.model import LlamaModel
-from edge.model_config import ModelConfig
-from edge.sampling import SamplingParams
 from edge.sequence import FinishReason, Sequence, StepOutput, new_sequence
 from edge.stats import EngineStats
 from edge.weights import ModelWeights
 from formats.gguf_reader import GGUFReader
+from formats.model_config import ModelConfig
 from formats.tokenizer.vocab import Vocab
+from shared.sampling import SamplingParams
 
 
 class InvalidRequestError(ValueError):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from edge.model_config import ModelConfig
+from formats.model_config import ModelConfig
 
 
 class ContextOverflowError(ValueError):

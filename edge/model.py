@@ -14,8 +14,8 @@ from edge.kernels.attention import attention
 from edge.kernels.layers import embed, rms_norm, rope, silu_mul
 from edge.kv_cache import KVCache
 from edge.linear import LinearRunner
-from edge.model_config import ModelConfig
 from edge.weights import ModelWeights
+from formats.model_config import ModelConfig
 
 
 class LlamaModel:

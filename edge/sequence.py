@@ -3,7 +3,7 @@
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from edge.sampling import SampledToken, Sampler, SamplingParams
+from shared.sampling import SampledToken, Sampler, SamplingParams
 
 
 class FinishReason(StrEnum):

@@ -18,10 +18,10 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from edge.async_engine import AsyncEdgeEngine, EngineDrainingError
 from edge.engine import InvalidRequestError
 from edge.kv_cache import ContextOverflowError
-from edge.sampling import InvalidSamplingParams, SamplingParams
 from edge.sequence import FinishReason
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
+from shared.sampling import InvalidSamplingParams, SamplingParams
 
 logger = logging.getLogger("hybridgw.edge")
 SERVICE_NAME = "hybridgw.inference.v1.Inference"

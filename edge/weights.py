@@ -9,10 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from edge.kernels.dequant_blocks import KERNEL_TYPES
-from edge.model_config import ModelConfig
 from formats.errors import GGUFError
 from formats.ggml_types import GGMLType
 from formats.gguf_reader import GGUFReader, Tensor
+from formats.model_config import ModelConfig
 
 
 @dataclass(frozen=True, slots=True)

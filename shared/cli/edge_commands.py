@@ -40,9 +40,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from edge.engine import EdgeEngine, EngineConfig
-    from edge.sampling import SamplingParams
     from formats.chat_template import chat_template_for
     from formats.tokenizer import GGUFTokenizer, IncrementalDetokenizer
+    from shared.sampling import SamplingParams
 
     started = time.perf_counter()
     engine = EdgeEngine(

@@ -3,9 +3,9 @@ kernels), the reference the edge engine's logits are checked against."""
 
 import numpy as np
 
-from edge.model_config import ModelConfig
 from formats import quants
 from formats.gguf_reader import GGUFReader
+from formats.model_config import ModelConfig
 
 
 def reference_logits(path, token_ids: list[int]) -> np.ndarray:

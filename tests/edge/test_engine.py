@@ -5,9 +5,9 @@ import pytest
 
 from edge.engine import EdgeEngine, EngineConfig, InvalidRequestError
 from edge.kv_cache import ContextOverflowError
-from edge.sampling import SamplingParams
 from edge.sequence import FinishReason
 from formats.ggml_types import GGMLType
+from shared.sampling import SamplingParams
 
 GREEDY = SamplingParams(temperature=0, max_tokens=8, ignore_eos=True)
 

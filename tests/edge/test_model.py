@@ -8,10 +8,10 @@ import pytest
 
 from edge.engine import EdgeEngine, EngineConfig
 from edge.kernels.dequant_blocks import KERNEL_TYPES
-from edge.model_config import UnsupportedModelError
 from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
 from formats.gguf_reader import GGUFReader
 from formats.gguf_writer import GGUFWriter, copy_fields
+from formats.model_config import UnsupportedModelError
 from tests.edge.reference_forward import reference_logits
 from tests.fixtures.tiny_models import config_for
 
@@ -102,7 +102,7 @@ def test_demo_greedy_continuation_matches_llama_cpp(demo_engine, case):
     logits are within 0.3 (llama.cpp itself flips those between batch sizes)."""
     margins = [best[0][1] - best[1][1] for best in case["top_logits"]]
     decidable = next((i for i, m in enumerate(margins) if m < 0.3), len(margins))
-    from edge.sampling import SamplingParams
+    from shared.sampling import SamplingParams
 
     demo_engine.add_request(
         "greedy", case["prompt_ids"], SamplingParams(temperature=0, max_tokens=decidable or 1)

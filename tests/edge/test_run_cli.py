@@ -6,9 +6,9 @@ import sys
 import pytest
 
 from edge.engine import EdgeEngine, EngineConfig
-from edge.sampling import SamplingParams
 from formats.ggml_types import GGMLType
 from formats.tokenizer import GGUFTokenizer
+from shared.sampling import SamplingParams
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:

@@ -14,10 +14,10 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from edge.engine import EdgeEngine, EngineConfig
-from edge.sampling import SamplingParams
 from formats.ggml_types import GGMLType
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
+from shared.sampling import SamplingParams
 
 
 def _free_port() -> int:

@@ -1,4 +1,4 @@
-"""Hyperparameters of a llama-family model, read and validated from GGUF metadata."""
+"""Hyperparameters of a llama-family model, from GGUF metadata or a Hugging Face config.json."""
 
 from dataclasses import dataclass
 
@@ -43,6 +43,35 @@ class ModelConfig:
         """(rope_dim/2,) f32: theta**(-2i/rope_dim) / scale, as llama.cpp computes it."""
         exponents = np.arange(0, self.rope_dim, 2, dtype=np.float64) / self.rope_dim
         return (self.rope_theta**-exponents / self.rope_scale).astype(np.float32)
+
+    @staticmethod
+    def from_hf_config(config: dict) -> "ModelConfig":
+        """From a Hugging Face config.json of an architecture `formats.llama_names` knows."""
+        from formats.llama_names import HF_ARCHITECTURES
+
+        architecture = (config.get("architectures") or [None])[0]
+        if architecture not in HF_ARCHITECTURES:
+            raise UnsupportedModelError(f"architecture {architecture!r} is not supported")
+        heads = int(config["num_attention_heads"])
+        head_dim = int(config.get("head_dim") or config["hidden_size"] // heads)
+        scaling = config.get("rope_scaling") or {}
+        if scaling and (scaling.get("rope_type") or scaling.get("type")) != "linear":
+            raise UnsupportedModelError(f"rope scaling {scaling!r} is not supported")
+        return ModelConfig(
+            arch=HF_ARCHITECTURES[architecture],
+            num_layers=int(config["num_hidden_layers"]),
+            hidden_size=int(config["hidden_size"]),
+            ffn_size=int(config["intermediate_size"]),
+            num_heads=heads,
+            num_kv_heads=int(config.get("num_key_value_heads") or heads),
+            head_dim=head_dim,
+            rope_dim=head_dim,
+            rope_theta=float(config.get("rope_theta", 10000.0)),
+            rope_scale=float(scaling.get("factor", 1.0)) if scaling else 1.0,
+            rms_eps=float(config.get("rms_norm_eps", 1e-6)),
+            context_length=int(config.get("max_position_embeddings", 2048)),
+            vocab_size=int(config["vocab_size"]),
+        )
 
     @staticmethod
     def from_reader(reader: GGUFReader) -> "ModelConfig":

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from edge.sampling import InvalidSamplingParams, Sampler, SamplingParams
+from shared.sampling import InvalidSamplingParams, Sampler, SamplingParams
 
 LOGITS = np.log(np.array([0.05, 0.5, 0.3, 0.1, 0.05], dtype=np.float32))
 

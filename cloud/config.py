@@ -1,0 +1,30 @@
+"""Configuration of the cloud engine: one slotted dataclass per concern, validated on creation."""
+
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class CacheConfig:
+    block_size: int = 16
+    num_blocks: int = 1024
+    enable_prefix_caching: bool = True
+
+    def __post_init__(self) -> None:
+        if self.block_size < 1 or self.num_blocks < 1:
+            raise ValueError("block_size and num_blocks must be positive")
+
+
+@dataclass(slots=True)
+class SchedulerConfig:
+    max_num_seqs: int = 64  # cap on running requests
+    max_num_batched_tokens: int = 1024  # token budget of one step
+    long_prefill_token_threshold: int = 512  # a prompt advances at most this much per step
+    policy: str = "fcfs"  # or "priority": lower value first, then arrival
+
+    def __post_init__(self) -> None:
+        if self.max_num_seqs < 1 or self.max_num_batched_tokens < 1:
+            raise ValueError("max_num_seqs and max_num_batched_tokens must be positive")
+        if self.policy not in ("fcfs", "priority"):
+            raise ValueError(f"unknown scheduling policy {self.policy!r}")
+        if not 1 <= self.long_prefill_token_threshold <= self.max_num_batched_tokens:
+            raise ValueError("long_prefill_token_threshold must be in [1, max_num_batched_tokens]")

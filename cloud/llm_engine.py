@@ -1,0 +1,139 @@
+"""LLMEngine: add requests, then `step()` = schedule -> run the model -> sample -> update."""
+
+import time
+import uuid
+from dataclasses import dataclass, field
+
+import torch
+
+from cloud.block_manager import BlockManager
+from cloud.config import CacheConfig, SchedulerConfig
+from cloud.model import LlamaModel
+from cloud.model_runner import ModelRunner
+from cloud.request import Request, RequestStatus
+from cloud.scheduler import Scheduler
+from cloud.weights import load_weights
+from shared.sampling import SamplingParams
+
+
+@dataclass(slots=True)
+class RequestOutput:
+    request_id: str
+    prompt_token_ids: list[int]
+    token_ids: list[int]  # generated so far
+    finished: bool
+    finish_reason: str | None = None
+    text: str = ""
+    num_cached_tokens: int = 0
+    logprobs: list = field(default_factory=list)
+
+
+def default_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class LLMEngine:
+    def __init__(
+        self,
+        model: str,
+        *,
+        dtype: torch.dtype = torch.float32,
+        device: str | torch.device | None = None,
+        block_size: int = 16,
+        num_blocks: int | None = None,
+        kv_cache_gib: float = 1.0,
+        max_num_seqs: int = 64,
+        max_num_batched_tokens: int = 1024,
+        long_prefill_token_threshold: int | None = None,
+        enable_prefix_caching: bool = True,
+        max_model_len: int | None = None,
+        policy: str = "fcfs",
+    ):
+        started = time.perf_counter()
+        self.device = torch.device(device) if device is not None else default_device()
+        self.model_config, tensors, self.metadata = load_weights(model, dtype, self.device)
+        config = self.model_config
+        if num_blocks is None:
+            bytes_per_block = (
+                2 * config.num_layers * block_size * config.kv_dim * torch.finfo(dtype).bits // 8
+            )
+            num_blocks = max(1, int(kv_cache_gib * (1 << 30)) // bytes_per_block)
+        self.cache_config = CacheConfig(block_size, num_blocks, enable_prefix_caching)
+        self.scheduler_config = SchedulerConfig(
+            max_num_seqs,
+            max_num_batched_tokens,
+            long_prefill_token_threshold or min(512, max_num_batched_tokens),
+            policy,
+        )
+        self.max_model_len = min(max_model_len or config.context_length, config.context_length)
+        self.block_manager = BlockManager(num_blocks, block_size, enable_prefix_caching)
+        self.scheduler = Scheduler(
+            self.scheduler_config,
+            self.block_manager,
+            self.max_model_len,
+            _end_of_generation_ids(self.metadata),
+        )
+        self.runner = ModelRunner(LlamaModel(config, tensors), config, num_blocks, block_size)
+        self.load_seconds = time.perf_counter() - started
+
+    def add_request(
+        self,
+        prompt_token_ids: list[int],
+        params: SamplingParams,
+        request_id: str | None = None,
+        priority: int = 0,
+    ) -> str:
+        request_id = request_id or uuid.uuid4().hex
+        if not prompt_token_ids:
+            raise ValueError("the prompt is empty")
+        if len(prompt_token_ids) >= self.max_model_len:
+            raise ValueError(f"prompt of {len(prompt_token_ids)} tokens does not fit {self.max_model_len}")
+        if max(prompt_token_ids) >= self.model_config.vocab_size or min(prompt_token_ids) < 0:
+            raise ValueError(f"prompt token ids must lie in [0, {self.model_config.vocab_size})")
+        self.scheduler.add_request(Request(request_id, list(prompt_token_ids), params, priority=priority))
+        return request_id
+
+    def abort_request(self, request_id: str) -> bool:
+        return self.scheduler.abort_request(request_id) is not None
+
+    def has_unfinished_requests(self) -> bool:
+        return self.scheduler.has_unfinished_requests()
+
+    def step(self) -> list[RequestOutput]:
+        output = self.scheduler.schedule()
+        if not output.scheduled:
+            return []
+        request_ids, logits = self.runner.execute_model(output, self.block_manager)
+        sampled = {}
+        requests = {r.request_id: r for r in output.scheduled}
+        now = time.monotonic()
+        for row, request_id in enumerate(request_ids):
+            request = requests[request_id]
+            sampled[request_id] = request.sampler.sample(logits[row].numpy())
+            request.first_token_time = request.first_token_time or now
+            request.token_times.append(now)
+        self.scheduler.update_from_output(output, sampled)
+        return [_output(requests[request_id]) for request_id in request_ids]
+
+
+def _output(request: Request) -> RequestOutput:
+    return RequestOutput(
+        request.request_id,
+        request.prompt_token_ids,
+        list(request.output_token_ids),
+        request.is_finished,
+        request.finish_reason,
+        num_cached_tokens=request.num_cached_tokens,
+        logprobs=list(request.output_logprobs),
+    )
+
+
+def _end_of_generation_ids(metadata) -> frozenset[int]:
+    if not metadata or "tokenizer.ggml.tokens" not in metadata:
+        return frozenset()
+    from formats.tokenizer.vocab import Vocab
+
+    return Vocab.from_metadata(metadata).end_of_generation_ids
+
+
+__all__ = ["LLMEngine", "RequestOutput", "RequestStatus"]

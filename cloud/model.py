@@ -1,0 +1,87 @@
+"""The llama family in PyTorch (gpt-fast style): one forward over a flat batch of tokens of many
+requests, with K/V written to and read from the paged cache through `AttentionMetadata`."""
+
+import torch
+import torch.nn.functional as F
+
+from cloud.paged_attention import AttentionMetadata, paged_attention, write_kv
+from formats.model_config import ModelConfig
+
+
+class LlamaModel:
+    """Weights are plain tensors in GGUF naming (see cloud/weights.py); no nn.Module machinery."""
+
+    def __init__(self, config: ModelConfig, tensors: dict[str, torch.Tensor]):
+        self.config = config
+        self.tensors = tensors
+        self.embedding = tensors["token_embd.weight"]  # (vocab, hidden)
+        self.lm_head = tensors.get("output.weight", self.embedding)  # (vocab, hidden)
+        device = self.embedding.device
+        inv_freq = (
+            config.rope_theta
+            ** -(torch.arange(0, config.rope_dim, 2, dtype=torch.float64, device=device) / config.rope_dim)
+            / config.rope_scale
+        )
+        positions = torch.arange(config.context_length, dtype=torch.float64, device=device)
+        angles = torch.outer(positions, inv_freq)  # (max_pos, rope_dim/2)
+        self.cos = angles.cos().to(torch.float32)
+        self.sin = angles.sin().to(torch.float32)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,  # (T,)
+        positions: torch.Tensor,  # (T,)
+        kv_caches: list[
+            tuple[torch.Tensor, torch.Tensor]
+        ],  # per layer (num_blocks, block_size, kv_heads, head_dim)
+        metadata: AttentionMetadata,
+    ) -> torch.Tensor:
+        """Hidden states (T, hidden) after the final norm."""
+        config, w = self.config, self.tensors
+        x = self.embedding[input_ids]  # (T, hidden)
+        cos, sin = self.cos[positions], self.sin[positions]  # (T, rope_dim/2)
+        for layer, (k_cache, v_cache) in enumerate(kv_caches):
+            p = f"blk.{layer}"
+            h = _rms_norm(x, w[f"{p}.attn_norm.weight"], config.rms_eps)
+            q = _linear(h, w, f"{p}.attn_q").view(-1, config.num_heads, config.head_dim)
+            k = _linear(h, w, f"{p}.attn_k").view(-1, config.num_kv_heads, config.head_dim)
+            v = _linear(h, w, f"{p}.attn_v").view(-1, config.num_kv_heads, config.head_dim)
+            q, k = self._rope(q, cos, sin), self._rope(k, cos, sin)
+            write_kv(k_cache, v_cache, k, v, metadata.slot_mapping)
+            attended = paged_attention(q, k_cache, v_cache, metadata)  # (T, heads, head_dim)
+            x = x + _linear(attended.reshape(len(x), -1), w, f"{p}.attn_output")
+            h = _rms_norm(x, w[f"{p}.ffn_norm.weight"], config.rms_eps)
+            gated = F.silu(_linear(h, w, f"{p}.ffn_gate")) * _linear(h, w, f"{p}.ffn_up")
+            x = x + _linear(gated, w, f"{p}.ffn_down")
+        return _rms_norm(x, w["output_norm.weight"], config.rms_eps)
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """(R, hidden) -> (R, vocab) float32."""
+        return (hidden @ self.lm_head.T).float()
+
+    def _rope(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        """x (T, heads, head_dim); llama arch rotates adjacent pairs, qwen2 (NEOX) the two halves."""
+        rot = self.config.rope_dim
+        half = rot // 2
+        cos, sin = cos[:, None, :].to(x.dtype), sin[:, None, :].to(x.dtype)  # (T, 1, rot/2)
+        if self.config.is_neox_rope:
+            a, b = x[..., :half], x[..., half:rot]
+        else:
+            a, b = x[..., 0:rot:2], x[..., 1:rot:2]
+        ra, rb = a * cos - b * sin, a * sin + b * cos
+        rotated = (
+            torch.stack([ra, rb], dim=-1).flatten(-2)
+            if not self.config.is_neox_rope
+            else torch.cat([ra, rb], -1)
+        )
+        return torch.cat([rotated, x[..., rot:]], dim=-1)
+
+
+def _linear(x: torch.Tensor, w: dict[str, torch.Tensor], name: str) -> torch.Tensor:
+    bias = w.get(f"{name}.bias")
+    return F.linear(x, w[f"{name}.weight"], bias)
+
+
+def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    variance = x.float().pow(2).mean(-1, keepdim=True)
+    return (x.float() * torch.rsqrt(variance + eps)).to(x.dtype) * weight

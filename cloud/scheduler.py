@@ -1,0 +1,169 @@
+"""Continuous batching with one token budget per step (vLLM v1 style).
+
+Each step, running requests are served first, in order: a decoding request takes one token, a
+request still computing its prompt takes a chunk (at most `long_prefill_token_threshold`). Then
+waiting requests are admitted while budget, the running cap and free blocks allow; their prompt
+starts after whatever prefix is already cached. When blocks run out for a running request, the
+most recently admitted (or lowest-priority) request is preempted: its blocks are freed and it goes
+back to the front of the queue, to be recomputed later from its tokens so far.
+"""
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from cloud.block_manager import BlockManager
+from cloud.config import SchedulerConfig
+from cloud.request import Request, RequestStatus
+
+
+@dataclass(slots=True)
+class SchedulerOutput:
+    num_scheduled_tokens: dict[str, int] = field(default_factory=dict)  # request id -> new tokens
+    scheduled: list[Request] = field(default_factory=list)  # in batch order
+    preempted: list[Request] = field(default_factory=list)
+    block_copies: list[tuple[int, int]] = field(default_factory=list)  # copy-on-write (src, dst)
+
+    @property
+    def total_num_scheduled_tokens(self) -> int:
+        return sum(self.num_scheduled_tokens.values())
+
+
+class Scheduler:
+    def __init__(
+        self,
+        config: SchedulerConfig,
+        block_manager: BlockManager,
+        max_model_len: int,
+        end_of_generation_ids: frozenset[int] = frozenset(),
+    ):
+        self.config = config
+        self.block_manager = block_manager
+        self.max_model_len = max_model_len
+        self.end_of_generation_ids = end_of_generation_ids
+        self.waiting: deque[Request] = deque()
+        self.running: list[Request] = []
+        self.requests: dict[str, Request] = {}
+        self.num_preemptions = 0
+
+    def add_request(self, request: Request) -> None:
+        self.requests[request.request_id] = request
+        if self.config.policy == "priority":
+            position = next(
+                (
+                    i
+                    for i, r in enumerate(self.waiting)
+                    if (r.priority, r.arrival_time) > (request.priority, request.arrival_time)
+                ),
+                len(self.waiting),
+            )
+            self.waiting.insert(position, request)
+        else:
+            self.waiting.append(request)
+
+    def abort_request(self, request_id: str) -> Request | None:
+        """Remove a request wherever it is; its blocks are free at once."""
+        request = self.requests.pop(request_id, None)
+        if request is None:
+            return None
+        if request in self.running:
+            self.running.remove(request)
+        elif request in self.waiting:
+            self.waiting.remove(request)
+        self.block_manager.free(request)
+        request.status = RequestStatus.FINISHED_ABORTED
+        return request
+
+    def has_unfinished_requests(self) -> bool:
+        return bool(self.waiting or self.running)
+
+    def schedule(self) -> SchedulerOutput:
+        output = SchedulerOutput()
+        budget = self.config.max_num_batched_tokens
+        index = 0
+        while index < len(self.running) and budget > 0:
+            request = self.running[index]
+            num_new = self._num_new_tokens(request, budget)
+            while self.block_manager.allocate_slots(request, num_new) is None:
+                victim = self._pick_victim()
+                self._preempt(victim, output)
+                if victim is request:
+                    break
+            else:
+                self._add_to_batch(output, request, num_new)
+                budget -= num_new
+                index += 1
+        while (
+            self.waiting
+            and budget > 0
+            and len(self.running) < self.config.max_num_seqs
+            and not output.preempted
+        ):
+            request = self.waiting[0]
+            computed, num_cached = self.block_manager.get_computed_blocks(request)
+            num_new = min(request.num_tokens - num_cached, budget, self.config.long_prefill_token_threshold)
+            if self.block_manager.allocate_slots(request, num_new, computed) is None:
+                break
+            self.waiting.popleft()
+            request.num_computed_tokens = num_cached
+            if request.status == RequestStatus.WAITING:
+                request.num_cached_tokens = num_cached
+            request.status = RequestStatus.RUNNING
+            self.running.append(request)
+            self._add_to_batch(output, request, num_new)
+            budget -= num_new
+        output.block_copies = self.block_manager.take_pending_copies()
+        return output
+
+    def _num_new_tokens(self, request: Request, budget: int) -> int:
+        remaining = request.num_tokens - request.num_computed_tokens
+        return min(remaining, budget, self.config.long_prefill_token_threshold)
+
+    def _add_to_batch(self, output: SchedulerOutput, request: Request, num_new: int) -> None:
+        output.num_scheduled_tokens[request.request_id] = num_new
+        output.scheduled.append(request)
+
+    def _pick_victim(self) -> Request:
+        if self.config.policy == "priority":
+            return max(self.running, key=lambda r: (r.priority, r.arrival_time))
+        return self.running[-1]
+
+    def _preempt(self, request: Request, output: SchedulerOutput) -> None:
+        self.running.remove(request)
+        if request.request_id in output.num_scheduled_tokens:  # already in this step's batch
+            del output.num_scheduled_tokens[request.request_id]
+            output.scheduled.remove(request)
+        self.block_manager.free(request)
+        request.status = RequestStatus.PREEMPTED
+        request.num_computed_tokens = 0
+        request.num_preemptions += 1
+        self.num_preemptions += 1
+        self.waiting.appendleft(request)
+        output.preempted.append(request)
+
+    def update_from_output(self, output: SchedulerOutput, sampled: dict[str, object]) -> list[Request]:
+        """Advance every scheduled request; `sampled` maps request id -> the token it got (only
+        requests that caught up with their tokens get one). Returns the requests that finished."""
+        finished = []
+        for request in output.scheduled:
+            request.num_computed_tokens += output.num_scheduled_tokens[request.request_id]
+            token = sampled.get(request.request_id)
+            if token is not None:
+                request.output_token_ids.append(token.token_id)
+                request.output_logprobs.append(token)
+                self._check_stop(request, token.token_id)
+            self.block_manager.cache_full_blocks(request)
+            if request.is_finished:
+                self.running.remove(request)
+                self.requests.pop(request.request_id, None)
+                self.block_manager.free(request)
+                finished.append(request)
+        return finished
+
+    def _check_stop(self, request: Request, token_id: int) -> None:
+        params = request.sampling_params
+        if token_id in params.stop_token_ids or (
+            not params.ignore_eos and token_id in self.end_of_generation_ids
+        ):
+            request.status = RequestStatus.FINISHED_STOPPED
+        elif len(request.output_token_ids) >= params.max_tokens or request.num_tokens >= self.max_model_len:
+            request.status = RequestStatus.FINISHED_LENGTH
