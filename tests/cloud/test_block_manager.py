@@ -32,7 +32,7 @@ def test_allocation_takes_the_lowest_free_ids_and_grows_by_block():
 def test_prefix_blocks_are_shared_and_counted():
     manager = BlockManager(num_blocks=8, block_size=4)
     _admit(manager, _request("a", list(range(10))))
-    b = _request("b", list(range(8)) + [50, 51, 52])
+    b = _request("b", [*range(8), 50, 51, 52])
     computed, num_cached = manager.get_computed_blocks(b)
     assert [block.block_id for block in computed] == [0, 1] and num_cached == 8
     assert manager.allocate_slots(b, b.num_tokens - num_cached, computed) == [3]

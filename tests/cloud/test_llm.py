@@ -1,0 +1,124 @@
+"""The cloud engine end to end: greedy equals transformers (float32); a request's output does not
+depend on its batch, preemption or prefix-cache hits; the offline API behaves like vLLM's."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import transformers
+
+from cloud import LLM, SamplingParams
+from cloud.llm_engine import LLMEngine
+from formats.convert_hf import convert_hf_to_gguf
+from formats.ggml_types import GGMLType
+from tests.fixtures.tiny_models import trained_bpe
+
+GREEDY = SamplingParams(temperature=0, max_tokens=24, ignore_eos=True)
+LLAMACPP = json.loads((Path(__file__).parents[1] / "edge" / "llamacpp_greedy.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoint(tmp_path_factory):
+    """A tiny random Llama written by transformers, and its GGUF conversion."""
+    directory = tmp_path_factory.mktemp("tiny-hf")
+    torch.manual_seed(0)
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=trained_bpe(), eos_token="<|im_end|>")
+    config = transformers.LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        tie_word_embeddings=False,
+    )
+    model = transformers.LlamaForCausalLM(config).eval()
+    with torch.no_grad():  # larger weights than the default init, so greedy paths are not flat
+        for param in model.parameters():
+            param.mul_(4.0)
+    model.save_pretrained(directory, safe_serialization=True)
+    tokenizer.save_pretrained(directory)
+    gguf_path = directory / "model.f32.gguf"
+    convert_hf_to_gguf(directory, gguf_path, GGMLType.F32, progress=False)
+    return model, directory, gguf_path
+
+
+def _hf_greedy(model, prompt_ids: list[int], num_tokens: int) -> list[int]:
+    with torch.no_grad():
+        out = model.generate(
+            torch.tensor([prompt_ids]),
+            max_new_tokens=num_tokens,
+            do_sample=False,
+            min_new_tokens=num_tokens,
+            pad_token_id=0,
+        )
+    return out[0, len(prompt_ids) :].tolist()
+
+
+PROMPTS = [
+    [5, 17, 200, 33],
+    [91, 250, 7, 8, 9, 10, 11, 12, 13],
+    [300, 2, 301, 44, 45, 46, 47, 48, 49, 50, 51],
+]
+
+
+@pytest.mark.parametrize("source", ["gguf", "safetensors"])
+def test_tiny_greedy_equals_transformers(tiny_checkpoint, source):
+    model, directory, gguf_path = tiny_checkpoint
+    llm = LLM(str(gguf_path if source == "gguf" else directory), num_blocks=64, block_size=4)
+    outputs = llm.generate(PROMPTS, GREEDY)
+    for prompt, output in zip(PROMPTS, outputs, strict=True):
+        assert output.token_ids == _hf_greedy(model, prompt, 24)
+        assert output.finish_reason == "length"
+
+
+def test_output_is_independent_of_batch_preemption_and_prefix_hits(tiny_checkpoint):
+    _, _, gguf_path = tiny_checkpoint
+    rng = np.random.default_rng(0)
+    shared = rng.integers(0, 320, 12).tolist()
+    prompts = [
+        (shared if i % 3 == 0 else []) + rng.integers(0, 320, int(rng.integers(3, 40))).tolist()
+        for i in range(32)
+    ]
+    lengths = [int(n) for n in rng.integers(4, 30, 32)]
+    params = [SamplingParams(temperature=0, max_tokens=n, ignore_eos=True) for n in lengths]
+    alone = LLM(str(gguf_path), num_blocks=64, block_size=4)
+    expected = [alone.generate([p], [sp])[0].token_ids for p, sp in zip(prompts, params, strict=True)]
+    # 32 requests at once, few blocks (forces preemption), prefix caching on (shared prompts hit)
+    batched = LLM(str(gguf_path), num_blocks=60, block_size=4, max_num_batched_tokens=64)
+    outputs = batched.generate(prompts, params)
+    assert [o.token_ids for o in outputs] == expected
+    assert batched.engine.scheduler.num_preemptions > 0
+    assert batched.engine.block_manager.num_prefix_hits > 0
+    assert sum(o.num_cached_tokens for o in outputs) > 0
+    # and without prefix caching
+    plain = LLM(str(gguf_path), num_blocks=200, block_size=4, enable_prefix_caching=False)
+    assert [o.token_ids for o in plain.generate(prompts, params)] == expected
+
+
+def test_engine_abort_frees_blocks(tiny_checkpoint):
+    _, _, gguf_path = tiny_checkpoint
+    engine = LLMEngine(str(gguf_path), num_blocks=32, block_size=4)
+    request_id = engine.add_request([1, 2, 3, 4, 5], GREEDY)
+    engine.step()
+    assert engine.block_manager.num_free_blocks < 32
+    assert engine.abort_request(request_id) and not engine.has_unfinished_requests()
+    assert engine.block_manager.num_free_blocks == 32
+    with pytest.raises(ValueError, match="does not fit"):
+        engine.add_request([1] * 256, GREEDY)
+
+
+@pytest.mark.demo_model
+def test_demo_greedy_equals_transformers_and_text_decodes(demo_model_path):
+    reference = transformers.AutoModelForCausalLM.from_pretrained(
+        demo_model_path.parent, gguf_file=demo_model_path.name, torch_dtype=torch.float32
+    ).eval()
+    llm = LLM(str(demo_model_path), kv_cache_gib=0.1)
+    case = LLAMACPP["cases"][1]
+    output = llm.generate(case["prompt_ids"], SamplingParams(temperature=0, max_tokens=16))[0]
+    assert output.token_ids == _hf_greedy(reference, case["prompt_ids"], 16)
+    text = llm.generate("The capital of France is", SamplingParams(temperature=0, max_tokens=3))[0].text
+    assert "Paris" in text
