@@ -15,17 +15,14 @@ import numpy as np
 
 from edge.kv_cache import ContextOverflowError, KVCache
 from edge.model import LlamaModel
-from edge.sequence import FinishReason, Sequence, StepOutput, new_sequence
+from edge.sequence import Sequence, new_sequence
 from edge.stats import EngineStats
 from edge.weights import ModelWeights
 from formats.gguf_reader import GGUFReader
 from formats.model_config import ModelConfig
 from formats.tokenizer.vocab import Vocab
 from shared.sampling import SamplingParams
-
-
-class InvalidRequestError(ValueError):
-    """A request the engine refuses: duplicate id, empty prompt, token ids outside the vocabulary."""
+from shared.step_output import FinishReason, InvalidRequestError, StepOutput
 
 
 @dataclass(slots=True)
@@ -47,7 +44,7 @@ class EngineConfig:
 
 
 class EdgeEngine:
-    """Owns the model, the KV cache and the sequences; not thread-safe (see AsyncEdgeEngine)."""
+    """Owns the model, the KV cache and the sequences; not thread-safe (see shared.async_engine)."""
 
     def __init__(self, config: EngineConfig):
         started = time.perf_counter()
@@ -92,6 +89,7 @@ class EdgeEngine:
                 f"of {self.slot_context} tokens"
             )
         self.waiting.append(new_sequence(request_id, prompt_ids, params, time.perf_counter()))
+        self.stats.requests_total += 1
 
     def abort(self, request_id: str) -> bool:
         """Drop a request wherever it is; its slot is free for the next step."""
@@ -169,6 +167,24 @@ class EdgeEngine:
         if len(sequence.output_ids) >= params.max_tokens or sequence.num_tokens >= self.slot_context:
             return FinishReason.LENGTH
         return None
+
+    def close(self) -> None:
+        self.model.linear.close()
+
+    def node_stats(self) -> dict:
+        """The NodeStats fields (shared/proto) this engine knows."""
+        return {
+            "kind": "edge",
+            "num_running": len(self.running),
+            "num_waiting": len(self.waiting),
+            "max_running": self.config.num_slots,
+            "kv_usage": self.kv_usage,
+            "prefill_tokens_per_s": self.stats.prefill_tokens_per_s,
+            "decode_tokens_per_s": self.stats.decode_steps_per_s,
+            "context_length": self.slot_context,
+            "requests_total": self.stats.requests_total,
+            "tokens_generated_total": self.stats.tokens_generated_total,
+        }
 
     @property
     def kv_usage(self) -> float:

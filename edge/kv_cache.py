@@ -3,9 +3,10 @@
 import numpy as np
 
 from formats.model_config import ModelConfig
+from shared.step_output import InvalidRequestError
 
 
-class ContextOverflowError(ValueError):
+class ContextOverflowError(InvalidRequestError):
     """A sequence would grow past its slot's context window."""
 
 

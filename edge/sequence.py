@@ -1,15 +1,9 @@
 """One request inside the edge engine: its tokens, its slot, how far the cache has computed it."""
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 
-from shared.sampling import SampledToken, Sampler, SamplingParams
-
-
-class FinishReason(StrEnum):
-    STOP = "stop"
-    LENGTH = "length"
-    ABORT = "abort"
+from shared.sampling import Sampler, SamplingParams
+from shared.step_output import FinishReason
 
 
 @dataclass(slots=True)
@@ -40,17 +34,6 @@ class Sequence:
     @property
     def is_prefilling(self) -> bool:
         return self.num_computed < len(self.prompt_ids)
-
-
-@dataclass(slots=True)
-class StepOutput:
-    """A token generated for a request in one step; `finish_reason` set on its last token."""
-
-    request_id: str
-    token: SampledToken | None
-    index: int  # position of the token in the completion
-    finish_reason: FinishReason | None = None
-    num_prompt_tokens: int = 0
 
 
 def new_sequence(request_id: str, prompt_ids: list[int], params: SamplingParams, now: float) -> Sequence:

@@ -91,9 +91,9 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _edge(args: argparse.Namespace) -> int:
-    from edge.async_engine import AsyncEdgeEngine
     from edge.engine import EdgeEngine, EngineConfig
-    from edge.server import serve
+    from shared.async_engine import AsyncEngine
+    from shared.inference_server import serve
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     engine = EdgeEngine(
@@ -103,5 +103,5 @@ def _edge(args: argparse.Namespace) -> int:
     )
     engine.warmup()
     node_id = args.node_id or f"edge-{socket.gethostname()}-{os.getpid()}"
-    asyncio.run(serve(AsyncEdgeEngine(engine), args.host, args.port, node_id, args.model.stem))
+    asyncio.run(serve(AsyncEngine(engine), args.host, args.port, node_id, args.model.stem))
     return 0

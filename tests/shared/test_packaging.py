@@ -10,7 +10,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_edge_and_gateway_roles_never_import_torch():
     code = (
-        "import sys, gateway, edge.engine, edge.server, edge.async_engine, formats, shared.cli.main, "
+        "import sys, gateway, edge.engine, shared.inference_server, shared.async_engine, formats, "
+        "shared.cli.main, "
         "formats.tokenizer, formats.chat_template, "
         "formats.quantize_model, formats.convert_hf, formats.convert_gguf, formats.model_pull\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"

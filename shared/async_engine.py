@@ -1,4 +1,7 @@
-"""Runs the EdgeEngine in its own thread and streams each request's tokens to asyncio callers.
+"""Runs an engine (edge or cloud) in its own thread and streams each request's tokens to asyncio.
+
+The engine provides add_request(request_id, prompt_ids, params), abort(request_id), has_work(),
+step() -> list[StepOutput] and close().
 
 Adding and aborting requests are queued commands that the engine thread applies before its next
 step, so a caller never waits for a running step, and an aborted request's slot is free for the
@@ -10,27 +13,27 @@ import logging
 import queue
 import threading
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
-from edge.engine import EdgeEngine
-from edge.sequence import FinishReason, StepOutput
 from shared.sampling import SamplingParams
+from shared.step_output import StepOutput
 
-logger = logging.getLogger("hybridgw.edge")
+logger = logging.getLogger("hybridgw.engine")
 
 
 class EngineDrainingError(RuntimeError):
     """The node is shutting down and takes no new requests."""
 
 
-class AsyncEdgeEngine:
-    def __init__(self, engine: EdgeEngine):
+class AsyncEngine:
+    def __init__(self, engine: Any):
         self.engine = engine
         self._commands: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._wake = threading.Event()
         self._stopped = False
         self.draining = False
         self._streams: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Queue]] = {}
-        self._thread = threading.Thread(target=self._run, name="edge-engine", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="engine-loop", daemon=True)
         self._thread.start()
 
     async def generate(
@@ -77,7 +80,7 @@ class AsyncEdgeEngine:
         self._stopped = True
         self._wake.set()
         self._thread.join(timeout=5)
-        self.engine.model.linear.close()
+        self.engine.close()
 
     def _submit(self, command: Callable[[], None]) -> None:
         self._commands.put(command)
@@ -120,6 +123,3 @@ class AsyncEdgeEngine:
 def _resolve(future: asyncio.Future, error: BaseException | None) -> None:
     if not future.done():
         future.set_result(error)
-
-
-__all__ = ["AsyncEdgeEngine", "EngineDrainingError", "FinishReason"]

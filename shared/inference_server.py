@@ -1,4 +1,4 @@
-"""The edge node's gRPC server: the `Inference` service of shared/proto plus grpc.health.v1.
+"""A node's gRPC server (edge or cloud): the `Inference` service of shared/proto + grpc.health.v1.
 
 Generate streams one chunk per token. A cancelled call (client gone, deadline passed) aborts the
 request and frees its slot before the next step. SIGTERM: health goes NOT_SERVING, new calls get
@@ -15,42 +15,19 @@ import uuid
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from edge.async_engine import AsyncEdgeEngine, EngineDrainingError
-from edge.engine import InvalidRequestError
-from edge.kv_cache import ContextOverflowError
-from edge.sequence import FinishReason
+from shared.async_engine import AsyncEngine, EngineDrainingError
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
-from shared.sampling import InvalidSamplingParams, SamplingParams
+from shared.proto_convert import chunk_from_output, sampling_from_proto
+from shared.sampling import InvalidSamplingParams
+from shared.step_output import InvalidRequestError
 
-logger = logging.getLogger("hybridgw.edge")
+logger = logging.getLogger("hybridgw.node")
 SERVICE_NAME = "hybridgw.inference.v1.Inference"
-FINISH_REASONS = {
-    FinishReason.STOP: pb.FINISH_REASON_STOP,
-    FinishReason.LENGTH: pb.FINISH_REASON_LENGTH,
-    FinishReason.ABORT: pb.FINISH_REASON_ABORT,
-}
-
-
-def sampling_from_proto(message: pb.SamplingParams) -> SamplingParams:
-    return SamplingParams(
-        temperature=message.temperature,
-        top_k=message.top_k,
-        top_p=message.top_p or 1.0,
-        min_p=message.min_p,
-        seed=message.seed if message.HasField("seed") else None,
-        repetition_penalty=message.repetition_penalty or 1.0,
-        presence_penalty=message.presence_penalty,
-        frequency_penalty=message.frequency_penalty,
-        max_tokens=message.max_tokens or 256,
-        stop_token_ids=tuple(message.stop_token_ids),
-        ignore_eos=message.ignore_eos,
-        logprobs=message.logprobs,
-    )
 
 
 class InferenceServicer(pb_grpc.InferenceServicer):
-    def __init__(self, engine: AsyncEdgeEngine, node_id: str, model_name: str):
+    def __init__(self, engine: AsyncEngine, node_id: str, model_name: str):
         self.engine = engine
         self.node_id = node_id
         self.model_name = model_name
@@ -68,10 +45,10 @@ class InferenceServicer(pb_grpc.InferenceServicer):
             async for output in self.engine.generate(request_id, prompt, params):
                 first_token_at = first_token_at or time.perf_counter()
                 count += 1
-                yield _chunk(request_id, output, len(request.resume_token_ids))
+                yield chunk_from_output(request_id, output, len(request.resume_token_ids))
                 if output.finish_reason is not None:
                     reason = output.finish_reason.value
-        except (InvalidRequestError, ContextOverflowError) as exc:
+        except InvalidRequestError as exc:
             reason = "invalid"
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except EngineDrainingError as exc:
@@ -81,42 +58,12 @@ class InferenceServicer(pb_grpc.InferenceServicer):
             _log_request(request_id, len(prompt), count, reason, started, first_token_at)
 
     async def Stats(self, request: pb.StatsRequest, context: grpc.aio.ServicerContext) -> pb.NodeStats:
-        engine = self.engine.engine
         return pb.NodeStats(
             node_id=self.node_id,
-            kind="edge",
             model=self.model_name,
-            num_running=len(engine.running),
-            num_waiting=len(engine.waiting),
-            max_running=engine.config.num_slots,
-            kv_usage=engine.kv_usage,
-            prefill_tokens_per_s=engine.stats.prefill_tokens_per_s,
-            decode_tokens_per_s=engine.stats.decode_steps_per_s,
-            context_length=engine.slot_context,
             draining=self.engine.draining,
-            requests_total=engine.stats.requests_total,
-            tokens_generated_total=engine.stats.tokens_generated_total,
+            **self.engine.engine.node_stats(),
         )
-
-
-def _chunk(request_id: str, output, resumed: int) -> pb.GenerateChunk:
-    token = output.token
-    chunk = pb.GenerateChunk(
-        request_id=request_id,
-        index=output.index + resumed,
-        tokens=[
-            pb.GeneratedToken(
-                token_id=token.token_id,
-                logprob=token.logprob,
-                top_logprobs=[pb.TokenLogprob(token_id=i, logprob=lp) for i, lp in token.top_logprobs],
-            )
-        ],
-    )
-    if output.finish_reason is not None:
-        chunk.finish_reason = FINISH_REASONS[output.finish_reason]
-        chunk.usage.prompt_tokens = output.num_prompt_tokens
-        chunk.usage.completion_tokens = output.index + 1 + resumed
-    return chunk
 
 
 def _log_request(request_id, prompt_tokens, completion_tokens, outcome, started, first_token_at) -> None:
@@ -134,7 +81,7 @@ def _log_request(request_id, prompt_tokens, completion_tokens, outcome, started,
 
 
 async def serve(
-    engine: AsyncEdgeEngine,
+    engine: AsyncEngine,
     host: str,
     port: int,
     node_id: str,

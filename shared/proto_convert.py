@@ -1,0 +1,51 @@
+"""Between shared/proto messages and the engines' own types (both engines, both transports)."""
+
+from shared.proto import inference_pb2 as pb
+from shared.sampling import SamplingParams
+from shared.step_output import FinishReason, StepOutput
+
+FINISH_REASONS = {
+    FinishReason.STOP: pb.FINISH_REASON_STOP,
+    FinishReason.LENGTH: pb.FINISH_REASON_LENGTH,
+    FinishReason.ABORT: pb.FINISH_REASON_ABORT,
+}
+
+
+def sampling_from_proto(message: pb.SamplingParams) -> SamplingParams:
+    """Unset fields take the OpenAI defaults; raises InvalidSamplingParams when out of range."""
+    return SamplingParams(
+        temperature=message.temperature,
+        top_k=message.top_k,
+        top_p=message.top_p or 1.0,
+        min_p=message.min_p,
+        seed=message.seed if message.HasField("seed") else None,
+        repetition_penalty=message.repetition_penalty or 1.0,
+        presence_penalty=message.presence_penalty,
+        frequency_penalty=message.frequency_penalty,
+        max_tokens=message.max_tokens or 256,
+        stop_token_ids=tuple(message.stop_token_ids),
+        ignore_eos=message.ignore_eos,
+        logprobs=message.logprobs,
+    )
+
+
+def chunk_from_output(request_id: str, output: StepOutput, num_resumed: int = 0) -> pb.GenerateChunk:
+    """One token as a GenerateChunk; a resumed request's indices continue after its resumed tokens."""
+    token = output.token
+    chunk = pb.GenerateChunk(
+        request_id=request_id,
+        index=output.index + num_resumed,
+        tokens=[
+            pb.GeneratedToken(
+                token_id=token.token_id,
+                logprob=token.logprob,
+                top_logprobs=[pb.TokenLogprob(token_id=i, logprob=lp) for i, lp in token.top_logprobs],
+            )
+        ],
+    )
+    if output.finish_reason is not None:
+        chunk.finish_reason = FINISH_REASONS[output.finish_reason]
+        chunk.usage.prompt_tokens = output.num_prompt_tokens - num_resumed
+        chunk.usage.completion_tokens = output.index + 1 + num_resumed
+        chunk.usage.cached_tokens = output.num_cached_tokens
+    return chunk
