@@ -8,12 +8,14 @@ import torch
 
 from cloud.block_manager import BlockManager
 from cloud.config import CacheConfig, SchedulerConfig
+from cloud.metrics import EngineMetrics
 from cloud.model import LlamaModel
 from cloud.model_runner import ModelRunner
 from cloud.request import Request, RequestStatus
 from cloud.scheduler import Scheduler
 from cloud.weights import load_weights
 from shared.sampling import SamplingParams
+from shared.step_output import InvalidRequestError
 
 
 @dataclass(slots=True)
@@ -74,6 +76,7 @@ class LLMEngine:
             _end_of_generation_ids(self.metadata),
         )
         self.runner = ModelRunner(LlamaModel(config, tensors), config, num_blocks, block_size)
+        self.metrics = EngineMetrics(self.scheduler, self.block_manager)
         self.load_seconds = time.perf_counter() - started
 
     def add_request(
@@ -85,11 +88,16 @@ class LLMEngine:
     ) -> str:
         request_id = request_id or uuid.uuid4().hex
         if not prompt_token_ids:
-            raise ValueError("the prompt is empty")
+            raise InvalidRequestError("the prompt is empty")
         if len(prompt_token_ids) >= self.max_model_len:
-            raise ValueError(f"prompt of {len(prompt_token_ids)} tokens does not fit {self.max_model_len}")
+            raise InvalidRequestError(
+                f"prompt of {len(prompt_token_ids)} tokens does not fit the context window "
+                f"of {self.max_model_len}"
+            )
         if max(prompt_token_ids) >= self.model_config.vocab_size or min(prompt_token_ids) < 0:
-            raise ValueError(f"prompt token ids must lie in [0, {self.model_config.vocab_size})")
+            raise InvalidRequestError(f"prompt token ids must lie in [0, {self.model_config.vocab_size})")
+        if request_id in self.scheduler.requests:
+            raise InvalidRequestError(f"request id {request_id!r} is already in use")
         self.scheduler.add_request(Request(request_id, list(prompt_token_ids), params, priority=priority))
         return request_id
 
@@ -112,7 +120,8 @@ class LLMEngine:
             sampled[request_id] = request.sampler.sample(logits[row].numpy())
             request.first_token_time = request.first_token_time or now
             request.token_times.append(now)
-        self.scheduler.update_from_output(output, sampled)
+        finished = self.scheduler.update_from_output(output, sampled)
+        self.metrics.record_finished(finished)
         return [_output(requests[request_id]) for request_id in request_ids]
 
 

@@ -11,6 +11,7 @@ import logging
 import signal
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -87,8 +88,12 @@ async def serve(
     node_id: str,
     model_name: str,
     ready: asyncio.Event | None = None,
+    companion: Callable[[asyncio.Event], Awaitable[None]] | None = None,
 ) -> None:
-    """Serve until SIGTERM/SIGINT (or cancellation), then drain and stop."""
+    """Serve until SIGTERM/SIGINT (or cancellation), then drain and stop.
+
+    `companion(stop)` runs beside the server on the same engine (the cloud worker's queue loop);
+    on stop it is awaited (it finishes what it holds) before the engine drains."""
     server = grpc.aio.server()
     pb_grpc.add_InferenceServicer_to_server(InferenceServicer(engine, node_id, model_name), server)
     health_servicer = health.aio.HealthServicer()
@@ -104,11 +109,14 @@ async def serve(
         loop.add_signal_handler(sig, stop.set)
     if ready is not None:
         ready.set()
+    companion_task = asyncio.create_task(companion(stop)) if companion is not None else None
     try:
         await stop.wait()
     finally:
         for name in ("", SERVICE_NAME):
             await health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+        if companion_task is not None:
+            await companion_task
         await engine.drain()
         await server.stop(grace=5)
         engine.close()

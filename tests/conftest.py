@@ -39,3 +39,6 @@ def demo_model_path() -> Path:
     if not path.exists():
         pull(DEFAULT_MODEL, progress=not os.environ.get("CI"))
     return path
+
+
+from tests.redis_fixture import redis_keys, redis_url  # noqa: E402, F401 - shared fixtures

@@ -4,7 +4,7 @@ import argparse
 import sys
 
 from formats.errors import FormatError
-from shared.cli import edge_commands, format_commands, model_commands
+from shared.cli import cloud_commands, edge_commands, format_commands, model_commands
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -16,6 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
     model_commands.register(commands)
     format_commands.register(commands)
     edge_commands.register(commands)
+    cloud_commands.register(commands)
     return parser
 
 

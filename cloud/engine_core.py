@@ -1,0 +1,53 @@
+"""LLMEngine as the token-streaming core the shared async loop, gRPC server and worker drive."""
+
+from cloud.llm_engine import LLMEngine
+from shared.sampling import SamplingParams
+from shared.step_output import FinishReason, StepOutput
+
+
+class CloudEngineCore:
+    def __init__(self, engine: LLMEngine):
+        self.engine = engine
+
+    def add_request(self, request_id: str, prompt_ids: list[int], params: SamplingParams) -> None:
+        self.engine.add_request(prompt_ids, params, request_id=request_id)
+
+    def abort(self, request_id: str) -> bool:
+        return self.engine.abort_request(request_id)
+
+    def has_work(self) -> bool:
+        return self.engine.has_unfinished_requests()
+
+    def step(self) -> list[StepOutput]:
+        events = []
+        for output in self.engine.step():
+            reason = FinishReason(output.finish_reason) if output.finish_reason else None
+            events.append(
+                StepOutput(
+                    output.request_id,
+                    output.logprobs[-1],
+                    len(output.token_ids) - 1,
+                    reason,
+                    len(output.prompt_token_ids),
+                    output.num_cached_tokens,
+                )
+            )
+        return events
+
+    def close(self) -> None:
+        """Nothing to release: torch frees the cache with the engine."""
+
+    def node_stats(self) -> dict:
+        metrics = self.engine.metrics.snapshot()
+        config = self.engine.scheduler_config
+        return {
+            "kind": "cloud",
+            "num_running": metrics["num_running"],
+            "num_waiting": metrics["num_waiting"],
+            "max_running": config.max_num_seqs,
+            "kv_usage": metrics["kv_cache_usage"],
+            "context_length": self.engine.max_model_len,
+            "requests_total": metrics["num_finished"],
+            "tokens_generated_total": metrics["num_generated_tokens"],
+            "decode_tokens_per_s": 1.0 / metrics["mean_itl_s"] if metrics["mean_itl_s"] else 0.0,
+        }

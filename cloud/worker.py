@@ -1,0 +1,194 @@
+"""The cloud worker: pulls GenerateRequests from the Redis request stream and streams GenerateChunks
+to each request's reply stream.
+
+- Pulls with the consumer group only when it has room (running requests < max_active).
+- Keeps its pending entries fresh (XCLAIM JUSTID to itself) while it works on them, so only a
+  worker that stopped doing so (died) has entries that go idle.
+- Claims entries idle longer than `claim_idle_ms` (XAUTOCLAIM) and resumes them after the tokens
+  already in their reply stream: the client's stream continues without a gap or a duplicate.
+- A cancel flag set for a request aborts it; a heartbeat hash with its stats expires unless renewed.
+- On stop it pulls nothing more, finishes what it holds, removes its heartbeat.
+"""
+
+import asyncio
+import json
+import logging
+import time
+
+import redis.asyncio as aioredis
+
+from shared.async_engine import AsyncEngine
+from shared.proto import inference_pb2 as pb
+from shared.proto_convert import chunk_from_output, sampling_from_proto
+from shared.redis_keys import RedisKeys
+from shared.sampling import InvalidSamplingParams
+from shared.step_output import InvalidRequestError
+
+logger = logging.getLogger("hybridgw.cloud")
+
+
+class CloudWorker:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        client: aioredis.Redis,
+        keys: RedisKeys,
+        name: str,
+        max_active: int,
+        claim_idle_ms: int = 15_000,
+        heartbeat_s: float = 2.0,
+        reply_ttl_s: int = 600,
+    ):
+        self.engine = engine
+        self.redis = client
+        self.keys = keys
+        self.name = name
+        self.max_active = max_active
+        self.claim_idle_ms = claim_idle_ms
+        self.heartbeat_s = heartbeat_s
+        self.reply_ttl_s = reply_ttl_s
+        self.active: dict[str, tuple[bytes, asyncio.Task]] = {}  # request id -> (entry id, task)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        await self._ensure_group()
+        next_maintenance = 0.0
+        while not stop.is_set():
+            if time.monotonic() >= next_maintenance:
+                await self._maintain()
+                next_maintenance = time.monotonic() + self.heartbeat_s
+            room = self.max_active - len(self.active)
+            if room <= 0:
+                await asyncio.sleep(0.02)
+                continue
+            entries = await self.redis.xreadgroup(
+                self.keys.consumer_group, self.name, {self.keys.request_stream: ">"}, count=room, block=100
+            )
+            for _, messages in entries or []:
+                for entry_id, fields in messages:
+                    self._start(entry_id, fields)
+        tasks = [task for _, task in self.active.values()]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        await self.redis.delete(self.keys.worker_heartbeat(self.name))
+
+    async def _ensure_group(self) -> None:
+        try:
+            await self.redis.xgroup_create(
+                self.keys.request_stream, self.keys.consumer_group, id="0", mkstream=True
+            )
+        except aioredis.ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+
+    async def _maintain(self) -> None:
+        """Heartbeat, keep our entries fresh, honour cancel flags, claim entries of dead workers."""
+        stats = self.engine.engine.node_stats()
+        heartbeat_key = self.keys.worker_heartbeat(self.name)
+        await self.redis.hset(heartbeat_key, mapping={"stats": json.dumps(stats), "time": time.time()})
+        await self.redis.expire(heartbeat_key, max(1, int(self.heartbeat_s * 3)))
+        if self.active:
+            entry_ids = [entry_id for entry_id, _ in self.active.values()]
+            await self.redis.xclaim(
+                self.keys.request_stream, self.keys.consumer_group, self.name, 0, entry_ids, justid=True
+            )
+            request_ids = list(self.active)
+            flags = await self.redis.mget([self.keys.cancel_flag(r) for r in request_ids])
+            for request_id, flag in zip(request_ids, flags, strict=True):
+                if flag is not None:
+                    self.active[request_id][1].cancel()
+        room = self.max_active - len(self.active)
+        if room > 0:
+            _, claimed, _ = await self.redis.xautoclaim(
+                self.keys.request_stream,
+                self.keys.consumer_group,
+                self.name,
+                self.claim_idle_ms,
+                "0-0",
+                count=room,
+            )
+            for entry_id, fields in claimed:
+                if fields:  # deleted entries come back empty
+                    logger.info(
+                        json.dumps({"event": "claimed", "entry": entry_id.decode(), "worker": self.name})
+                    )
+                    self._start(entry_id, fields)
+
+    def _start(self, entry_id: bytes, fields: dict) -> None:
+        request = pb.GenerateRequest()
+        try:
+            request.ParseFromString(fields[b"request"])
+        except (KeyError, Exception):  # a malformed message must not stop the worker
+            logger.warning(json.dumps({"event": "bad_message", "entry": entry_id.decode()}))
+            asyncio.get_running_loop().create_task(self._ack(entry_id))
+            return
+        request_id = request.request_id or entry_id.decode()
+        if request_id in self.active:
+            return
+        task = asyncio.get_running_loop().create_task(self._serve(entry_id, request_id, request))
+        self.active[request_id] = (entry_id, task)
+        task.add_done_callback(lambda _: self.active.pop(request_id, None))
+
+    async def _serve(self, entry_id: bytes, request_id: str, request: pb.GenerateRequest) -> None:
+        reply = self.keys.reply_stream(request_id)
+        emitted, finished = await self._already_emitted(reply)
+        if finished:
+            await self._ack(entry_id)
+            return
+        resumed = list(request.resume_token_ids) + emitted
+        started = time.perf_counter()
+        outcome, count = "error", 0
+        try:
+            params = sampling_from_proto(request.sampling)
+            params.max_tokens = max(1, params.max_tokens - len(resumed))
+            async for output in self.engine.generate(
+                request_id, list(request.prompt_token_ids) + resumed, params
+            ):
+                chunk = chunk_from_output(request_id, output, len(resumed))
+                await self.redis.xadd(reply, {"chunk": chunk.SerializeToString()})
+                count += 1
+                if output.finish_reason is not None:
+                    outcome = output.finish_reason.value
+        except (InvalidSamplingParams, InvalidRequestError) as exc:
+            await self._publish_error(reply, request_id, str(exc))
+            outcome = "invalid"
+        except asyncio.CancelledError:
+            final = pb.GenerateChunk(request_id=request_id, finish_reason=pb.FINISH_REASON_ABORT)
+            await self.redis.xadd(reply, {"chunk": final.SerializeToString()})
+            outcome = "cancelled"
+        finally:
+            await self.redis.expire(reply, self.reply_ttl_s)
+            await self._ack(entry_id)
+            logger.info(
+                json.dumps(
+                    {
+                        "event": "request",
+                        "request_id": request_id,
+                        "prompt_tokens": len(request.prompt_token_ids),
+                        "resumed_tokens": len(resumed),
+                        "completion_tokens": count,
+                        "outcome": outcome,
+                        "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+                        "worker": self.name,
+                    }
+                )
+            )
+
+    async def _already_emitted(self, reply: str) -> tuple[list[int], bool]:
+        """Tokens a previous worker already streamed for this request (in order, no duplicates)."""
+        tokens: list[int] = []
+        finished = False
+        for _, fields in await self.redis.xrange(reply):
+            chunk = pb.GenerateChunk()
+            chunk.ParseFromString(fields[b"chunk"])
+            for offset, token in enumerate(chunk.tokens):
+                if chunk.index + offset == len(tokens):
+                    tokens.append(token.token_id)
+            finished = finished or chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED
+        return tokens, finished
+
+    async def _publish_error(self, reply: str, request_id: str, message: str) -> None:
+        chunk = pb.GenerateChunk(request_id=request_id, finish_reason=pb.FINISH_REASON_ERROR, error=message)
+        await self.redis.xadd(reply, {"chunk": chunk.SerializeToString()})
+
+    async def _ack(self, entry_id: bytes) -> None:
+        await self.redis.xack(self.keys.request_stream, self.keys.consumer_group, entry_id)

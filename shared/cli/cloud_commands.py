@@ -1,0 +1,87 @@
+"""`hybridgw cloud`: a cloud worker (Redis queue consumer + gRPC Inference service)."""
+
+import argparse
+import asyncio
+import logging
+import os
+import socket
+import sys
+from pathlib import Path
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    cloud = commands.add_parser(
+        "cloud", help="run a cloud worker: Redis request stream + gRPC, vLLM-style engine"
+    )
+    cloud.add_argument(
+        "--model", "-m", type=Path, required=True, help="GGUF file or safetensors checkpoint dir"
+    )
+    cloud.add_argument("--redis", default=os.environ.get("HYBRIDGW_REDIS_URL", "redis://127.0.0.1:6379/0"))
+    cloud.add_argument("--prefix", default=os.environ.get("HYBRIDGW_REDIS_PREFIX", "hybridgw:"))
+    cloud.add_argument("--name", default=None, help="consumer name (default: host-pid)")
+    cloud.add_argument("--max-num-seqs", type=int, default=64)
+    cloud.add_argument("--max-num-batched-tokens", type=int, default=1024)
+    cloud.add_argument("--block-size", type=int, default=16)
+    cache = cloud.add_mutually_exclusive_group()
+    cache.add_argument("--num-blocks", type=int)
+    cache.add_argument("--kv-cache-gib", type=float, default=1.0)
+    cloud.add_argument(
+        "--dtype",
+        choices=("float32", "bfloat16", "float16"),
+        default=None,
+        help="compute dtype (default: bfloat16 on CUDA, float32 on CPU)",
+    )
+    cloud.add_argument("--host", default="127.0.0.1")
+    cloud.add_argument("--grpc-port", type=int, default=50061, help="0 picks a free port")
+    cloud.add_argument("--claim-idle-ms", type=int, default=15_000)
+    cloud.set_defaults(handler=_cloud)
+
+
+def _cloud(args: argparse.Namespace) -> int:
+    import redis.asyncio as aioredis
+    import torch
+
+    from cloud.engine_core import CloudEngineCore
+    from cloud.llm_engine import LLMEngine, default_device
+    from cloud.worker import CloudWorker
+    from shared.async_engine import AsyncEngine
+    from shared.inference_server import serve
+    from shared.redis_keys import RedisKeys
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    device = default_device()
+    dtype = (
+        getattr(torch, args.dtype)
+        if args.dtype
+        else (torch.bfloat16 if device.type == "cuda" else torch.float32)
+    )
+    engine = LLMEngine(
+        str(args.model),
+        dtype=dtype,
+        device=device,
+        block_size=args.block_size,
+        num_blocks=args.num_blocks,
+        kv_cache_gib=args.kv_cache_gib,
+        max_num_seqs=args.max_num_seqs,
+        max_num_batched_tokens=args.max_num_batched_tokens,
+    )
+    name = args.name or f"cloud-{socket.gethostname()}-{os.getpid()}"
+
+    async def main() -> None:
+        async_engine = AsyncEngine(CloudEngineCore(engine))
+        client = aioredis.from_url(args.redis)
+        worker = CloudWorker(
+            async_engine,
+            client,
+            RedisKeys(args.prefix),
+            name,
+            args.max_num_seqs,
+            claim_idle_ms=args.claim_idle_ms,
+        )
+        try:
+            await serve(async_engine, args.host, args.grpc_port, name, args.model.stem, companion=worker.run)
+        finally:
+            await client.aclose()
+
+    asyncio.run(main())
+    return 0

@@ -1,0 +1,35 @@
+"""Every Redis key hybridgw uses, under one configurable prefix (default "hybridgw:").
+
+The cloud keys all live under `{prefix}cloud:` so a worker's Redis user can be limited to them
+(ACL `~{prefix}cloud:*`).
+"""
+
+from dataclasses import dataclass
+
+DEFAULT_PREFIX = "hybridgw:"
+
+
+@dataclass(frozen=True, slots=True)
+class RedisKeys:
+    prefix: str = DEFAULT_PREFIX
+
+    @property
+    def request_stream(self) -> str:
+        return f"{self.prefix}cloud:requests"
+
+    @property
+    def consumer_group(self) -> str:
+        return "cloud-workers"
+
+    def reply_stream(self, request_id: str) -> str:
+        return f"{self.prefix}cloud:reply:{request_id}"
+
+    def cancel_flag(self, request_id: str) -> str:
+        return f"{self.prefix}cloud:cancel:{request_id}"
+
+    def worker_heartbeat(self, name: str) -> str:
+        return f"{self.prefix}cloud:worker:{name}"
+
+    @property
+    def worker_pattern(self) -> str:
+        return f"{self.prefix}cloud:worker:*"

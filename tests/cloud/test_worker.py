@@ -1,0 +1,135 @@
+"""The cloud worker against a real Redis: queue in, reply streams out, resume after a dead worker."""
+
+import asyncio
+import json
+
+import pytest
+import redis.asyncio as aioredis
+
+from cloud.engine_core import CloudEngineCore
+from cloud.llm_engine import LLMEngine
+from cloud.worker import CloudWorker
+from formats.ggml_types import GGMLType
+from shared.async_engine import AsyncEngine
+from shared.proto import inference_pb2 as pb
+from shared.sampling import SamplingParams
+
+PROMPT = [5, 17, 200, 33, 91]
+
+
+@pytest.fixture(scope="module")
+def model_path(tiny_model):
+    return str(tiny_model(GGMLType.F32))
+
+
+@pytest.fixture(scope="module")
+def expected_tokens(model_path):
+    engine = LLMEngine(model_path, num_blocks=64, block_size=4)
+    engine.add_request(PROMPT, SamplingParams(temperature=0, max_tokens=12, ignore_eos=True), request_id="x")
+    tokens = []
+    while engine.has_unfinished_requests():
+        tokens = [o.token_ids for o in engine.step()][-1]
+    return tokens
+
+
+def _request(request_id: str, max_tokens: int = 12) -> bytes:
+    sampling = pb.SamplingParams(max_tokens=max_tokens, ignore_eos=True)
+    return pb.GenerateRequest(
+        request_id=request_id, prompt_token_ids=PROMPT, sampling=sampling
+    ).SerializeToString()
+
+
+async def _read_reply(client, keys, request_id: str, timeout: float = 60) -> list[pb.GenerateChunk]:
+    chunks, last_id = [], "0-0"
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        assert asyncio.get_running_loop().time() < deadline, "no final chunk"
+        entries = await client.xread({keys.reply_stream(request_id): last_id}, block=200)
+        for _, messages in entries or []:
+            for entry_id, fields in messages:
+                last_id = entry_id
+                chunk = pb.GenerateChunk()
+                chunk.ParseFromString(fields[b"chunk"])
+                chunks.append(chunk)
+                if chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED:
+                    return chunks
+
+
+class RunningWorker:
+    def __init__(self, model_path, redis_url, keys, name="worker-a", claim_idle_ms=400):
+        self.engine = AsyncEngine(CloudEngineCore(LLMEngine(model_path, num_blocks=64, block_size=4)))
+        self.client = aioredis.from_url(redis_url)
+        self.worker = CloudWorker(
+            self.engine, self.client, keys, name, max_active=4, claim_idle_ms=claim_idle_ms, heartbeat_s=0.1
+        )
+        self.stop = asyncio.Event()
+        self.task = asyncio.create_task(self.worker.run(self.stop))
+
+    async def close(self):
+        self.stop.set()
+        await self.task
+        self.engine.close()
+        await self.client.aclose()
+
+
+async def test_requests_flow_through_the_queue(model_path, redis_url, redis_keys, expected_tokens):
+    running = RunningWorker(model_path, redis_url, redis_keys)
+    client = running.client
+    await client.xadd(redis_keys.request_stream, {"request": _request("r1")})
+    chunks = await _read_reply(client, redis_keys, "r1")
+    assert [c.tokens[0].token_id for c in chunks] == expected_tokens
+    assert [c.index for c in chunks] == list(range(12))
+    assert chunks[-1].finish_reason == pb.FINISH_REASON_LENGTH and chunks[-1].usage.prompt_tokens == 5
+    heartbeat = await client.hgetall(redis_keys.worker_heartbeat("worker-a"))
+    assert json.loads(heartbeat[b"stats"])["kind"] == "cloud"
+    await asyncio.sleep(0.2)
+    pending = await client.xpending(redis_keys.request_stream, redis_keys.consumer_group)
+    assert pending["pending"] == 0
+    assert 0 < await client.ttl(redis_keys.reply_stream("r1")) <= 600
+    await running.close()
+    assert not await client.exists(redis_keys.worker_heartbeat("worker-a"))
+
+
+async def test_a_dead_workers_request_resumes_without_gap_or_duplicate(
+    model_path, redis_url, redis_keys, expected_tokens
+):
+    client = aioredis.from_url(redis_url)
+    await client.xgroup_create(redis_keys.request_stream, redis_keys.consumer_group, id="0", mkstream=True)
+    await client.xadd(redis_keys.request_stream, {"request": _request("r2")})
+    # a worker takes the request, streams 3 tokens, and dies without acknowledging it
+    await client.xreadgroup(
+        redis_keys.consumer_group, "dead-worker", {redis_keys.request_stream: ">"}, count=1
+    )
+    for index, token_id in enumerate(expected_tokens[:3]):
+        chunk = pb.GenerateChunk(request_id="r2", index=index, tokens=[pb.GeneratedToken(token_id=token_id)])
+        await client.xadd(redis_keys.reply_stream("r2"), {"chunk": chunk.SerializeToString()})
+    running = RunningWorker(model_path, redis_url, redis_keys, name="survivor", claim_idle_ms=300)
+    chunks = await _read_reply(client, redis_keys, "r2")
+    assert [c.index for c in chunks] == list(range(12))
+    assert [c.tokens[0].token_id for c in chunks] == expected_tokens
+    assert chunks[-1].usage.completion_tokens == 12
+    await running.close()
+    await client.aclose()
+
+
+async def test_a_cancel_flag_aborts_the_request(model_path, redis_url, redis_keys):
+    running = RunningWorker(model_path, redis_url, redis_keys)
+    client = running.client
+    await client.xadd(redis_keys.request_stream, {"request": _request("r3", max_tokens=200)})
+    await asyncio.sleep(0.3)
+    await client.set(redis_keys.cancel_flag("r3"), 1, ex=60)
+    chunks = await _read_reply(client, redis_keys, "r3")
+    assert chunks[-1].finish_reason == pb.FINISH_REASON_ABORT and len(chunks) < 200
+    await asyncio.sleep(0.3)
+    assert (await client.xpending(redis_keys.request_stream, redis_keys.consumer_group))["pending"] == 0
+    await running.close()
+
+
+async def test_a_malformed_message_is_dropped_and_work_goes_on(model_path, redis_url, redis_keys):
+    running = RunningWorker(model_path, redis_url, redis_keys)
+    client = running.client
+    await client.xadd(redis_keys.request_stream, {"request": b"\xff\x00garbage"})
+    await client.xadd(redis_keys.request_stream, {"request": _request("r4", max_tokens=2)})
+    chunks = await _read_reply(client, redis_keys, "r4")
+    assert len(chunks) == 2
+    await running.close()
