@@ -1,0 +1,45 @@
+"""Decide whether a request is private: by key, by header, or because it carries personal data.
+
+Fail closed: if detection itself fails, the request is private.
+"""
+
+import logging
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from gateway.privacy.recognizers import Finding, find_personal_data
+
+logger = logging.getLogger("hybridgw.gateway")
+
+
+class PrivacyMode(StrEnum):
+    ALWAYS_PRIVATE = "always_private"
+    AUTO = "auto"
+    PUBLIC = "public"
+
+
+@dataclass(frozen=True, slots=True)
+class PrivacyDecision:
+    is_private: bool
+    reason: str  # "key", "header", "detected", "detector_error", "public", "clean"
+    kinds: tuple[str, ...] = field(default_factory=tuple)
+
+
+def classify(texts: list[str], mode: PrivacyMode, header: str | None) -> PrivacyDecision:
+    if mode == PrivacyMode.ALWAYS_PRIVATE:
+        return PrivacyDecision(True, "key")
+    if header is not None and header.strip().lower() == "private":
+        return PrivacyDecision(True, "header")
+    if mode == PrivacyMode.PUBLIC:
+        return PrivacyDecision(False, "public")
+    try:
+        findings: list[Finding] = [finding for text in texts for finding in find_personal_data(text)]
+    except Exception:  # fail closed: an error in a detector must not let data out
+        logger.exception("privacy detection failed; treating the request as private")
+        return PrivacyDecision(True, "detector_error")
+    if findings:
+        return PrivacyDecision(True, "detected", tuple(sorted({f.kind for f in findings})))
+    return PrivacyDecision(False, "clean")
+
+
+__all__ = ["Finding", "PrivacyDecision", "PrivacyMode", "classify", "find_personal_data"]
