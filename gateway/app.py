@@ -1,0 +1,54 @@
+"""The gateway application factory: create_app(config) -> aiohttp Application."""
+
+import random
+
+import redis.asyncio as aioredis
+from aiohttp import web
+
+from gateway import app_keys, handlers
+from gateway.backends.cloud import CloudBackend
+from gateway.backends.edge import EdgeBackend
+from gateway.config import GatewayConfig
+from gateway.errors import error_middleware
+from gateway.metrics import GatewayMetrics
+from gateway.models import ServedModel
+from shared.redis_keys import RedisKeys
+
+
+def create_app(config: GatewayConfig) -> web.Application:
+    app = web.Application(middlewares=[error_middleware], client_max_size=config.max_body_bytes)
+    app[app_keys.CONFIG] = config
+    app[app_keys.MODELS] = {
+        m.name: ServedModel.load(m.name, m.gguf_path, m.context_length) for m in config.models
+    }
+    app[app_keys.BACKENDS] = []
+    app[app_keys.METRICS] = GatewayMetrics.create()
+    app[app_keys.RNG] = random.Random()
+    app.cleanup_ctx.append(_backends)
+    app.router.add_post("/v1/chat/completions", handlers.chat_completions)
+    app.router.add_post("/v1/completions", handlers.completions)
+    app.router.add_get("/v1/models", handlers.list_models)
+    app.router.add_get("/health/live", handlers.health_live)
+    app.router.add_get("/health/ready", handlers.health_ready)
+    app.router.add_get("/metrics", handlers.metrics)
+    return app
+
+
+async def _backends(app: web.Application):
+    """Edge channels, the Redis pool and their pollers live exactly as long as the app."""
+    config = app[app_keys.CONFIG]
+    backends = app[app_keys.BACKENDS]
+    client = None
+    for node in config.edge_nodes:
+        backends.append(EdgeBackend(node.node_id, node.address, frozenset(node.models), node.queue_bound))
+    if config.redis_url:
+        client = aioredis.from_url(config.redis_url)
+        models = frozenset(config.cloud_models or app[app_keys.MODELS])
+        backends.append(CloudBackend(client, RedisKeys(config.redis_prefix), models))
+    for backend in backends:
+        await backend.start()
+    yield
+    for backend in backends:
+        await backend.close()
+    if client is not None:
+        await client.aclose()

@@ -1,0 +1,16 @@
+"""Typed application keys: the gateway's shared state, set up by create_app (no singletons)."""
+
+import random
+
+from aiohttp import web
+
+from gateway.backends.base import Backend
+from gateway.config import GatewayConfig
+from gateway.metrics import GatewayMetrics
+from gateway.models import ServedModel
+
+CONFIG = web.AppKey("config", GatewayConfig)
+MODELS = web.AppKey("models", dict[str, ServedModel])
+BACKENDS = web.AppKey("backends", list[Backend])
+METRICS = web.AppKey("metrics", GatewayMetrics)
+RNG = web.AppKey("rng", random.Random)

@@ -1,0 +1,76 @@
+"""An edge node over gRPC: one reused channel, Generate streams with deadlines, Stats polling."""
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+
+import grpc
+
+from gateway.backends.base import BackendError
+from gateway.router import NodeKind, NodeState
+from shared.proto import inference_pb2 as pb
+from shared.proto import inference_pb2_grpc as pb_grpc
+
+logger = logging.getLogger("hybridgw.gateway")
+POLL_INTERVAL_S = 0.5
+
+
+class EdgeBackend:
+    def __init__(self, node_id: str, address: str, models: frozenset[str], queue_bound: int = 16):
+        self.address = address
+        self.state = NodeState(node_id, NodeKind.EDGE, models, healthy=False, queue_bound=queue_bound)
+        self._channel: grpc.aio.Channel | None = None
+        self._stub: pb_grpc.InferenceStub | None = None
+        self._poller: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        self._channel = grpc.aio.insecure_channel(self.address)
+        self._stub = pb_grpc.InferenceStub(self._channel)
+        await self.poll_once()
+        self._poller = asyncio.create_task(self._poll())
+
+    async def close(self) -> None:
+        if self._poller:
+            self._poller.cancel()
+        if self._channel:
+            await self._channel.close()
+
+    async def poll_once(self) -> None:
+        started = time.perf_counter()
+        try:
+            stats = await self._stub.Stats(pb.StatsRequest(), timeout=2.0)
+        except grpc.aio.AioRpcError:
+            self.state.healthy = False
+            return
+        state = self.state
+        state.rtt_s = time.perf_counter() - started
+        state.healthy = not stats.draining
+        state.num_running, state.num_waiting = stats.num_running, stats.num_waiting
+        state.max_running = max(1, stats.max_running)
+        state.kv_usage = stats.kv_usage
+        state.prefill_tokens_per_s = stats.prefill_tokens_per_s
+        state.decode_tokens_per_s = stats.decode_tokens_per_s
+
+    async def _poll(self) -> None:
+        while True:
+            await asyncio.sleep(POLL_INTERVAL_S)
+            await self.poll_once()
+
+    async def generate(
+        self, request: pb.GenerateRequest, timeout_s: float
+    ) -> AsyncIterator[pb.GenerateChunk]:
+        call = self._stub.Generate(request, timeout=timeout_s)
+        self.state.num_waiting += 1  # counted until the next poll corrects it
+        try:
+            async for chunk in call:
+                yield chunk
+        except grpc.aio.AioRpcError as error:
+            code = error.code()
+            if code == grpc.StatusCode.INVALID_ARGUMENT:
+                raise BackendError(error.details() or "invalid request", 400, retryable=False) from None
+            if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                raise BackendError("the edge node timed out", 504) from None
+            raise BackendError(f"edge node {self.state.node_id}: {code.name}", 502) from None
+        finally:
+            call.cancel()  # a client that went away cancels the work on the node

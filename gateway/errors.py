@@ -1,0 +1,63 @@
+"""OpenAI-style errors: every failure the client sees is `{"error": {message, type, param, code}}`."""
+
+from aiohttp import web
+
+
+class APIError(Exception):
+    """An error with its HTTP status and OpenAI error fields."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        type_: str = "invalid_request_error",
+        param: str | None = None,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.type = type_
+        self.param = param
+        self.code = code
+        self.headers = headers or {}
+
+    def body(self) -> dict:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+
+    def response(self) -> web.Response:
+        return web.json_response(self.body(), status=self.status, headers=self.headers)
+
+
+def invalid(message: str, param: str | None = None, code: str | None = None) -> APIError:
+    return APIError(400, message, "invalid_request_error", param, code)
+
+
+def model_not_found(model: str) -> APIError:
+    return APIError(
+        404,
+        f"The model `{model}` does not exist or you do not have access to it.",
+        "invalid_request_error",
+        "model",
+        "model_not_found",
+    )
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler):
+    try:
+        return await handler(request)
+    except APIError as error:
+        return error.response()
+    except web.HTTPRequestEntityTooLarge:
+        from gateway.app_keys import CONFIG
+
+        limit = request.app[CONFIG].max_body_bytes
+        return APIError(
+            413, f"Request body too large (limit {limit} bytes).", code="body_too_large"
+        ).response()
+    except web.HTTPException as error:
+        if error.status < 400:
+            raise
+        return APIError(error.status, error.reason or "error", "invalid_request_error").response()

@@ -1,0 +1,132 @@
+"""The OpenAI endpoints: /v1/chat/completions, /v1/completions, /v1/models; health and metrics."""
+
+import json
+import time
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from gateway import app_keys
+from gateway.errors import model_not_found
+from gateway.pipeline import Generation, TextEvent, start_generation
+from gateway.responses import ChatFormat, CompletionFormat, ResponseFormat
+from gateway.schemas import parse_body, parse_chat, parse_completion
+
+PRIVACY_HEADER = "X-Hybridgw-Privacy"
+LATENCY_HEADER = "X-Hybridgw-Latency-Target-Ms"
+
+
+async def chat_completions(request: web.Request) -> web.StreamResponse:
+    return await _generate(request, parse_chat, ChatFormat)
+
+
+async def completions(request: web.Request) -> web.StreamResponse:
+    return await _generate(request, parse_completion, CompletionFormat)
+
+
+async def _generate(request: web.Request, parse, format_class: type[ResponseFormat]) -> web.StreamResponse:
+    app = request.app
+    config, metrics = app[app_keys.CONFIG], app[app_keys.METRICS]
+    body = parse(parse_body(await request.read()))
+    model = app[app_keys.MODELS].get(body.model)
+    if model is None:
+        raise model_not_found(body.model)
+    generation = await start_generation(
+        model,
+        body,
+        app[app_keys.BACKENDS],
+        config.privacy_mode,
+        request.headers.get(PRIVACY_HEADER),
+        _latency_target(request, config.latency_target_ms),
+        metrics,
+        app[app_keys.RNG],
+    )
+    fmt = format_class(generation, body, model)
+    headers = {"X-Hybridgw-Target": generation.target, "X-Hybridgw-Node": generation.node_id}
+    outcome = "error"
+    try:
+        if body.stream:
+            response = await _stream(request, generation, fmt, headers)
+        else:
+            events = [event async for event in generation.events]
+            response = web.json_response(fmt.full(events), headers=headers)
+        outcome = "ok"
+        return response
+    finally:
+        _record(metrics, generation, outcome)
+
+
+async def _stream(request, generation: Generation, fmt: ResponseFormat, headers) -> web.StreamResponse:
+    response = web.StreamResponse(
+        headers={**headers, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
+    await response.prepare(request)
+    for payload in fmt.opening():
+        await response.write(_sse(payload))
+    event: TextEvent
+    async for event in generation.events:
+        for payload in fmt.delta(event):
+            await response.write(_sse(payload))
+    for payload in fmt.closing():
+        await response.write(_sse(payload))
+    await response.write(b"data: [DONE]\n\n")
+    await response.write_eof()
+    return response
+
+
+def _sse(payload: dict) -> bytes:
+    return b"data: " + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n"
+
+
+def _latency_target(request: web.Request, default_ms: float | None) -> float | None:
+    raw = request.headers.get(LATENCY_HEADER)
+    if raw is None:
+        return default_ms / 1000 if default_ms else None
+    try:
+        value = float(raw)
+    except ValueError:
+        from gateway.errors import invalid
+
+        raise invalid(f"{LATENCY_HEADER} must be a number of milliseconds.") from None
+    return value / 1000
+
+
+def _record(metrics, generation: Generation, outcome: str) -> None:
+    target = generation.target
+    metrics.requests.labels(target, outcome).inc()
+    now = time.perf_counter()
+    metrics.duration.labels(target).observe(now - generation.started)
+    metrics.tokens.labels("prompt").inc(generation.prompt_tokens)
+    metrics.tokens.labels("completion").inc(generation.completion_tokens)
+    if generation.first_token_at is not None:
+        metrics.ttft.labels(target).observe(generation.first_token_at - generation.started)
+        if generation.completion_tokens > 1:
+            tpot = (now - generation.first_token_at) / (generation.completion_tokens - 1)
+            metrics.tpot.labels(target).observe(tpot)
+
+
+async def list_models(request: web.Request) -> web.Response:
+    models = request.app[app_keys.MODELS].values()
+    data = [{"id": m.name, "object": "model", "created": m.created, "owned_by": "hybridgw"} for m in models]
+    return web.json_response({"object": "list", "data": data})
+
+
+async def health_live(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
+async def health_ready(request: web.Request) -> web.Response:
+    nodes = {b.state.node_id: b.state.healthy for b in request.app[app_keys.BACKENDS]}
+    ready = any(nodes.values())
+    return web.json_response(
+        {"status": "ready" if ready else "unavailable", "nodes": nodes}, status=200 if ready else 503
+    )
+
+
+async def metrics(request: web.Request) -> web.Response:
+    registry = request.app[app_keys.METRICS]
+    for backend in request.app[app_keys.BACKENDS]:
+        registry.queue_depth.labels(backend.state.node_id).set(backend.state.num_waiting)
+    return web.Response(
+        body=generate_latest(registry.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
+    )

@@ -1,0 +1,32 @@
+"""The models the gateway serves: tokenizer, chat template and context window of each, read once
+from the model's GGUF metadata (the gateway never loads weights)."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from formats.chat_template import ChatTemplate, chat_template_for
+from formats.gguf_reader import GGUFReader
+from formats.model_config import ModelConfig
+from formats.tokenizer import GGUFTokenizer
+
+
+@dataclass(slots=True)
+class ServedModel:
+    name: str
+    tokenizer: GGUFTokenizer
+    chat_template: ChatTemplate
+    context_length: int
+    created: int
+
+    @staticmethod
+    def load(name: str, gguf_path: str | Path, context_length: int | None = None) -> "ServedModel":
+        reader = GGUFReader(gguf_path)
+        config = ModelConfig.from_reader(reader)
+        tokenizer = GGUFTokenizer.from_metadata(reader.metadata)
+        return ServedModel(
+            name=name,
+            tokenizer=tokenizer,
+            chat_template=chat_template_for(reader.metadata),
+            context_length=min(context_length or config.context_length, config.context_length),
+            created=int(Path(gguf_path).stat().st_mtime),
+        )

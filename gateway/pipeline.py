@@ -1,0 +1,231 @@
+"""One generation request end to end: template and tokenize, classify privacy, route, dispatch,
+detokenize with stop strings. Yields per-choice text events; the handlers format them (JSON or
+SSE). A node that fails before the first token is cooled down and the request re-routed."""
+
+import asyncio
+import random
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from formats.errors import ChatTemplateError
+from gateway.backends.base import Backend, BackendError
+from gateway.errors import APIError, invalid
+from gateway.metrics import GatewayMetrics
+from gateway.models import ServedModel
+from gateway.privacy import PrivacyDecision, PrivacyMode, classify
+from gateway.router import Decision, Outcome, RouteRequest, route
+from gateway.schemas import GenerationRequest
+from gateway.text_stream import TextStream
+from shared.proto import inference_pb2 as pb
+
+COOLDOWN_S = 5.0
+MAX_ATTEMPTS = 2
+REQUEST_TIMEOUT_S = 600.0
+FINISH_NAMES = {pb.FINISH_REASON_STOP: "stop", pb.FINISH_REASON_LENGTH: "length"}
+
+
+@dataclass(slots=True)
+class TextEvent:
+    index: int  # choice
+    text: str
+    token_ids: list[int] = field(default_factory=list)
+    logprobs: list[pb.GeneratedToken] = field(default_factory=list)
+    finish_reason: str | None = None
+
+
+@dataclass(slots=True)
+class Generation:
+    """What a handler needs: where it runs, the events, and the usage once done."""
+
+    request_id: str
+    node_id: str
+    target: str
+    prompt_tokens: int
+    privacy: PrivacyDecision
+    events: AsyncIterator[TextEvent] | None = None
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    first_token_at: float | None = None
+    started: float = field(default_factory=time.perf_counter)
+
+
+def prompt_ids(model: ServedModel, request: GenerationRequest) -> list[int]:
+    if request.messages is not None:
+        try:
+            text = model.chat_template.render(request.messages, add_generation_prompt=True)
+        except ChatTemplateError as error:
+            raise invalid(
+                f"The messages cannot be rendered with the model's chat template: {error}", "messages"
+            ) from None
+        return model.tokenizer.encode(text, add_special=True, parse_special=True)
+    return model.tokenizer.encode(request.prompt or "", add_special=True, parse_special=False)
+
+
+async def start_generation(
+    model: ServedModel,
+    request: GenerationRequest,
+    backends: list[Backend],
+    privacy_mode: PrivacyMode,
+    privacy_header: str | None,
+    latency_target_s: float | None,
+    metrics: GatewayMetrics,
+    rng: random.Random,
+) -> Generation:
+    ids = prompt_ids(model, request)
+    room = model.context_length - len(ids)
+    if room < 1:
+        raise invalid(
+            f"This model's maximum context length is {model.context_length} tokens; the prompt has "
+            f"{len(ids)} tokens.",
+            "messages" if request.messages else "prompt",
+            "context_length_exceeded",
+        )
+    max_tokens = request.max_tokens or room
+    if max_tokens > room:
+        raise invalid(
+            f"max_tokens ({max_tokens}) plus the prompt ({len(ids)} tokens) exceeds the context length "
+            f"of {model.context_length}.",
+            "max_tokens",
+            "context_length_exceeded",
+        )
+    privacy = classify(request.texts, privacy_mode, privacy_header)
+    if privacy.is_private and privacy.reason != "key":
+        metrics.privacy_forced.labels(privacy.reason).inc()
+    route_request = RouteRequest(
+        model.name, len(ids), min(max_tokens, 256), privacy.is_private, latency_target_s
+    )
+    excluded: set[str] = set()
+    for attempt in range(MAX_ATTEMPTS):
+        candidates = [b for b in backends if b.state.node_id not in excluded]
+        decision = route(route_request, [b.state for b in candidates], time.monotonic(), rng)
+        metrics.routing.labels(decision.outcome.value, decision.reason).inc()
+        _raise_for(decision, privacy)
+        backend = next(b for b in candidates if b.state.node_id == decision.node_id)
+        generation = Generation(
+            uuid.uuid4().hex, backend.state.node_id, backend.state.kind.value, len(ids), privacy
+        )
+        streams = [
+            _choice_stream(backend, generation, i, ids, request, max_tokens, model) for i in range(request.n)
+        ]
+        try:
+            first = await asyncio.gather(*(anext(stream) for stream in streams))
+        except BackendError as error:
+            for stream in streams:
+                await stream.aclose()
+            if not error.retryable or attempt + 1 == MAX_ATTEMPTS:
+                raise APIError(
+                    error.status,
+                    str(error),
+                    "server_error" if error.status >= 500 else "invalid_request_error",
+                ) from None
+            backend.state.cooldown_until = time.monotonic() + COOLDOWN_S
+            excluded.add(backend.state.node_id)
+            continue
+        generation.events = _merge(streams, first)
+        return generation
+    raise AssertionError("unreachable")
+
+
+def _raise_for(decision: Decision, privacy: PrivacyDecision) -> None:
+    retry = {"Retry-After": str(max(1, round(decision.retry_after_s)))}
+    if decision.outcome == Outcome.SHED:
+        raise APIError(
+            429,
+            "All nodes are at capacity; retry later.",
+            "rate_limit_error",
+            code="overloaded",
+            headers=retry,
+        )
+    if decision.outcome == Outcome.UNAVAILABLE:
+        message = (
+            "No on-prem node can take this private request now."
+            if privacy.is_private
+            else "No node can serve this model now."
+        )
+        raise APIError(503, message, "server_error", code=decision.reason, headers=retry)
+
+
+async def _choice_stream(
+    backend: Backend,
+    generation: Generation,
+    index: int,
+    ids: list[int],
+    request: GenerationRequest,
+    max_tokens: int,
+    model: ServedModel,
+) -> AsyncIterator[TextEvent]:
+    sampling = pb.SamplingParams(
+        temperature=request.temperature,
+        top_p=request.top_p,
+        max_tokens=max_tokens,
+        presence_penalty=request.presence_penalty,
+        frequency_penalty=request.frequency_penalty,
+        logprobs=request.top_logprobs,
+    )
+    if request.seed is not None:
+        sampling.seed = request.seed + index
+    node_request = pb.GenerateRequest(
+        request_id=f"{generation.request_id}-{index}",
+        model=model.name,
+        prompt_token_ids=ids,
+        sampling=sampling,
+    )
+    text = TextStream(model.tokenizer, request.stop)
+    chunks = backend.generate(node_request, REQUEST_TIMEOUT_S)
+    try:
+        async for chunk in chunks:
+            event = TextEvent(index, "")
+            for token in chunk.tokens:
+                if generation.first_token_at is None:
+                    generation.first_token_at = time.perf_counter()
+                generation.completion_tokens += 1
+                event.token_ids.append(token.token_id)
+                event.logprobs.append(token)
+                event.text += text.push(token.token_id)
+            if chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED or text.stopped:
+                event.text += text.finish()
+                event.finish_reason = (
+                    "stop" if text.stopped else FINISH_NAMES.get(chunk.finish_reason, "stop")
+                )
+                generation.cached_tokens = max(generation.cached_tokens, chunk.usage.cached_tokens)
+                yield event
+                return
+            yield event
+    finally:
+        await chunks.aclose()
+
+
+async def _merge(streams: list[AsyncIterator[TextEvent]], first: list[TextEvent]) -> AsyncIterator[TextEvent]:
+    """Interleave the choices' events as they arrive (the first event of each is already read)."""
+    queue: asyncio.Queue = asyncio.Queue()
+    done = object()
+
+    async def pump(stream, head: TextEvent) -> None:
+        try:
+            await queue.put(head)
+            if head.finish_reason is None:
+                async for event in stream:
+                    await queue.put(event)
+        except BackendError as error:
+            await queue.put(error)
+        finally:
+            await queue.put(done)
+
+    tasks = [asyncio.create_task(pump(stream, head)) for stream, head in zip(streams, first, strict=True)]
+    remaining = len(tasks)
+    try:
+        while remaining:
+            item = await queue.get()
+            if item is done:
+                remaining -= 1
+            elif isinstance(item, BackendError):
+                raise APIError(item.status, str(item), "server_error")
+            else:
+                yield item
+    finally:
+        for task in tasks:
+            task.cancel()
+        for stream in streams:
+            await stream.aclose()

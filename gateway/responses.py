@@ -1,0 +1,179 @@
+"""OpenAI response bodies, streamed (chunks) and not, for chat and text completions."""
+
+import time
+
+from gateway.models import ServedModel
+from gateway.pipeline import Generation, TextEvent
+from gateway.schemas import GenerationRequest
+
+
+class ResponseFormat:
+    object_name = ""
+    chunk_object_name = ""
+    id_prefix = ""
+
+    def __init__(self, generation: Generation, request: GenerationRequest, model: ServedModel):
+        self.generation = generation
+        self.request = request
+        self.model = model
+        self.id = f"{self.id_prefix}{generation.request_id}"
+        self.created = int(time.time())
+
+    def _envelope(self, object_name: str, **fields) -> dict:
+        return {
+            "id": self.id,
+            "object": object_name,
+            "created": self.created,
+            "model": self.model.name,
+            "system_fingerprint": None,
+            **fields,
+        }
+
+    def usage(self) -> dict:
+        g = self.generation
+        usage = {
+            "prompt_tokens": g.prompt_tokens,
+            "completion_tokens": g.completion_tokens,
+            "total_tokens": g.prompt_tokens + g.completion_tokens,
+        }
+        if g.cached_tokens:
+            usage["prompt_tokens_details"] = {"cached_tokens": g.cached_tokens}
+        return usage
+
+    def opening(self) -> list[dict]:
+        return []
+
+    def closing(self) -> list[dict]:
+        if self.request.include_usage:
+            return [self._envelope(self.chunk_object_name, choices=[], usage=self.usage())]
+        return []
+
+    def piece(self, token_id: int) -> str:
+        return self.model.tokenizer.piece(token_id)
+
+    def delta(self, event: TextEvent) -> list[dict]:
+        raise NotImplementedError
+
+    def full(self, events: list[TextEvent]) -> dict:
+        raise NotImplementedError
+
+
+class ChatFormat(ResponseFormat):
+    object_name = "chat.completion"
+    chunk_object_name = "chat.completion.chunk"
+    id_prefix = "chatcmpl-"
+
+    def _logprobs(self, events: list[TextEvent]) -> dict | None:
+        if not self.request.logprobs:
+            return None
+        content = []
+        for event in events:
+            for token in event.logprobs:
+                piece = self.piece(token.token_id)
+                content.append(
+                    {
+                        "token": piece,
+                        "logprob": token.logprob,
+                        "bytes": list(piece.encode()),
+                        "top_logprobs": [
+                            {
+                                "token": self.piece(t.token_id),
+                                "logprob": t.logprob,
+                                "bytes": list(self.piece(t.token_id).encode()),
+                            }
+                            for t in token.top_logprobs
+                        ],
+                    }
+                )
+        return {"content": content}
+
+    def opening(self) -> list[dict]:
+        return [
+            self._envelope(
+                self.chunk_object_name,
+                choices=[
+                    {
+                        "index": i,
+                        "delta": {"role": "assistant", "content": ""},
+                        "logprobs": None,
+                        "finish_reason": None,
+                    }
+                ],
+            )
+            for i in range(self.request.n)
+        ]
+
+    def delta(self, event: TextEvent) -> list[dict]:
+        if not event.text and event.finish_reason is None and not self.request.logprobs:
+            return []
+        choice = {
+            "index": event.index,
+            "delta": {"content": event.text} if event.text else {},
+            "logprobs": self._logprobs([event]),
+            "finish_reason": event.finish_reason,
+        }
+        return [self._envelope(self.chunk_object_name, choices=[choice])]
+
+    def full(self, events: list[TextEvent]) -> dict:
+        choices = []
+        for index in range(self.request.n):
+            mine = [e for e in events if e.index == index]
+            choices.append(
+                {
+                    "index": index,
+                    "message": {"role": "assistant", "content": "".join(e.text for e in mine)},
+                    "logprobs": self._logprobs(mine),
+                    "finish_reason": next(
+                        (e.finish_reason for e in reversed(mine) if e.finish_reason), "stop"
+                    ),
+                }
+            )
+        return self._envelope(self.object_name, choices=choices, usage=self.usage())
+
+
+class CompletionFormat(ResponseFormat):
+    object_name = "text_completion"
+    chunk_object_name = "text_completion"
+    id_prefix = "cmpl-"
+
+    def _logprobs(self, events: list[TextEvent]) -> dict | None:
+        if not self.request.logprobs:
+            return None
+        tokens, values, tops = [], [], []
+        for event in events:
+            for token in event.logprobs:
+                tokens.append(self.piece(token.token_id))
+                values.append(token.logprob)
+                tops.append({self.piece(t.token_id): t.logprob for t in token.top_logprobs} or None)
+        offsets, position = [], 0
+        for piece in tokens:
+            offsets.append(position)
+            position += len(piece)
+        return {"tokens": tokens, "token_logprobs": values, "top_logprobs": tops, "text_offset": offsets}
+
+    def delta(self, event: TextEvent) -> list[dict]:
+        if not event.text and event.finish_reason is None:
+            return []
+        choice = {
+            "index": event.index,
+            "text": event.text,
+            "logprobs": self._logprobs([event]),
+            "finish_reason": event.finish_reason,
+        }
+        return [self._envelope(self.chunk_object_name, choices=[choice])]
+
+    def full(self, events: list[TextEvent]) -> dict:
+        choices = []
+        for index in range(self.request.n):
+            mine = [e for e in events if e.index == index]
+            choices.append(
+                {
+                    "index": index,
+                    "text": "".join(e.text for e in mine),
+                    "logprobs": self._logprobs(mine),
+                    "finish_reason": next(
+                        (e.finish_reason for e in reversed(mine) if e.finish_reason), "stop"
+                    ),
+                }
+            )
+        return self._envelope(self.object_name, choices=choices, usage=self.usage())

@@ -1,0 +1,49 @@
+"""Token ids -> text for one choice, with stop strings applied at the gateway.
+
+Text that could still turn into a stop string is held back until it cannot (or the stream ends),
+so a client never sees the beginning of a stop sequence.
+"""
+
+from formats.tokenizer import GGUFTokenizer, IncrementalDetokenizer
+
+
+class TextStream:
+    def __init__(self, tokenizer: GGUFTokenizer, stop: list[str]):
+        self.detokenizer = IncrementalDetokenizer(tokenizer, skip_special=True)
+        self.stop = stop
+        self.pending = ""
+        self.stopped = False
+
+    def push(self, token_id: int) -> str:
+        """New text safe to send; sets `stopped` once a stop string appears (text cut before it)."""
+        if self.stopped:
+            return ""
+        self.pending += self.detokenizer.push(token_id)
+        return self._release(final=False)
+
+    def finish(self) -> str:
+        if self.stopped:
+            return ""
+        self.pending += self.detokenizer.flush()
+        return self._release(final=True)
+
+    def _release(self, final: bool) -> str:
+        cut = min((i for i in (self.pending.find(s) for s in self.stop) if i >= 0), default=-1)
+        if cut >= 0:
+            self.stopped = True
+            text, self.pending = self.pending[:cut], ""
+            return text
+        keep = 0 if final else self._longest_stop_prefix_suffix()
+        text = self.pending[: len(self.pending) - keep]
+        self.pending = self.pending[len(self.pending) - keep :]
+        return text
+
+    def _longest_stop_prefix_suffix(self) -> int:
+        """Length of the longest tail of `pending` that is a proper prefix of some stop string."""
+        best = 0
+        for stop in self.stop:
+            for length in range(min(len(stop) - 1, len(self.pending)), best, -1):
+                if self.pending.endswith(stop[:length]):
+                    best = length
+                    break
+        return best

@@ -1,0 +1,233 @@
+"""The gateway against real nodes: an edge node process and a cloud worker on a real Redis,
+driven with the official `openai` client and with raw HTTP for the error cases."""
+
+import asyncio
+import json
+import socket
+
+import aiohttp
+import openai
+import pytest
+from aiohttp import web
+
+from cloud.engine_core import CloudEngineCore
+from cloud.llm_engine import LLMEngine
+from cloud.worker import CloudWorker
+from edge.engine import EdgeEngine, EngineConfig
+from formats.chat_template import chat_template_for
+from formats.ggml_types import GGMLType
+from formats.gguf_reader import GGUFReader
+from formats.tokenizer import GGUFTokenizer
+from gateway.app import create_app
+from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from shared.async_engine import AsyncEngine
+from shared.sampling import SamplingParams
+from tests.edge.test_server import EdgeNode
+
+MESSAGES = [{"role": "user", "content": "Hello world"}]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def model_path(tiny_model):
+    return tiny_model(GGMLType.Q8_0)
+
+
+@pytest.fixture(scope="module")
+def edge_node(model_path):
+    node = EdgeNode(model_path, slots=2)
+    yield node
+    node.stop()
+
+
+def _greedy_text(model_path, max_tokens: int) -> str:
+    reader = GGUFReader(model_path)
+    tokenizer = GGUFTokenizer.from_metadata(reader.metadata)
+    prompt = chat_template_for(reader.metadata).render(MESSAGES)
+    engine = EdgeEngine(EngineConfig(str(model_path), num_slots=1, context_size=256))
+    engine.add_request(
+        "x",
+        tokenizer.encode(prompt, parse_special=True),
+        SamplingParams(temperature=0, max_tokens=max_tokens),
+    )
+    ids = []
+    while engine.has_work():
+        ids += [o.token.token_id for o in engine.step()]
+    return tokenizer.decode(ids, skip_special=True)
+
+
+class Gateway:
+    def __init__(self, config: GatewayConfig):
+        self.config = config
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    async def __aenter__(self):
+        self.runner = web.AppRunner(create_app(self.config), handler_cancellation=True)
+        await self.runner.setup()
+        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
+        self.client = openai.AsyncOpenAI(base_url=f"{self.url}/v1", api_key="unused", max_retries=0)
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.client.close()
+        await self.runner.cleanup()
+
+
+def _edge_config(model_path, edge_node, **kwargs) -> GatewayConfig:
+    return GatewayConfig(
+        models=[ModelEntry("tiny", str(model_path), context_length=128)],
+        edge_nodes=[EdgeNodeEntry("edge-a", f"127.0.0.1:{edge_node.port}", ["tiny"])],
+        **kwargs,
+    )
+
+
+async def test_openai_client_chat_streaming_and_not(model_path, edge_node):
+    expected = _greedy_text(model_path, 12)
+    async with Gateway(_edge_config(model_path, edge_node)) as gw:
+        raw = await gw.client.chat.completions.with_raw_response.create(
+            model="tiny", messages=MESSAGES, max_tokens=12, temperature=0
+        )
+        completion = raw.parse()
+        assert raw.headers["X-Hybridgw-Target"] == "edge" and raw.headers["X-Hybridgw-Node"] == "edge-a"
+        assert completion.choices[0].message.content == expected
+        assert completion.choices[0].finish_reason in ("length", "stop")
+        assert completion.usage.completion_tokens <= 12 and completion.usage.prompt_tokens > 0
+        stream = await gw.client.chat.completions.create(
+            model="tiny",
+            messages=MESSAGES,
+            max_tokens=12,
+            temperature=0,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        chunks = [chunk async for chunk in stream]
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        assert text == expected
+        assert chunks[0].choices[0].delta.role == "assistant"
+        assert (
+            chunks[-1].choices == []
+            and chunks[-1].usage.completion_tokens == completion.usage.completion_tokens
+        )
+        models = await gw.client.models.list()
+        assert [m.id for m in models.data] == ["tiny"]
+
+
+async def test_completions_n_seed_logprobs_and_stop(model_path, edge_node):
+    async with Gateway(_edge_config(model_path, edge_node)) as gw:
+        result = await gw.client.completions.create(
+            model="tiny", prompt="Hello", max_tokens=8, n=2, seed=3, temperature=1.0, logprobs=2
+        )
+        assert [c.index for c in result.choices] == [0, 1]
+        assert len(result.choices[0].logprobs.tokens) == len(result.choices[0].logprobs.token_logprobs)
+        again = await gw.client.completions.create(
+            model="tiny", prompt="Hello", max_tokens=8, n=2, seed=3, temperature=1.0, logprobs=2
+        )
+        assert [c.text for c in again.choices] == [c.text for c in result.choices]
+        full = (
+            (await gw.client.completions.create(model="tiny", prompt="Hello", max_tokens=12, temperature=0))
+            .choices[0]
+            .text
+        )
+        stop = full[3:5]
+        cut = (
+            await gw.client.completions.create(
+                model="tiny", prompt="Hello", max_tokens=12, temperature=0, stop=[stop]
+            )
+        ).choices[0]
+        assert cut.text == full[: full.find(stop)] and cut.finish_reason == "stop"
+
+
+async def test_private_requests_stay_on_the_edge_and_fail_closed_without_it(
+    model_path, edge_node, redis_url, redis_keys
+):
+    worker_engine = AsyncEngine(CloudEngineCore(LLMEngine(str(model_path), num_blocks=64, block_size=4)))
+    import redis.asyncio as aioredis
+
+    client = aioredis.from_url(redis_url)
+    stop = asyncio.Event()
+    worker = CloudWorker(worker_engine, client, redis_keys, "w1", max_active=4, heartbeat_s=0.1)
+    task = asyncio.create_task(worker.run(stop))
+    await asyncio.sleep(0.3)
+    cloud_only = GatewayConfig(
+        models=[ModelEntry("tiny", str(model_path), context_length=128)],
+        redis_url=redis_url,
+        redis_prefix=redis_keys.prefix,
+    )
+    async with Gateway(cloud_only) as gw:
+        raw = await gw.client.chat.completions.with_raw_response.create(
+            model="tiny", messages=MESSAGES, max_tokens=4
+        )
+        assert raw.headers["X-Hybridgw-Target"] == "cloud"
+        for extra in ({"extra_headers": {"X-Hybridgw-Privacy": "private"}}, {}):
+            content = "my card is 4111 1111 1111 1111" if not extra else "hello"
+            with pytest.raises(openai.APIStatusError) as error:
+                await gw.client.chat.completions.create(
+                    model="tiny", max_tokens=4, messages=[{"role": "user", "content": content}], **extra
+                )
+            assert error.value.status_code == 503
+            assert error.value.body["code"] == "no_private_node"
+    both = _edge_config(model_path, edge_node, redis_url=redis_url, redis_prefix=redis_keys.prefix)
+    async with Gateway(both) as gw:
+        for _ in range(4):
+            raw = await gw.client.chat.completions.with_raw_response.create(
+                model="tiny",
+                max_tokens=4,
+                messages=[{"role": "user", "content": "mail jane@example.com"}],
+                extra_headers={"X-Hybridgw-Latency-Target-Ms": "0.001"},
+            )
+            assert raw.headers["X-Hybridgw-Target"] == "edge"
+    stop.set()
+    await task
+    worker_engine.close()
+    await client.aclose()
+
+
+async def test_bad_input_gets_openai_errors(model_path, edge_node):
+    cases = [
+        (b"{not json", 400, "invalid_json", None),
+        (b"\xff\xfe", 400, "invalid_encoding", None),
+        (b"[1, 2]", 400, "invalid_json", None),
+        (json.dumps({"model": "tiny"}).encode(), 400, None, "messages"),
+        (json.dumps({"model": "tiny", "messages": "hi"}).encode(), 400, None, "messages"),
+        (
+            json.dumps({"model": "tiny", "messages": MESSAGES, "temperature": "hot"}).encode(),
+            400,
+            None,
+            "temperature",
+        ),
+        (json.dumps({"model": "tiny", "messages": MESSAGES, "n": 100}).encode(), 400, None, "n"),
+        (
+            json.dumps({"model": "tiny", "messages": MESSAGES, "max_tokens": 10**9}).encode(),
+            400,
+            "context_length_exceeded",
+            "max_tokens",
+        ),
+        (
+            json.dumps({"model": "tiny", "messages": [{"role": "user", "content": "Hello " * 200}]}).encode(),
+            400,
+            "context_length_exceeded",
+            "messages",
+        ),
+        (json.dumps({"model": "gpt-9", "messages": MESSAGES}).encode(), 404, "model_not_found", "model"),
+        (b"{" + b" " * (2 << 20) + b"}", 413, "body_too_large", None),
+    ]
+    async with Gateway(_edge_config(model_path, edge_node)) as gw, aiohttp.ClientSession() as session:
+        for body, status, code, param in cases:
+            async with session.post(
+                f"{gw.url}/v1/chat/completions", data=body, headers={"Content-Type": "application/json"}
+            ) as response:
+                payload = await response.json()
+                assert response.status == status, (body[:40], payload)
+                assert set(payload["error"]) == {"message", "type", "param", "code"}
+                assert payload["error"]["code"] == code and payload["error"]["param"] == param
+        async with session.get(f"{gw.url}/health/ready") as response:
+            assert response.status == 200 and (await response.json())["nodes"] == {"edge-a": True}
+        async with session.get(f"{gw.url}/metrics") as response:
+            text = await response.text()
+            assert "hybridgw_routing_decisions_total" in text and "hybridgw_node_queue_depth" in text
