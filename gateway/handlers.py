@@ -1,6 +1,7 @@
 """The OpenAI endpoints: /v1/chat/completions, /v1/completions, /v1/models; health and metrics."""
 
 import json
+import logging
 import time
 
 from aiohttp import web
@@ -12,6 +13,7 @@ from gateway.pipeline import Generation, TextEvent, start_generation
 from gateway.responses import ChatFormat, CompletionFormat, ResponseFormat
 from gateway.schemas import parse_body, parse_chat, parse_completion
 
+logger = logging.getLogger("hybridgw.gateway")
 PRIVACY_HEADER = "X-Hybridgw-Privacy"
 LATENCY_HEADER = "X-Hybridgw-Latency-Target-Ms"
 
@@ -92,7 +94,27 @@ def _latency_target(request: web.Request, default_ms: float | None) -> float | N
 
 
 def _record(metrics, generation: Generation, outcome: str) -> None:
+    """Metrics, and the one structured log line of the request."""
     target = generation.target
+    logger.info(
+        json.dumps(
+            {
+                "event": "request",
+                "request_id": generation.request_id,
+                "target": target,
+                "node": generation.node_id,
+                "outcome": outcome,
+                "private": generation.privacy.is_private,
+                "privacy_reason": generation.privacy.reason,
+                "prompt_tokens": generation.prompt_tokens,
+                "completion_tokens": generation.completion_tokens,
+                "ttft_ms": round((generation.first_token_at - generation.started) * 1000, 1)
+                if generation.first_token_at
+                else None,
+                "duration_ms": round((time.perf_counter() - generation.started) * 1000, 1),
+            }
+        )
+    )
     metrics.requests.labels(target, outcome).inc()
     now = time.perf_counter()
     metrics.duration.labels(target).observe(now - generation.started)

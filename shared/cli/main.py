@@ -4,7 +4,7 @@ import argparse
 import sys
 
 from formats.errors import FormatError
-from shared.cli import cloud_commands, edge_commands, format_commands, model_commands
+from shared.cli import cloud_commands, edge_commands, format_commands, gateway_commands, model_commands
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,6 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
     format_commands.register(commands)
     edge_commands.register(commands)
     cloud_commands.register(commands)
+    gateway_commands.register(commands)
     return parser
 
 

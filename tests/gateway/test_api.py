@@ -231,3 +231,47 @@ async def test_bad_input_gets_openai_errors(model_path, edge_node):
         async with session.get(f"{gw.url}/metrics") as response:
             text = await response.text()
             assert "hybridgw_routing_decisions_total" in text and "hybridgw_node_queue_depth" in text
+
+
+async def test_gateway_process_serves_and_logs_one_line_per_request(model_path, edge_node):
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    port = _free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "shared",
+            "gateway",
+            "--model",
+            f"tiny={model_path}",
+            "--edge",
+            f"edge-a=127.0.0.1:{edge_node.port}",
+            "--port",
+            str(port),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(process.stderr), daemon=True).start()
+    async with aiohttp.ClientSession() as session:
+        for _ in range(200):
+            try:
+                async with session.get(f"http://127.0.0.1:{port}/health/ready") as response:
+                    if response.status == 200:
+                        break
+            except aiohttp.ClientConnectionError:
+                pass
+            await asyncio.sleep(0.1)
+        body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 3}
+        async with session.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=body) as response:
+            assert response.status == 200
+            assert (await response.json())["usage"]["completion_tokens"] <= 3
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 0
+    logged = [json.loads(line) for line in lines if line.startswith("{") and '"event": "request"' in line]
+    assert len(logged) == 1 and logged[0]["target"] == "edge" and logged[0]["outcome"] == "ok"

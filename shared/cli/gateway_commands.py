@@ -1,0 +1,74 @@
+"""`hybridgw gateway`: the OpenAI-compatible front door over edge nodes and the cloud pool."""
+
+import argparse
+import logging
+import os
+import sys
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    gateway = commands.add_parser("gateway", help="serve the OpenAI-compatible API over edge and cloud nodes")
+    gateway.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        metavar="NAME=GGUF",
+        help="a served model and the GGUF file its tokenizer and template come from",
+    )
+    gateway.add_argument(
+        "--edge",
+        action="append",
+        default=[],
+        metavar="ID=HOST:PORT[@MODEL,...]",
+        help="an edge node (default: serves every model)",
+    )
+    gateway.add_argument(
+        "--redis", default=os.environ.get("HYBRIDGW_REDIS_URL"), help="the cloud pool's Redis"
+    )
+    gateway.add_argument("--prefix", default=os.environ.get("HYBRIDGW_REDIS_PREFIX", "hybridgw:"))
+    gateway.add_argument("--privacy-mode", choices=("auto", "always_private", "public"), default="auto")
+    gateway.add_argument("--latency-target-ms", type=float)
+    gateway.add_argument("--host", default="127.0.0.1")
+    gateway.add_argument("--port", type=int, default=8080)
+    gateway.set_defaults(handler=_gateway)
+
+
+def _gateway(args: argparse.Namespace) -> int:
+    from aiohttp import web
+
+    from gateway.app import create_app
+    from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+    from gateway.privacy import PrivacyMode
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    models = [ModelEntry(*_pair(spec, "--model")) for spec in args.model]
+    names = [m.name for m in models]
+    edges = []
+    for spec in args.edge:
+        node_id, rest = _pair(spec, "--edge")
+        address, _, served = rest.partition("@")
+        edges.append(EdgeNodeEntry(node_id, address, served.split(",") if served else names))
+    config = GatewayConfig(
+        models=models,
+        edge_nodes=edges,
+        redis_url=args.redis,
+        redis_prefix=args.prefix,
+        privacy_mode=PrivacyMode(args.privacy_mode),
+        latency_target_ms=args.latency_target_ms,
+    )
+    web.run_app(
+        create_app(config),
+        host=args.host,
+        port=args.port,
+        handler_cancellation=True,
+        print=lambda line: print(line, file=sys.stderr),
+        access_log=None,
+    )
+    return 0
+
+
+def _pair(spec: str, flag: str) -> tuple[str, str]:
+    name, sep, value = spec.partition("=")
+    if not sep or not name or not value:
+        raise SystemExit(f"hybridgw: error: {flag} expects NAME=VALUE, got {spec!r}")
+    return name, value
