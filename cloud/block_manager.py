@@ -48,6 +48,7 @@ class BlockManager:
         self.pending_copies: list[tuple[int, int]] = []  # (src, dst) block ids, copy-on-write
         self.num_prefix_queries = 0  # prompt tokens looked up
         self.num_prefix_hits = 0  # of which found cached
+        self.num_copy_on_write = 0
 
     @property
     def num_free_blocks(self) -> int:
@@ -190,6 +191,7 @@ class BlockManager:
         copy = self._pop_free()
         blocks[-1] = copy
         self.pending_copies.append((shared.block_id, copy.block_id))
+        self.num_copy_on_write += 1
         return True
 
     def take_pending_copies(self) -> list[tuple[int, int]]:

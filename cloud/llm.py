@@ -32,7 +32,12 @@ class LLM:
                 if output.finished:
                     output.text = self.tokenizer.decode(output.token_ids, skip_special=True)
                     finished[output.request_id] = output
-        return [finished[request_id] for request_id in ids]
+        results = []
+        for request_id, request_params in zip(ids, params_list, strict=True):
+            result = finished[request_id]
+            result.outputs = [result] + [finished[f"{request_id}#{i}"] for i in range(1, request_params.n)]
+            results.append(result)
+        return results
 
 
 def _as_batch(prompts) -> list:

@@ -2,7 +2,7 @@
 
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -28,6 +28,7 @@ class RequestOutput:
     text: str = ""
     num_cached_tokens: int = 0
     logprobs: list = field(default_factory=list)
+    outputs: list["RequestOutput"] = field(default_factory=list)  # the n samples (LLM.generate)
 
 
 def default_device() -> torch.device:
@@ -77,6 +78,7 @@ class LLMEngine:
         )
         self.runner = ModelRunner(LlamaModel(config, tensors), config, num_blocks, block_size)
         self.metrics = EngineMetrics(self.scheduler, self.block_manager)
+        self._pending_forks: dict[str, int] = {}  # request id -> n, forked once its prompt is computed
         self.load_seconds = time.perf_counter() - started
 
     def add_request(
@@ -99,6 +101,8 @@ class LLMEngine:
         if request_id in self.scheduler.requests:
             raise InvalidRequestError(f"request id {request_id!r} is already in use")
         self.scheduler.add_request(Request(request_id, list(prompt_token_ids), params, priority=priority))
+        if params.n > 1:
+            self._pending_forks[request_id] = params.n
         return request_id
 
     def abort_request(self, request_id: str) -> bool:
@@ -120,9 +124,44 @@ class LLMEngine:
             sampled[request_id] = request.sampler.sample(logits[row].numpy())
             request.first_token_time = request.first_token_time or now
             request.token_times.append(now)
+        forks = [(requests[r], logits[row]) for row, r in enumerate(request_ids) if r in self._pending_forks]
         finished = self.scheduler.update_from_output(output, sampled)
+        children = [child for parent, row in forks for child in self._fork(parent, row.numpy(), now)]
+        finished += [child for child in children if child.is_finished]
         self.metrics.record_finished(finished)
-        return [_output(requests[request_id]) for request_id in request_ids]
+        return [_output(requests[request_id]) for request_id in request_ids] + [_output(c) for c in children]
+
+    def _fork(self, parent: Request, logits, now: float) -> list[Request]:
+        """n > 1: once the prompt is computed, n-1 children share the parent's blocks (the partly
+        filled last block is copied on its first write) and each samples its own first token from
+        the same logits."""
+        count = self._pending_forks.pop(parent.request_id)
+        children = []
+        for index in range(1, count):
+            params = replace(
+                parent.sampling_params,
+                n=1,
+                seed=None if parent.sampling_params.seed is None else parent.sampling_params.seed + index,
+            )
+            child = Request(
+                f"{parent.request_id}#{index}",
+                parent.prompt_token_ids,
+                params,
+                priority=parent.priority,
+                arrival_time=parent.arrival_time,
+            )
+            child.num_computed_tokens = len(parent.prompt_token_ids)
+            child.num_cached_tokens = parent.num_cached_tokens
+            child.status = RequestStatus.RUNNING
+            self.block_manager.fork(parent, child)
+            token = child.sampler.sample(logits)
+            child.output_token_ids.append(token.token_id)
+            child.output_logprobs.append(token)
+            child.first_token_time = now
+            child.token_times.append(now)
+            self.scheduler.adopt(child, token.token_id)
+            children.append(child)
+        return children
 
 
 def _output(request: Request) -> RequestOutput:

@@ -159,6 +159,16 @@ class Scheduler:
                 finished.append(request)
         return finished
 
+    def adopt(self, request: Request, token_id: int) -> None:
+        """A forked child joins the running requests with its first token already sampled."""
+        self.requests[request.request_id] = request
+        self._check_stop(request, token_id)
+        if request.is_finished:
+            self.requests.pop(request.request_id)
+            self.block_manager.free(request)
+        else:
+            self.running.append(request)
+
     def _check_stop(self, request: Request, token_id: int) -> None:
         params = request.sampling_params
         if token_id in params.stop_token_ids or (

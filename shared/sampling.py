@@ -30,6 +30,7 @@ class SamplingParams:
     stop_token_ids: tuple[int, ...] = ()
     ignore_eos: bool = False
     logprobs: int = 0  # top alternatives per token
+    n: int = 1  # parallel samples of the same prompt (the cloud engine forks them)
 
     def __post_init__(self) -> None:
         checks = [
@@ -42,6 +43,7 @@ class SamplingParams:
             (-2 <= self.frequency_penalty <= 2, "frequency_penalty must be in [-2, 2]"),
             (self.max_tokens >= 1, "max_tokens must be >= 1"),
             (0 <= self.logprobs <= 20, "logprobs must be in [0, 20]"),
+            (1 <= self.n <= 16, "n must be in [1, 16]"),
         ]
         for ok, message in checks:
             if not ok:

@@ -122,3 +122,18 @@ def test_demo_greedy_equals_transformers_and_text_decodes(demo_model_path):
     assert output.token_ids == _hf_greedy(reference, case["prompt_ids"], 16)
     text = llm.generate("The capital of France is", SamplingParams(temperature=0, max_tokens=3))[0].text
     assert "Paris" in text
+
+
+def test_n_samples_fork_the_prompt_blocks(tiny_checkpoint):
+    _, _, gguf_path = tiny_checkpoint
+    llm = LLM(str(gguf_path), num_blocks=64, block_size=4)
+    prompt = [5, 17, 200, 33, 91, 250]  # 6 tokens: the second block is partly filled, so it is copied
+    single = llm.generate([prompt], GREEDY)[0]
+    forked = llm.generate([prompt], SamplingParams(temperature=0, max_tokens=24, ignore_eos=True, n=3))[0]
+    assert [o.token_ids for o in forked.outputs] == [single.token_ids] * 3
+    assert llm.engine.block_manager.num_copy_on_write == 2
+    sampled = llm.generate(
+        [prompt], SamplingParams(temperature=1.0, seed=1, max_tokens=24, ignore_eos=True, n=3)
+    )[0]
+    assert len({tuple(o.token_ids) for o in sampled.outputs}) == 3
+    assert llm.engine.block_manager.num_free_blocks == 64
