@@ -6,12 +6,14 @@ import redis.asyncio as aioredis
 from aiohttp import web
 
 from gateway import app_keys, handlers
+from gateway.auth import KeyStore
 from gateway.backends.cloud import CloudBackend
 from gateway.backends.edge import EdgeBackend
 from gateway.config import GatewayConfig
 from gateway.errors import error_middleware
 from gateway.metrics import GatewayMetrics
 from gateway.models import ServedModel
+from gateway.rate_limit import LocalRateLimiter, RedisRateLimiter
 from shared.redis_keys import RedisKeys
 
 
@@ -24,6 +26,8 @@ def create_app(config: GatewayConfig) -> web.Application:
     app[app_keys.BACKENDS] = []
     app[app_keys.METRICS] = GatewayMetrics.create()
     app[app_keys.RNG] = random.Random()
+    app[app_keys.KEYS] = KeyStore(config.api_keys)
+    app[app_keys.LIMITER] = LocalRateLimiter()  # replaced by the Redis limiter when Redis is configured
     app.cleanup_ctx.append(_backends)
     app.router.add_post("/v1/chat/completions", handlers.chat_completions)
     app.router.add_post("/v1/completions", handlers.completions)
@@ -45,6 +49,7 @@ async def _backends(app: web.Application):
         client = aioredis.from_url(config.redis_url)
         models = frozenset(config.cloud_models or app[app_keys.MODELS])
         backends.append(CloudBackend(client, RedisKeys(config.redis_prefix), models))
+        app[app_keys.LIMITER] = RedisRateLimiter(client, config.redis_prefix)
     for backend in backends:
         await backend.start()
     yield

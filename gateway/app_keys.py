@@ -4,6 +4,7 @@ import random
 
 from aiohttp import web
 
+from gateway.auth import KeyStore
 from gateway.backends.base import Backend
 from gateway.config import GatewayConfig
 from gateway.metrics import GatewayMetrics
@@ -14,3 +15,5 @@ MODELS = web.AppKey("models", dict[str, ServedModel])
 BACKENDS = web.AppKey("backends", list[Backend])
 METRICS = web.AppKey("metrics", GatewayMetrics)
 RNG = web.AppKey("rng", random.Random)
+KEYS = web.AppKey("keys", KeyStore)
+LIMITER = web.AppKey("limiter", object)  # LocalRateLimiter or RedisRateLimiter

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass, field
 
+from gateway.auth import ApiKey
 from gateway.privacy import PrivacyMode
 
 
@@ -30,6 +31,7 @@ class GatewayConfig:
     privacy_mode: PrivacyMode = PrivacyMode.AUTO
     latency_target_ms: float | None = None
     max_body_bytes: int = 1 << 20
+    api_keys: list[ApiKey] = field(default_factory=list)  # empty: no authentication
 
     def __post_init__(self) -> None:
         if not self.models:

@@ -2,14 +2,16 @@
 
 import json
 import logging
+import math
 import time
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from gateway import app_keys
-from gateway.errors import model_not_found
-from gateway.pipeline import Generation, TextEvent, start_generation
+from gateway.auth import check_model_allowed
+from gateway.errors import APIError, model_not_found
+from gateway.pipeline import Generation, TextEvent, prepare, start_generation
 from gateway.responses import ChatFormat, CompletionFormat, ResponseFormat
 from gateway.schemas import parse_body, parse_chat, parse_completion
 
@@ -29,17 +31,26 @@ async def completions(request: web.Request) -> web.StreamResponse:
 async def _generate(request: web.Request, parse, format_class: type[ResponseFormat]) -> web.StreamResponse:
     app = request.app
     config, metrics = app[app_keys.CONFIG], app[app_keys.METRICS]
+    key = app[app_keys.KEYS].authenticate(request)
     body = parse(parse_body(await request.read()))
     model = app[app_keys.MODELS].get(body.model)
     if model is None:
         raise model_not_found(body.model)
+    check_model_allowed(key, body.model)
+    ids, max_tokens = prepare(model, body)
+    if key is not None:
+        await _admit(app, key, len(ids) + max_tokens * body.n)
+    privacy_mode = key.privacy_mode if key is not None else config.privacy_mode
+    default_target = (key.latency_target_ms if key is not None else None) or config.latency_target_ms
     generation = await start_generation(
         model,
         body,
+        ids,
+        max_tokens,
         app[app_keys.BACKENDS],
-        config.privacy_mode,
+        privacy_mode,
         request.headers.get(PRIVACY_HEADER),
-        _latency_target(request, config.latency_target_ms),
+        _latency_target(request, default_target),
         metrics,
         app[app_keys.RNG],
     )
@@ -56,6 +67,19 @@ async def _generate(request: web.Request, parse, format_class: type[ResponseForm
         return response
     finally:
         _record(metrics, generation, outcome)
+
+
+async def _admit(app: web.Application, key, tokens: int) -> None:
+    limit = await app[app_keys.LIMITER].acquire(key, tokens)
+    if not limit.allowed:
+        retry = str(max(1, math.ceil(limit.retry_after_s)))
+        raise APIError(
+            429,
+            f"Rate limit reached for key {key.key_id}; retry after {retry} s.",
+            "rate_limit_error",
+            code="rate_limit_exceeded",
+            headers={"Retry-After": retry},
+        )
 
 
 async def _stream(request, generation: Generation, fmt: ResponseFormat, headers) -> web.StreamResponse:
@@ -128,7 +152,12 @@ def _record(metrics, generation: Generation, outcome: str) -> None:
 
 
 async def list_models(request: web.Request) -> web.Response:
-    models = request.app[app_keys.MODELS].values()
+    key = request.app[app_keys.KEYS].authenticate(request)
+    models = [
+        m
+        for m in request.app[app_keys.MODELS].values()
+        if key is None or key.allowed_models is None or m.name in key.allowed_models
+    ]
     data = [{"id": m.name, "object": "model", "created": m.created, "owned_by": "hybridgw"} for m in models]
     return web.json_response({"object": "list", "data": data})
 

@@ -63,16 +63,8 @@ def prompt_ids(model: ServedModel, request: GenerationRequest) -> list[int]:
     return model.tokenizer.encode(request.prompt or "", add_special=True, parse_special=False)
 
 
-async def start_generation(
-    model: ServedModel,
-    request: GenerationRequest,
-    backends: list[Backend],
-    privacy_mode: PrivacyMode,
-    privacy_header: str | None,
-    latency_target_s: float | None,
-    metrics: GatewayMetrics,
-    rng: random.Random,
-) -> Generation:
+def prepare(model: ServedModel, request: GenerationRequest) -> tuple[list[int], int]:
+    """Prompt ids and the number of tokens to generate, checked against the context window."""
     ids = prompt_ids(model, request)
     room = model.context_length - len(ids)
     if room < 1:
@@ -90,6 +82,21 @@ async def start_generation(
             "max_tokens",
             "context_length_exceeded",
         )
+    return ids, max_tokens
+
+
+async def start_generation(
+    model: ServedModel,
+    request: GenerationRequest,
+    ids: list[int],
+    max_tokens: int,
+    backends: list[Backend],
+    privacy_mode: PrivacyMode,
+    privacy_header: str | None,
+    latency_target_s: float | None,
+    metrics: GatewayMetrics,
+    rng: random.Random,
+) -> Generation:
     privacy = classify(request.texts, privacy_mode, privacy_header)
     if privacy.is_private and privacy.reason != "key":
         metrics.privacy_forced.labels(privacy.reason).inc()
