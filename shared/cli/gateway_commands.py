@@ -28,6 +28,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     gateway.add_argument("--prefix", default=os.environ.get("HYBRIDGW_REDIS_PREFIX", "hybridgw:"))
     gateway.add_argument("--privacy-mode", choices=("auto", "always_private", "public"), default="auto")
     gateway.add_argument("--latency-target-ms", type=float)
+    gateway.add_argument("--keys", help="TOML file of API keys (sha256-hashed); without it the API is open")
     gateway.add_argument("--host", default="127.0.0.1")
     gateway.add_argument("--port", type=int, default=8080)
     gateway.set_defaults(handler=_gateway)
@@ -48,6 +49,8 @@ def _gateway(args: argparse.Namespace) -> int:
         node_id, rest = _pair(spec, "--edge")
         address, _, served = rest.partition("@")
         edges.append(EdgeNodeEntry(node_id, address, served.split(",") if served else names))
+    from gateway.keys_file import load_keys
+
     config = GatewayConfig(
         models=models,
         edge_nodes=edges,
@@ -55,6 +58,7 @@ def _gateway(args: argparse.Namespace) -> int:
         redis_prefix=args.prefix,
         privacy_mode=PrivacyMode(args.privacy_mode),
         latency_target_ms=args.latency_target_ms,
+        api_keys=load_keys(args.keys) if args.keys else [],
     )
     web.run_app(
         create_app(config),

@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args) or 0
-    except FormatError as exc:
+    except (FormatError, ValueError) as exc:
         print(f"hybridgw: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -63,3 +63,29 @@ async def test_token_bucket_limits(kind, redis_url, redis_keys):
     assert refused.retry_after_s == pytest.approx(12, abs=0.5)  # 20 missing tokens at 100 per minute
     assert (await limiter.acquire(key, 40)).allowed  # a refused call took nothing
     await client.aclose()
+
+
+def test_keys_file(tmp_path):
+    from gateway.keys_file import KeysFileError, load_keys
+
+    good = tmp_path / "keys.toml"
+    good.write_text(
+        f'[[keys]]\nid = "alice"\nsha256 = "{hash_key("sk-alice")}"\ntenant = "acme"\n'
+        'privacy_mode = "always_private"\nallowed_models = ["tiny"]\nrequests_per_minute = 5\n'
+    )
+    (key,) = load_keys(good)
+    assert (key.key_id, key.privacy_mode, key.allowed_models, key.requests_per_minute) == (
+        "alice",
+        PrivacyMode.ALWAYS_PRIVATE,
+        frozenset({"tiny"}),
+        5,
+    )
+    for text, field in [
+        ('[[keys]]\nid = "a"\nsha256 = "zz"\ntenant = "t"\n', "sha256"),
+        (f'[[keys]]\nid = "a"\nsha256 = "{"0" * 64}"\ntenant = "t"\nprivacy_mode = "x"\n', "privacy_mode"),
+        (f'[[keys]]\nid = "a"\nsha256 = "{"0" * 64}"\n', "tenant"),
+    ]:
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text)
+        with pytest.raises(KeysFileError, match=rf"keys\[0\]\.{field}"):
+            load_keys(bad)
