@@ -16,6 +16,7 @@ import logging
 import time
 
 import redis.asyncio as aioredis
+from opentelemetry.trace import SpanKind
 
 from shared.async_engine import AsyncEngine
 from shared.proto import inference_pb2 as pb
@@ -23,6 +24,7 @@ from shared.proto_convert import chunk_from_output, sampling_from_proto
 from shared.redis_keys import RedisKeys
 from shared.sampling import InvalidSamplingParams
 from shared.step_output import InvalidRequestError
+from shared.telemetry import extract_context, tracer
 
 logger = logging.getLogger("hybridgw.cloud")
 
@@ -124,11 +126,32 @@ class CloudWorker:
         request_id = request.request_id or entry_id.decode()
         if request_id in self.active:
             return
-        task = asyncio.get_running_loop().create_task(self._serve(entry_id, request_id, request))
+        carrier = {k.decode(): v.decode() for k, v in fields.items() if k in (b"traceparent", b"tracestate")}
+        task = asyncio.get_running_loop().create_task(self._serve(entry_id, request_id, request, carrier))
         self.active[request_id] = (entry_id, task)
         task.add_done_callback(lambda _: self.active.pop(request_id, None))
 
-    async def _serve(self, entry_id: bytes, request_id: str, request: pb.GenerateRequest) -> None:
+    async def _serve(
+        self, entry_id: bytes, request_id: str, request: pb.GenerateRequest, carrier: dict[str, str]
+    ) -> None:
+        span = tracer("hybridgw.cloud").start_span(
+            "engine.generate",
+            context=extract_context(carrier),
+            kind=SpanKind.CONSUMER,
+            attributes={
+                "hybridgw.node": self.name,
+                "gen_ai.request.model": request.model,
+                "gen_ai.usage.input_tokens": len(request.prompt_token_ids),
+            },
+        )
+        try:
+            await self._serve_traced(entry_id, request_id, request, span)
+        finally:
+            span.end()
+
+    async def _serve_traced(
+        self, entry_id: bytes, request_id: str, request: pb.GenerateRequest, span
+    ) -> None:
         reply = self.keys.reply_stream(request_id)
         emitted, finished = await self._already_emitted(reply)
         if finished:
@@ -156,6 +179,8 @@ class CloudWorker:
             await self.redis.xadd(reply, {"chunk": final.SerializeToString()})
             outcome = "cancelled"
         finally:
+            span.set_attribute("gen_ai.usage.output_tokens", count)
+            span.set_attribute("hybridgw.outcome", outcome)
             await self.redis.expire(reply, self.reply_ttl_s)
             await self._ack(entry_id)
             logger.info(

@@ -6,6 +6,8 @@ import math
 import time
 
 from aiohttp import web
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from gateway import app_keys
@@ -14,6 +16,7 @@ from gateway.errors import APIError, model_not_found
 from gateway.pipeline import Generation, TextEvent, prepare, start_generation
 from gateway.responses import ChatFormat, CompletionFormat, ResponseFormat
 from gateway.schemas import parse_body, parse_chat, parse_completion
+from shared.telemetry import extract_context, tracer
 
 logger = logging.getLogger("hybridgw.gateway")
 PRIVACY_HEADER = "X-Hybridgw-Privacy"
@@ -21,11 +24,22 @@ LATENCY_HEADER = "X-Hybridgw-Latency-Target-Ms"
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
-    return await _generate(request, parse_chat, ChatFormat)
+    return await _traced(request, "chat", parse_chat, ChatFormat)
 
 
 async def completions(request: web.Request) -> web.StreamResponse:
-    return await _generate(request, parse_completion, CompletionFormat)
+    return await _traced(request, "text_completion", parse_completion, CompletionFormat)
+
+
+async def _traced(request: web.Request, operation: str, parse, format_class) -> web.StreamResponse:
+    """One span per request, the root of the trace that follows it to the engine on the node."""
+    span_tracer = tracer("hybridgw.gateway")
+    with span_tracer.start_as_current_span(
+        f"{operation}", kind=SpanKind.SERVER, context=extract_context(request.headers)
+    ) as span:
+        span.set_attribute("gen_ai.operation.name", operation)
+        span.set_attribute("http.route", request.path)
+        return await _generate(request, parse, format_class)
 
 
 async def _generate(request: web.Request, parse, format_class: type[ResponseFormat]) -> web.StreamResponse:
@@ -54,6 +68,7 @@ async def _generate(request: web.Request, parse, format_class: type[ResponseForm
         metrics,
         app[app_keys.RNG],
     )
+    _annotate(trace.get_current_span(), body, generation)
     fmt = format_class(generation, body, model)
     headers = {"X-Hybridgw-Target": generation.target, "X-Hybridgw-Node": generation.node_id}
     outcome = "error"
@@ -66,7 +81,26 @@ async def _generate(request: web.Request, parse, format_class: type[ResponseForm
         outcome = "ok"
         return response
     finally:
+        span = trace.get_current_span()
+        span.set_attribute("gen_ai.usage.input_tokens", generation.prompt_tokens)
+        span.set_attribute("gen_ai.usage.output_tokens", generation.completion_tokens)
         _record(metrics, generation, outcome)
+
+
+def _annotate(span, body, generation: Generation) -> None:
+    span.set_attributes(
+        {
+            "gen_ai.request.model": body.model,
+            "gen_ai.request.max_tokens": body.max_tokens or 0,
+            "gen_ai.request.temperature": body.temperature,
+            "gen_ai.request.top_p": body.top_p,
+            "gen_ai.response.id": generation.request_id,
+            "hybridgw.route.target": generation.target,
+            "hybridgw.route.node": generation.node_id,
+            "hybridgw.privacy.private": generation.privacy.is_private,
+            "hybridgw.privacy.reason": generation.privacy.reason,
+        }
+    )
 
 
 async def _admit(app: web.Application, key, tokens: int) -> None:

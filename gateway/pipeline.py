@@ -9,6 +9,9 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
+
 from formats.errors import ChatTemplateError
 from gateway.backends.base import Backend, BackendError
 from gateway.errors import APIError, invalid
@@ -19,6 +22,7 @@ from gateway.router import Decision, Outcome, RouteRequest, route
 from gateway.schemas import GenerationRequest
 from gateway.text_stream import TextStream
 from shared.proto import inference_pb2 as pb
+from shared.telemetry import inject_context, tracer
 
 COOLDOWN_S = 5.0
 MAX_ATTEMPTS = 2
@@ -180,7 +184,18 @@ async def _choice_stream(
         sampling=sampling,
     )
     text = TextStream(model.tokenizer, request.stop)
-    chunks = backend.generate(node_request, REQUEST_TIMEOUT_S)
+    span = tracer("hybridgw.gateway").start_span(
+        f"generate {backend.state.node_id}",
+        kind=SpanKind.CLIENT,
+        attributes={
+            "hybridgw.node": backend.state.node_id,
+            "hybridgw.target": backend.state.kind.value,
+            "gen_ai.request.model": model.name,
+        },
+    )
+    with trace.use_span(span, end_on_exit=False):
+        trace_headers = inject_context()
+    chunks = backend.generate(node_request, REQUEST_TIMEOUT_S, trace_headers)
     try:
         async for chunk in chunks:
             event = TextEvent(index, "")
@@ -201,6 +216,7 @@ async def _choice_stream(
                 return
             yield event
     finally:
+        span.end()
         await chunks.aclose()
 
 

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from opentelemetry.trace import SpanKind
 
 from shared.async_engine import AsyncEngine, EngineDrainingError
 from shared.proto import inference_pb2 as pb
@@ -22,6 +23,7 @@ from shared.proto import inference_pb2_grpc as pb_grpc
 from shared.proto_convert import chunk_from_output, sampling_from_proto
 from shared.sampling import InvalidSamplingParams
 from shared.step_output import InvalidRequestError
+from shared.telemetry import extract_context, tracer
 
 logger = logging.getLogger("hybridgw.node")
 SERVICE_NAME = "hybridgw.inference.v1.Inference"
@@ -42,6 +44,17 @@ class InferenceServicer(pb_grpc.InferenceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         prompt = list(request.prompt_token_ids) + list(request.resume_token_ids)
         first_token_at, count, reason = None, 0, "cancelled"
+        parent = extract_context(dict(context.invocation_metadata() or ()))
+        span = tracer("hybridgw.node").start_span(
+            "engine.generate",
+            context=parent,
+            kind=SpanKind.SERVER,
+            attributes={
+                "hybridgw.node": self.node_id,
+                "gen_ai.request.model": self.model_name,
+                "gen_ai.usage.input_tokens": len(request.prompt_token_ids),
+            },
+        )
         try:
             async for output in self.engine.generate(request_id, prompt, params):
                 first_token_at = first_token_at or time.perf_counter()
@@ -56,6 +69,9 @@ class InferenceServicer(pb_grpc.InferenceServicer):
             reason = "draining"
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         finally:
+            span.set_attribute("gen_ai.usage.output_tokens", count)
+            span.set_attribute("hybridgw.outcome", reason)
+            span.end()
             _log_request(request_id, len(prompt), count, reason, started, first_token_at)
 
     async def Stats(self, request: pb.StatsRequest, context: grpc.aio.ServicerContext) -> pb.NodeStats:

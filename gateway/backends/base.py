@@ -19,7 +19,9 @@ class BackendError(Exception):
 class Backend(Protocol):
     state: NodeState
 
-    def generate(self, request: pb.GenerateRequest, timeout_s: float) -> AsyncIterator[pb.GenerateChunk]: ...
+    def generate(
+        self, request: pb.GenerateRequest, timeout_s: float, trace_headers: dict[str, str] | None = None
+    ) -> AsyncIterator[pb.GenerateChunk]: ...
 
     async def start(self) -> None: ...
 

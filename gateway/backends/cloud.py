@@ -59,12 +59,13 @@ class CloudBackend:
             await self.poll_once()
 
     async def generate(
-        self, request: pb.GenerateRequest, timeout_s: float
+        self, request: pb.GenerateRequest, timeout_s: float, trace_headers: dict[str, str] | None = None
     ) -> AsyncIterator[pb.GenerateChunk]:
         reply = self.keys.reply_stream(request.request_id)
         finished = False
         try:
-            await self.redis.xadd(self.keys.request_stream, {"request": request.SerializeToString()})
+            fields = {"request": request.SerializeToString(), **(trace_headers or {})}
+            await self.redis.xadd(self.keys.request_stream, fields)
         except aioredis.RedisError as error:
             raise BackendError(f"cannot reach the cloud queue: {error}", 503) from None
         self.state.num_waiting += 1

@@ -58,9 +58,10 @@ class EdgeBackend:
             await self.poll_once()
 
     async def generate(
-        self, request: pb.GenerateRequest, timeout_s: float
+        self, request: pb.GenerateRequest, timeout_s: float, trace_headers: dict[str, str] | None = None
     ) -> AsyncIterator[pb.GenerateChunk]:
-        call = self._stub.Generate(request, timeout=timeout_s)
+        metadata = tuple((trace_headers or {}).items())
+        call = self._stub.Generate(request, timeout=timeout_s, metadata=metadata)
         self.state.num_waiting += 1  # counted until the next poll corrects it
         try:
             async for chunk in call:

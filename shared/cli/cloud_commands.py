@@ -47,8 +47,10 @@ def _cloud(args: argparse.Namespace) -> int:
     from shared.async_engine import AsyncEngine
     from shared.inference_server import serve
     from shared.redis_keys import RedisKeys
+    from shared.telemetry import setup_tracing
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    setup_tracing("hybridgw-cloud")
     device = default_device()
     dtype = (
         getattr(torch, args.dtype)

@@ -94,8 +94,10 @@ def _edge(args: argparse.Namespace) -> int:
     from edge.engine import EdgeEngine, EngineConfig
     from shared.async_engine import AsyncEngine
     from shared.inference_server import serve
+    from shared.telemetry import setup_tracing
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    setup_tracing("hybridgw-edge")
     engine = EdgeEngine(
         EngineConfig(
             str(args.model), num_slots=args.slots, context_size=args.ctx_size, num_threads=args.threads

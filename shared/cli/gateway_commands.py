@@ -40,8 +40,10 @@ def _gateway(args: argparse.Namespace) -> int:
     from gateway.app import create_app
     from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
     from gateway.privacy import PrivacyMode
+    from shared.telemetry import setup_tracing
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    setup_tracing("hybridgw-gateway")
     models = [ModelEntry(*_pair(spec, "--model")) for spec in args.model]
     names = [m.name for m in models]
     edges = []

@@ -27,7 +27,7 @@ def _free_port() -> int:
 
 
 class EdgeNode:
-    def __init__(self, model_path, slots: int = 1):
+    def __init__(self, model_path, slots: int = 1, env: dict[str, str] | None = None):
         self.port = _free_port()
         self.lines: list[str] = []
         self.process = subprocess.Popen(
@@ -51,6 +51,7 @@ class EdgeNode:
             ],
             stderr=subprocess.PIPE,
             text=True,
+            env={**os.environ, **(env or {})},
         )
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()

@@ -1,0 +1,84 @@
+"""Tracing for every service: one OpenTelemetry tracer provider per process, W3C trace context
+carried across hops (gRPC metadata, the Redis queue message).
+
+Exporters, by environment:
+- OTEL_EXPORTER_OTLP_ENDPOINT (standard): OTLP over gRPC to a collector;
+- HYBRIDGW_TRACE_FILE=path: one JSON line per finished span (debugging, tests).
+Without either, spans are created (context still propagates) but not exported.
+"""
+
+import json
+import os
+import threading
+from collections.abc import Mapping, Sequence
+
+from opentelemetry import propagate, trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    SimpleSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
+
+_configured = threading.Lock()
+
+
+class JsonLinesExporter(SpanExporter):
+    """Appends each span as a JSON object: name, trace/span/parent ids, attributes, service."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._lock = threading.Lock()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        lines = []
+        for span in spans:
+            context = span.get_span_context()
+            lines.append(
+                json.dumps(
+                    {
+                        "name": span.name,
+                        "trace_id": f"{context.trace_id:032x}",
+                        "span_id": f"{context.span_id:016x}",
+                        "parent_id": f"{span.parent.span_id:016x}" if span.parent else None,
+                        "service": span.resource.attributes.get("service.name"),
+                        "attributes": dict(span.attributes or {}),
+                    },
+                    default=str,
+                )
+            )
+        with self._lock, open(self.path, "a", encoding="utf-8") as handle:
+            handle.write("".join(line + "\n" for line in lines))
+        return SpanExportResult.SUCCESS
+
+
+def setup_tracing(service_name: str) -> None:
+    """Install the process's tracer provider once (later calls keep the first)."""
+    if not _configured.acquire(blocking=False):
+        return
+    provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+    trace_file = os.environ.get("HYBRIDGW_TRACE_FILE")
+    if trace_file:
+        provider.add_span_processor(SimpleSpanProcessor(JsonLinesExporter(trace_file)))
+    if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)
+
+
+def tracer(name: str) -> trace.Tracer:
+    return trace.get_tracer(name)
+
+
+def inject_context() -> dict[str, str]:
+    """The current trace context as W3C headers (traceparent, tracestate)."""
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return carrier
+
+
+def extract_context(carrier: Mapping[str, str]):
+    return propagate.extract(carrier)

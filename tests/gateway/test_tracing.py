@@ -1,0 +1,65 @@
+"""One connected trace per request: gateway span -> dispatch span -> engine span on the node,
+over gRPC metadata (edge, another process) and inside the Redis queue message (cloud)."""
+
+import asyncio
+import json
+
+import redis.asyncio as aioredis
+
+from cloud.engine_core import CloudEngineCore
+from cloud.llm_engine import LLMEngine
+from cloud.worker import CloudWorker
+from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from shared.async_engine import AsyncEngine
+from shared.telemetry import setup_tracing
+from tests.edge.test_server import EdgeNode
+from tests.gateway.test_api import MESSAGES, Gateway, model_path  # noqa: F401
+
+
+def _spans(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+async def test_traces_connect_gateway_and_engines(model_path, tmp_path, monkeypatch, redis_url, redis_keys):  # noqa: F811
+    trace_file = tmp_path / "spans.jsonl"
+    monkeypatch.setenv("HYBRIDGW_TRACE_FILE", str(trace_file))
+    setup_tracing("hybridgw-test")
+    node = EdgeNode(model_path, env={"HYBRIDGW_TRACE_FILE": str(trace_file)})
+    engine = AsyncEngine(CloudEngineCore(LLMEngine(str(model_path), num_blocks=64, block_size=4)))
+    client = aioredis.from_url(redis_url)
+    stop = asyncio.Event()
+    worker_task = asyncio.create_task(
+        CloudWorker(engine, client, redis_keys, "w-trace", max_active=2, heartbeat_s=0.1).run(stop)
+    )
+    await asyncio.sleep(0.3)
+    model = [ModelEntry("tiny", str(model_path), context_length=128)]
+    edge_only = GatewayConfig(
+        models=model, edge_nodes=[EdgeNodeEntry("edge-a", f"127.0.0.1:{node.port}", ["tiny"])]
+    )
+    cloud_only = GatewayConfig(models=model, redis_url=redis_url, redis_prefix=redis_keys.prefix)
+    for config in (edge_only, cloud_only):
+        async with Gateway(config) as gw:
+            await gw.client.chat.completions.create(model="tiny", messages=MESSAGES, max_tokens=3)
+    stop.set()
+    await worker_task
+    engine.close()
+    await client.aclose()
+    node.stop()
+    spans = _spans(trace_file)
+    roots = [s for s in spans if s["name"] == "chat"]
+    assert len(roots) == 2
+    for root, target in zip(roots, ("edge", "cloud"), strict=True):
+        assert root["attributes"]["hybridgw.route.target"] == target
+        assert root["attributes"]["gen_ai.operation.name"] == "chat"
+        assert root["attributes"]["gen_ai.request.model"] == "tiny"
+        assert root["attributes"]["gen_ai.usage.output_tokens"] == 3
+        same_trace = [s for s in spans if s["trace_id"] == root["trace_id"]]
+        dispatch = next(s for s in same_trace if s["name"].startswith("generate "))
+        engine_span = next(s for s in same_trace if s["name"] == "engine.generate")
+        assert dispatch["parent_id"] == root["span_id"]
+        assert engine_span["parent_id"] == dispatch["span_id"]
+        assert engine_span["attributes"]["gen_ai.usage.output_tokens"] == 3
+    edge_engine = next(
+        s for s in spans if s["name"] == "engine.generate" and s["trace_id"] == roots[0]["trace_id"]
+    )
+    assert edge_engine["service"] == "hybridgw-edge"  # recorded by the node process itself
