@@ -1,0 +1,191 @@
+"""What the gateway adds: the same streamed requests to a node directly and through the gateway.
+
+    .venv/bin/python benchmarks/gateway_overhead.py [--tokens 16] [--requests 2000]
+
+The node is benchmarks/echo_node.py (streams fixed tokens instantly) so only protocol and gateway
+work is measured. The gateway runs pinned to one core (taskset). For 1, 32 and 256 concurrent
+clients: time to first token and to the last token, direct (gRPC) vs through the gateway (HTTP +
+SSE), p50 and p99, the added latency, and the request rate the gateway sustained.
+Writes benchmarks/results/gateway_overhead.json.
+"""
+
+import argparse
+import asyncio
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import aiohttp
+import grpc
+
+from shared.proto import inference_pb2 as pb
+from shared.proto import inference_pb2_grpc as pb_grpc
+
+RESULTS = Path(__file__).parent / "results" / "gateway_overhead.json"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def drive(concurrency: int, total: int, one_request) -> tuple[list[float], list[float], float]:
+    ttfts, totals = [], []
+    queue = list(range(total))
+
+    async def client() -> None:
+        while queue:
+            queue.pop()
+            ttft, whole = await one_request()
+            ttfts.append(ttft)
+            totals.append(whole)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+    return ttfts, totals, total / (time.perf_counter() - started)
+
+
+async def measure(node_port: int, gateway_url: str, tokens: int, total: int) -> dict:
+    results = {}
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{node_port}")
+    stub = pb_grpc.InferenceStub(channel)
+    request = pb.GenerateRequest(
+        request_id="bench", prompt_token_ids=[1, 2, 3], sampling=pb.SamplingParams(max_tokens=tokens)
+    )
+
+    async def direct():
+        started = time.perf_counter()
+        first = None
+        async for _ in stub.Generate(request):
+            first = first or time.perf_counter() - started
+        return first, time.perf_counter() - started
+
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        body = {
+            "model": "bench",
+            "messages": [{"role": "user", "content": "hi"}],
+            "max_tokens": tokens,
+            "stream": True,
+        }
+
+        async def via_gateway():
+            started = time.perf_counter()
+            first = None
+            async with session.post(f"{gateway_url}/v1/chat/completions", json=body) as response:
+                async for line in response.content:
+                    if line.startswith(b"data: {") and first is None:
+                        first = time.perf_counter() - started
+            return first, time.perf_counter() - started
+
+        for concurrency in (1, 32, 256):
+            count = max(total // (4 if concurrency == 1 else 1), concurrency)
+            d_ttft, d_total, d_rate = await drive(concurrency, count, direct)
+            g_ttft, g_total, g_rate = await drive(concurrency, count, via_gateway)
+            results[concurrency] = {
+                "requests": count,
+                "direct_ttft_ms": {
+                    "p50": percentile(d_ttft, 0.5) * 1e3,
+                    "p99": percentile(d_ttft, 0.99) * 1e3,
+                },
+                "gateway_ttft_ms": {
+                    "p50": percentile(g_ttft, 0.5) * 1e3,
+                    "p99": percentile(g_ttft, 0.99) * 1e3,
+                },
+                "added_ms": {
+                    "p50": (percentile(g_total, 0.5) - percentile(d_total, 0.5)) * 1e3,
+                    "p99": (percentile(g_total, 0.99) - percentile(d_total, 0.99)) * 1e3,
+                },
+                "gateway_requests_per_s": g_rate,
+                "direct_requests_per_s": d_rate,
+            }
+    await channel.close()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--tokens", type=int, default=16)
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--model", help="GGUF whose tokenizer the gateway uses (default: the demo model)")
+    args = parser.parse_args()
+    if args.model is None:
+        from formats.model_pull import DEFAULT_MODEL, pull
+
+        args.model = str(pull(DEFAULT_MODEL))
+    node_port, gateway_port = free_port(), free_port()
+    node = subprocess.Popen(
+        [sys.executable, str(ROOT / "benchmarks" / "echo_node.py"), str(node_port), str(args.tokens)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    node.stdout.readline()
+    pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+    gateway = subprocess.Popen(
+        [
+            *pin,
+            sys.executable,
+            "-m",
+            "shared",
+            "gateway",
+            "--model",
+            f"bench={args.model}",
+            "--edge",
+            f"echo=127.0.0.1:{node_port}",
+            "--port",
+            str(gateway_port),
+            "--privacy-mode",
+            "public",
+        ],
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
+    url = f"http://127.0.0.1:{gateway_port}"
+    try:
+        for _ in range(300):
+            try:
+                with socket.create_connection(("127.0.0.1", gateway_port), timeout=0.2):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        time.sleep(1.0)
+        results = asyncio.run(measure(node_port, url, args.tokens, args.requests))
+    finally:
+        gateway.terminate()
+        node.terminate()
+    print(f"{args.tokens} tokens per streamed request; gateway on one core")
+    header = ("clients", "direct p50", "gateway p50", "added p50", "added p99", "gw req/s")
+    print("{:>8} {:>11} {:>12} {:>10} {:>10} {:>9}".format(*header))
+    for concurrency, row in results.items():
+        cells = (
+            row["direct_ttft_ms"]["p50"],
+            row["gateway_ttft_ms"]["p50"],
+            row["added_ms"]["p50"],
+            row["added_ms"]["p99"],
+        )
+        print(
+            f"{concurrency:>8} "
+            + " ".join(f"{value:>9.2f}ms" for value in cells)
+            + f" {row['gateway_requests_per_s']:>9.0f}"
+        )
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps({"tokens": args.tokens, "results": results}, indent=2))
+    print(f"saved {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
