@@ -74,7 +74,10 @@ async def _generate(request: web.Request, parse, format_class: type[ResponseForm
     outcome = "error"
     try:
         if body.stream:
-            response = await _stream(request, generation, fmt, headers)
+            response, completed = await _stream(request, generation, fmt, headers)
+            if not completed:
+                outcome = "client_disconnected"  # the node's work was cancelled with the stream
+                return response
         else:
             events = [event async for event in generation.events]
             response = web.json_response(fmt.full(events), headers=headers)
@@ -116,22 +119,28 @@ async def _admit(app: web.Application, key, tokens: int) -> None:
         )
 
 
-async def _stream(request, generation: Generation, fmt: ResponseFormat, headers) -> web.StreamResponse:
+async def _stream(request, generation: Generation, fmt: ResponseFormat, headers):
+    """SSE to the client; returns (response, completed). A client that goes away closes the
+    events, which cancels the generation on the node."""
     response = web.StreamResponse(
         headers={**headers, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
     )
     await response.prepare(request)
-    for payload in fmt.opening():
-        await response.write(_sse(payload))
-    event: TextEvent
-    async for event in generation.events:
-        for payload in fmt.delta(event):
+    try:
+        for payload in fmt.opening():
             await response.write(_sse(payload))
-    for payload in fmt.closing():
-        await response.write(_sse(payload))
-    await response.write(b"data: [DONE]\n\n")
-    await response.write_eof()
-    return response
+        event: TextEvent
+        async for event in generation.events:
+            for payload in fmt.delta(event):
+                await response.write(_sse(payload))
+        for payload in fmt.closing():
+            await response.write(_sse(payload))
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+    except ConnectionResetError:
+        await generation.events.aclose()
+        return response, False
+    return response, True
 
 
 def _sse(payload: dict) -> bytes:

@@ -27,7 +27,7 @@ def _free_port() -> int:
 
 
 class EdgeNode:
-    def __init__(self, model_path, slots: int = 1, env: dict[str, str] | None = None):
+    def __init__(self, model_path, slots: int = 1, env: dict[str, str] | None = None, ctx_size: int = 256):
         self.port = _free_port()
         self.lines: list[str] = []
         self.process = subprocess.Popen(
@@ -43,7 +43,7 @@ class EdgeNode:
                 "--slots",
                 str(slots),
                 "--ctx-size",
-                "256",
+                str(ctx_size),
                 "--threads",
                 "2",
                 "--node-id",

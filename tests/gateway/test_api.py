@@ -275,3 +275,34 @@ async def test_gateway_process_serves_and_logs_one_line_per_request(model_path, 
     assert process.wait(timeout=30) == 0
     logged = [json.loads(line) for line in lines if line.startswith("{") and '"event": "request"' in line]
     assert len(logged) == 1 and logged[0]["target"] == "edge" and logged[0]["outcome"] == "ok"
+
+
+async def test_a_client_that_disconnects_mid_stream_cancels_the_node_work(tiny_model):
+    from shared.proto import inference_pb2 as pb
+    from tests.fixtures.tiny_models import config_for
+
+    model_path = tiny_model(GGMLType.Q8_0, config=config_for(GGMLType.Q8_0, context_length=4096))
+    edge_node = EdgeNode(model_path, ctx_size=4096)  # one 4096-token slot: a long generation
+    config = GatewayConfig(
+        models=[ModelEntry("tiny", str(model_path), context_length=4096)],
+        edge_nodes=[EdgeNodeEntry("edge-a", f"127.0.0.1:{edge_node.port}", ["tiny"])],
+    )
+    async with Gateway(config) as gw:
+        body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 4000, "stream": True}
+        session = aiohttp.ClientSession()
+        response = await session.post(f"{gw.url}/v1/chat/completions", json=body)
+        await response.content.readline()  # the stream is running on the node
+        assert edge_node.stub.Stats(pb.StatsRequest()).num_running == 1
+        response.close()
+        await session.close()
+        for _ in range(100):
+            if edge_node.stub.Stats(pb.StatsRequest()).num_running == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert edge_node.stub.Stats(pb.StatsRequest()).num_running == 0
+    for _ in range(40):  # the node's log line arrives through its stderr
+        if any(entry["outcome"] == "cancelled" for entry in edge_node.requests_logged()):
+            break
+        await asyncio.sleep(0.05)
+    assert any(entry["outcome"] == "cancelled" for entry in edge_node.requests_logged())
+    edge_node.stop()
