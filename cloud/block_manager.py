@@ -76,9 +76,12 @@ class BlockManager:
             if block_id is None:
                 break
             computed.append(self.blocks[block_id])
-        self.num_prefix_queries += request.num_tokens
-        self.num_prefix_hits += len(computed) * self.block_size
         return computed, len(computed) * self.block_size
+
+    def record_prefix_lookup(self, num_tokens: int, num_cached: int) -> None:
+        """Count an admitted request's prompt tokens and how many came from the cache."""
+        self.num_prefix_queries += num_tokens
+        self.num_prefix_hits += num_cached
 
     def _block_hashes(self, request: Request) -> list[int]:
         """Chained hashes of the request's full blocks, extended incrementally."""

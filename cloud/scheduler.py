@@ -104,6 +104,7 @@ class Scheduler:
             if self.block_manager.allocate_slots(request, num_new, computed) is None:
                 break
             self.waiting.popleft()
+            self.block_manager.record_prefix_lookup(request.num_tokens, num_cached)
             request.num_computed_tokens = num_cached
             if request.status == RequestStatus.WAITING:
                 request.num_cached_tokens = num_cached

@@ -11,6 +11,7 @@ def _request(request_id: str, tokens: list[int]) -> Request:
 
 def _admit(manager: BlockManager, request: Request) -> list[int]:
     computed, num_cached = manager.get_computed_blocks(request)
+    manager.record_prefix_lookup(request.num_tokens, num_cached)
     new = manager.allocate_slots(request, request.num_tokens - num_cached, computed)
     request.num_computed_tokens = request.num_tokens
     manager.cache_full_blocks(request)
@@ -38,7 +39,8 @@ def test_prefix_blocks_are_shared_and_counted():
     assert manager.allocate_slots(b, b.num_tokens - num_cached, computed) == [3]
     assert manager.block_table("b") == [0, 1, 3]
     assert [manager.blocks[i].ref_cnt for i in range(4)] == [2, 2, 1, 1]
-    assert (manager.num_prefix_queries, manager.num_prefix_hits) == (21, 8)
+    manager.record_prefix_lookup(b.num_tokens, num_cached)
+    assert (manager.num_prefix_queries, manager.num_prefix_hits) == (10 + 11, 8)
 
 
 def test_a_fully_cached_prompt_still_computes_its_last_token():
