@@ -70,9 +70,7 @@ def _decode_batch(q, k_cache, v_cache, metadata, requests, out) -> None:
 
 def _sdpa(q, k, v, mask) -> torch.Tensor:
     """q (B, q_len, heads, d), k/v (B, len, kv_heads, d), mask (B, q_len, len) -> (B, q_len, heads, d)."""
-    group = q.shape[2] // k.shape[2]
-    k, v = k.repeat_interleave(group, dim=2), v.repeat_interleave(group, dim=2)
     attended = F.scaled_dot_product_attention(
-        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), attn_mask=mask[:, None]
+        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), attn_mask=mask[:, None], enable_gqa=True
     )
     return attended.transpose(1, 2)
