@@ -84,6 +84,8 @@ async def measure(node_port: int, gateway_url: str, tokens: int, total: int) -> 
             started = time.perf_counter()
             first = None
             async with session.post(f"{gateway_url}/v1/chat/completions", json=body) as response:
+                if response.status != 200:
+                    raise RuntimeError(f"gateway answered {response.status}: {await response.text()}")
                 async for line in response.content:
                     if line.startswith(b"data: {") and first is None:
                         first = time.perf_counter() - started
@@ -150,6 +152,8 @@ def main() -> None:
             str(gateway_port),
             "--privacy-mode",
             "public",
+            "--edge-queue-bound",
+            "1000000",
         ],
         stderr=subprocess.DEVNULL,
         cwd=ROOT,

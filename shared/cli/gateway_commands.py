@@ -50,7 +50,11 @@ def _gateway(args: argparse.Namespace) -> int:
     for spec in args.edge:
         node_id, rest = _pair(spec, "--edge")
         address, _, served = rest.partition("@")
-        edges.append(EdgeNodeEntry(node_id, address, served.split(",") if served else names))
+        edges.append(
+            EdgeNodeEntry(
+                node_id, address, served.split(",") if served else names, queue_bound=args.edge_queue_bound
+            )
+        )
     from gateway.keys_file import load_keys
 
     config = GatewayConfig(
