@@ -1,9 +1,12 @@
 # The two quickstart commands: `make run` and `make test`.
-.PHONY: run test lint setup-edge setup-test demo-model
+.PHONY: run test lint setup-all setup-edge setup-test demo-model
 
 PY := .venv/bin/python
 HYBRIDGW := .venv/bin/hybridgw
-PROMPT ?= What is the capital of France?
+PORT ?= 8080
+
+setup-all:
+	@scripts/setup.sh all
 
 setup-edge:
 	@scripts/setup.sh edge
@@ -14,10 +17,9 @@ setup-test:
 demo-model:
 	@$(HYBRIDGW) model pull smollm2-135m
 
-# Until the gateway lands: fetch the demo model and answer PROMPT with it on the edge engine.
-run: setup-edge demo-model
-	@$(HYBRIDGW) run --chat --verbose --model "$$($(HYBRIDGW) model path)" -n 128 --temperature 0.3 --seed 0 \
-		-p "$(PROMPT)"
+# The whole platform on its embedded default (no Redis, no Docker): gateway + edge node + cloud engine.
+run: setup-all demo-model
+	@$(HYBRIDGW) up --port $(PORT)
 
 lint: setup-test
 	@.venv/bin/ruff check .

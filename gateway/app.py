@@ -17,13 +17,14 @@ from gateway.rate_limit import LocalRateLimiter, RedisRateLimiter
 from shared.redis_keys import RedisKeys
 
 
-def create_app(config: GatewayConfig) -> web.Application:
+def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web.Application:
+    """`extra_backends`: in-process nodes (the embedded default of `hybridgw up`)."""
     app = web.Application(middlewares=[error_middleware], client_max_size=config.max_body_bytes)
     app[app_keys.CONFIG] = config
     app[app_keys.MODELS] = {
         m.name: ServedModel.load(m.name, m.gguf_path, m.context_length) for m in config.models
     }
-    app[app_keys.BACKENDS] = []
+    app[app_keys.BACKENDS] = list(extra_backends or [])
     app[app_keys.METRICS] = GatewayMetrics.create()
     app[app_keys.RNG] = random.Random()
     app[app_keys.KEYS] = KeyStore(config.api_keys)

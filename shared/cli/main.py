@@ -4,7 +4,14 @@ import argparse
 import sys
 
 from formats.errors import FormatError
-from shared.cli import cloud_commands, edge_commands, format_commands, gateway_commands, model_commands
+from shared.cli import (
+    cloud_commands,
+    edge_commands,
+    format_commands,
+    gateway_commands,
+    model_commands,
+    up_command,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     edge_commands.register(commands)
     cloud_commands.register(commands)
     gateway_commands.register(commands)
+    up_command.register(commands)
     return parser
 
 

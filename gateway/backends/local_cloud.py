@@ -1,0 +1,56 @@
+"""The embedded default for the cloud pool: the cloud engine in the gateway's own process, called
+directly instead of through the Redis queue (`hybridgw up` without --redis). Same engine, same
+chunks; only the transport differs."""
+
+import time
+from collections.abc import AsyncIterator
+
+from gateway.backends.base import BackendError
+from gateway.router import NodeKind, NodeState
+from shared.async_engine import AsyncEngine
+from shared.proto import inference_pb2 as pb
+from shared.proto_convert import chunk_from_output, sampling_from_proto
+from shared.sampling import InvalidSamplingParams
+from shared.step_output import InvalidRequestError
+
+
+class LocalCloudBackend:
+    def __init__(self, engine: AsyncEngine, models: frozenset[str], queue_bound: int = 256):
+        self.engine = engine
+        self.state = NodeState("cloud-local", NodeKind.CLOUD, models, healthy=True, queue_bound=queue_bound)
+
+    async def start(self) -> None:
+        self._refresh()
+
+    async def close(self) -> None:
+        """The engine's owner closes it."""
+
+    def _refresh(self) -> None:
+        stats = self.engine.engine.node_stats()
+        state = self.state
+        state.num_running, state.num_waiting = stats["num_running"], stats["num_waiting"]
+        state.max_running = max(1, stats["max_running"])
+        state.kv_usage = stats["kv_usage"]
+        state.decode_tokens_per_s = stats.get("decode_tokens_per_s", 0.0)
+        state.rtt_s = 0.0
+
+    async def generate(
+        self, request: pb.GenerateRequest, timeout_s: float, trace_headers: dict[str, str] | None = None
+    ) -> AsyncIterator[pb.GenerateChunk]:
+        try:
+            params = sampling_from_proto(request.sampling)
+        except InvalidSamplingParams as error:
+            raise BackendError(str(error), 400, retryable=False) from None
+        started = time.monotonic()
+        self._refresh()
+        try:
+            async for output in self.engine.generate(
+                request.request_id, list(request.prompt_token_ids), params
+            ):
+                if time.monotonic() - started > timeout_s:
+                    raise BackendError("the cloud engine timed out", 504, retryable=False)
+                yield chunk_from_output(request.request_id, output)
+        except InvalidRequestError as error:
+            raise BackendError(str(error), 400, retryable=False) from None
+        finally:
+            self._refresh()
