@@ -26,6 +26,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--redis", default=os.environ.get("HYBRIDGW_REDIS_URL"), help="the cloud pool's Redis"
     )
     gateway.add_argument("--prefix", default=os.environ.get("HYBRIDGW_REDIS_PREFIX", "hybridgw:"))
+    gateway.add_argument(
+        "--edge-queue-bound",
+        type=int,
+        default=16,
+        help="waiting requests per edge node beyond which it takes no more (429 when every node is full)",
+    )
     gateway.add_argument("--privacy-mode", choices=("auto", "always_private", "public"), default="auto")
     gateway.add_argument("--latency-target-ms", type=float)
     gateway.add_argument("--keys", help="TOML file of API keys (sha256-hashed); without it the API is open")
