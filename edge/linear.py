@@ -57,6 +57,10 @@ class LinearRunner:
             out += layer.bias
         return out
 
+    def map(self, fn, items):
+        """Run fn over items on the tile threads (BLAS inside each stays single-threaded)."""
+        return self._pool.map(fn, items)
+
     @staticmethod
     def warm_tiles(layer: Linear) -> None:
         """Decode one row, so the tile kernel for this weight's type is loaded."""

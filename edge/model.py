@@ -14,6 +14,7 @@ from edge.kernels.attention import attention
 from edge.kernels.layers import embed, rms_norm, rope, silu_mul
 from edge.kv_cache import KVCache
 from edge.linear import LinearRunner
+from edge.prefill_attention import MIN_CHUNK, attend_chunk, token_runs
 from edge.weights import ModelWeights
 from formats.model_config import ModelConfig
 
@@ -27,6 +28,40 @@ class LlamaModel:
         self.linear = LinearRunner(num_threads)
         self.inv_freq = config.inv_freq()  # (rope_dim/2,)
         self.scale = np.float32(1.0 / math.sqrt(config.head_dim))
+
+    def _attention(self, q, cache: KVCache, layer: int, slot_ids, positions, runs) -> np.ndarray:
+        """Long chunks of one slot through BLAS; everything else through the numba kernel."""
+        attended = np.empty_like(q)
+        short = np.ones(len(q), dtype=bool)
+        for start, end in runs:
+            if end - start >= MIN_CHUNK:
+                slot, first, last = slot_ids[start], positions[start], positions[end - 1]
+                keys, values = cache.k[layer, slot, : last + 1], cache.v[layer, slot, : last + 1]
+                attended[start:end] = attend_chunk(
+                    q[start:end],
+                    keys,
+                    values,
+                    int(first),
+                    self.config.num_heads,
+                    float(self.scale),
+                    self.linear.map,
+                )
+                short[start:end] = False
+        if short.any():
+            rows = np.flatnonzero(short)
+            subset = np.empty((len(rows), q.shape[1]), dtype=np.float32)
+            attention(
+                np.ascontiguousarray(q[rows]),
+                cache.k[layer],
+                cache.v[layer],
+                slot_ids[rows],
+                positions[rows],
+                self.config.num_heads,
+                self.scale,
+                subset,
+            )
+            attended[rows] = subset
+        return attended
 
     def load_prefill_kernels(self) -> None:
         """Load (from numba's cache) the tile decoder for every weight type of this model."""
@@ -53,6 +88,7 @@ class LlamaModel:
         x = np.empty((len(token_ids), config.hidden_size), dtype=np.float32)  # (n, hidden)
         embed(weights.token_embedding.data, int(weights.token_embedding.ggml_type), token_ids, x)
         normed = np.empty_like(x)
+        runs = token_runs(slot_ids, positions)
         for index, layer in enumerate(weights.layers):
             rms_norm(x, layer.attn_norm, config.rms_eps, normed)
             # q (n, num_heads*head_dim), k and v (n, num_kv_heads*head_dim)
@@ -62,10 +98,7 @@ class LlamaModel:
             round_to_f16_inplace(k)  # the cache keeps float16 precision, as llama.cpp's f16 cache
             round_to_f16_inplace(v)
             cache.store(index, slot_ids, positions, k, v)
-            attended = np.empty_like(q)
-            attention(
-                q, cache.k[index], cache.v[index], slot_ids, positions, config.num_heads, self.scale, attended
-            )
+            attended = self._attention(q, cache, index, slot_ids, positions, runs)
             x += self.linear(layer.wo, attended)
             rms_norm(x, layer.ffn_norm, config.rms_eps, normed)
             gate, up = self.linear.many([layer.w_gate, layer.w_up], normed)  # (n, ffn) each

@@ -153,3 +153,21 @@ def test_every_block_type_has_a_kernel():
         GGMLType.Q5_K,
         GGMLType.Q6_K,
     }
+
+
+def test_blas_chunk_attention_equals_the_kernel():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from edge.prefill_attention import attend_chunk, token_runs
+
+    num_slots, max_ctx, num_kv, head_dim, num_heads = 2, 64, 2, 8, 6
+    k_cache = RNG.standard_normal((num_slots, max_ctx, num_kv, head_dim)).astype(np.float32)
+    v_cache = RNG.standard_normal((num_slots, max_ctx, num_kv, head_dim)).astype(np.float32)
+    q = RNG.standard_normal((20, num_heads * head_dim)).astype(np.float32)
+    slots, positions = np.full(20, 1, dtype=np.int32), np.arange(10, 30, dtype=np.int32)
+    expected = np.empty_like(q)
+    attention(q, k_cache, v_cache, slots, positions, num_heads, np.float32(0.25), expected)
+    with ThreadPoolExecutor(2) as pool:
+        got = attend_chunk(q, k_cache[1, :30], v_cache[1, :30], 10, num_heads, 0.25, pool.map)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert token_runs(np.array([0, 0, 1, 1, 0]), np.array([3, 4, 0, 1, 5])) == [(0, 2), (2, 4), (4, 5)]
