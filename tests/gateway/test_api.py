@@ -306,3 +306,58 @@ async def test_a_client_that_disconnects_mid_stream_cancels_the_node_work(tiny_m
         await asyncio.sleep(0.05)
     assert any(entry["outcome"] == "cancelled" for entry in edge_node.requests_logged())
     edge_node.stop()
+
+
+class FailingNode:
+    """Test double: a node that looks healthy and fast but fails every call before its first token."""
+
+    def __init__(self):
+        from gateway.router import NodeKind, NodeState
+
+        self.state = NodeState(
+            "broken",
+            NodeKind.EDGE,
+            frozenset({"tiny"}),
+            max_running=64,
+            prefill_tokens_per_s=1e6,
+            decode_tokens_per_s=1e6,
+        )
+        self.calls = 0
+
+    async def start(self):
+        pass
+
+    async def close(self):
+        pass
+
+    async def generate(self, request, timeout_s, trace_headers=None):
+        from gateway.backends.base import BackendError
+
+        self.calls += 1
+        raise BackendError("connection refused", 502)
+        yield  # an async generator, like the real backends
+
+
+async def test_a_node_failing_before_the_first_token_is_cooled_down_and_the_request_retried(
+    model_path, edge_node
+):
+    import time
+
+    broken = FailingNode()
+    config = _edge_config(model_path, edge_node)
+    gateway = Gateway(config)  # only its port and url: the app gets the failing node as well
+    runner = web.AppRunner(create_app(config, extra_backends=[broken]), handler_cancellation=True)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", gateway.port).start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 3}
+            async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
+                assert response.status == 200
+                assert response.headers["X-Hybridgw-Node"] == "edge-a"
+            assert broken.calls == 1 and broken.state.cooldown_until > time.monotonic()
+            async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
+                assert response.status == 200
+            assert broken.calls == 1  # cooling down: not tried again
+    finally:
+        await runner.cleanup()
