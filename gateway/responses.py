@@ -52,10 +52,20 @@ class ResponseFormat:
         return self.model.tokenizer.piece(token_id)
 
     def delta(self, event: TextEvent) -> list[dict]:
-        raise NotImplementedError
+        """Stream chunks for one event (none when it carries nothing to send)."""
+        return []
+
+    def choice(self, events: list[TextEvent]) -> dict:
+        """The fields of one complete choice of a non-streamed response, from its events."""
+        return {}
 
     def full(self, events: list[TextEvent]) -> dict:
-        raise NotImplementedError
+        choices = []
+        for index in range(self.request.n):
+            mine = [e for e in events if e.index == index]
+            finish = next((e.finish_reason for e in reversed(mine) if e.finish_reason), "stop")
+            choices.append({"index": index, **self.choice(mine), "finish_reason": finish})
+        return self._envelope(self.object_name, choices=choices, usage=self.usage())
 
 
 class ChatFormat(ResponseFormat):
@@ -114,21 +124,9 @@ class ChatFormat(ResponseFormat):
         }
         return [self._envelope(self.chunk_object_name, choices=[choice])]
 
-    def full(self, events: list[TextEvent]) -> dict:
-        choices = []
-        for index in range(self.request.n):
-            mine = [e for e in events if e.index == index]
-            choices.append(
-                {
-                    "index": index,
-                    "message": {"role": "assistant", "content": "".join(e.text for e in mine)},
-                    "logprobs": self._logprobs(mine),
-                    "finish_reason": next(
-                        (e.finish_reason for e in reversed(mine) if e.finish_reason), "stop"
-                    ),
-                }
-            )
-        return self._envelope(self.object_name, choices=choices, usage=self.usage())
+    def choice(self, events: list[TextEvent]) -> dict:
+        content = "".join(e.text for e in events)
+        return {"message": {"role": "assistant", "content": content}, "logprobs": self._logprobs(events)}
 
 
 class CompletionFormat(ResponseFormat):
@@ -162,18 +160,5 @@ class CompletionFormat(ResponseFormat):
         }
         return [self._envelope(self.chunk_object_name, choices=[choice])]
 
-    def full(self, events: list[TextEvent]) -> dict:
-        choices = []
-        for index in range(self.request.n):
-            mine = [e for e in events if e.index == index]
-            choices.append(
-                {
-                    "index": index,
-                    "text": "".join(e.text for e in mine),
-                    "logprobs": self._logprobs(mine),
-                    "finish_reason": next(
-                        (e.finish_reason for e in reversed(mine) if e.finish_reason), "stop"
-                    ),
-                }
-            )
-        return self._envelope(self.object_name, choices=choices, usage=self.usage())
+    def choice(self, events: list[TextEvent]) -> dict:
+        return {"text": "".join(e.text for e in events), "logprobs": self._logprobs(events)}
