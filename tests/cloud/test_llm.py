@@ -13,7 +13,7 @@ from cloud import LLM, SamplingParams
 from cloud.llm_engine import LLMEngine
 from formats.convert_hf import convert_hf_to_gguf
 from formats.ggml_types import GGMLType
-from tests.fixtures.tiny_models import trained_bpe
+from tests.fixtures.hf_checkpoints import write_hf_checkpoint
 
 GREEDY = SamplingParams(temperature=0, max_tokens=24, ignore_eos=True)
 LLAMACPP = json.loads((Path(__file__).parents[1] / "edge" / "llamacpp_greedy.json").read_text())
@@ -23,24 +23,7 @@ LLAMACPP = json.loads((Path(__file__).parents[1] / "edge" / "llamacpp_greedy.jso
 def tiny_checkpoint(tmp_path_factory):
     """A tiny random Llama written by transformers, and its GGUF conversion."""
     directory = tmp_path_factory.mktemp("tiny-hf")
-    torch.manual_seed(0)
-    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=trained_bpe(), eos_token="<|im_end|>")
-    config = transformers.LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        tie_word_embeddings=False,
-    )
-    model = transformers.LlamaForCausalLM(config).eval()
-    with torch.no_grad():  # larger weights than the default init, so greedy paths are not flat
-        for param in model.parameters():
-            param.mul_(4.0)
-    model.save_pretrained(directory, safe_serialization=True)
-    tokenizer.save_pretrained(directory)
+    model, _ = write_hf_checkpoint(directory, "llama", weight_scale=4.0)
     gguf_path = directory / "model.f32.gguf"
     convert_hf_to_gguf(directory, gguf_path, GGMLType.F32, progress=False)
     return model, directory, gguf_path

@@ -14,42 +14,9 @@ from formats.errors import ConversionError
 from formats.ggml_types import GGMLType
 from formats.gguf_reader import GGUFReader
 from formats.tokenizer import GGUFTokenizer
-from tests.fixtures.tiny_models import trained_bpe
+from tests.fixtures.hf_checkpoints import write_hf_checkpoint
 
 TEXT = "Hello world! def add(a, b):\n    return a + b  # 12345"
-ARCH_CLASSES = {
-    "llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
-    "qwen2": (transformers.Qwen2Config, transformers.Qwen2ForCausalLM),
-}
-
-
-def _write_checkpoint(directory, arch: str):
-    torch.manual_seed(0)
-    config_class, model_class = ARCH_CLASSES[arch]
-    tokenizer = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=trained_bpe(), bos_token="<|im_start|>", eos_token="<|im_end|>"
-    )
-    config = config_class(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        rope_theta=10000.0,
-        tie_word_embeddings=False,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    model = model_class(config).eval()
-    with torch.no_grad():  # random biases, so the qkv-bias path is really exercised
-        for name, param in model.named_parameters():
-            if name.endswith("bias"):
-                param.normal_(0, 0.1)
-    model.save_pretrained(directory, safe_serialization=True)
-    tokenizer.save_pretrained(directory)
-    return model, tokenizer
 
 
 def _logits(model, ids: list[int]) -> np.ndarray:
@@ -60,7 +27,7 @@ def _logits(model, ids: list[int]) -> np.ndarray:
 @pytest.fixture(scope="module", params=["llama", "qwen2"])
 def checkpoint(request, tmp_path_factory):
     directory = tmp_path_factory.mktemp(f"hf-{request.param}")
-    model, tokenizer = _write_checkpoint(directory, request.param)
+    model, tokenizer = write_hf_checkpoint(directory, request.param)
     return request.param, directory, model, tokenizer
 
 
