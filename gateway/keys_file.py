@@ -29,9 +29,14 @@ def load_keys(path: str | Path) -> list[ApiKey]:
         document = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise KeysFileError(f"{path}: {exc}") from None
+    return parse_keys(document.get("keys", []), f"{path}: keys")
+
+
+def parse_keys(entries: list, where_prefix: str) -> list[ApiKey]:
+    """[[keys]] tables -> ApiKeys; errors name the entry and field."""
     keys = []
-    for index, entry in enumerate(document.get("keys", [])):
-        where = f"{path}: keys[{index}]"
+    for index, entry in enumerate(entries):
+        where = f"{where_prefix}[{index}]"
         unknown = set(entry) - FIELDS
         if unknown:
             raise KeysFileError(f"{where}: unknown field(s) {sorted(unknown)}")

@@ -9,9 +9,12 @@ import sys
 def register(commands: argparse._SubParsersAction) -> None:
     gateway = commands.add_parser("gateway", help="serve the OpenAI-compatible API over edge and cloud nodes")
     gateway.add_argument(
+        "--config", help="TOML configuration file (fields overridable by HYBRIDGW_* variables)"
+    )
+    gateway.add_argument(
         "--model",
         action="append",
-        required=True,
+        default=[],
         metavar="NAME=GGUF",
         help="a served model and the GGUF file its tokenizer and template come from",
     )
@@ -41,7 +44,6 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _gateway(args: argparse.Namespace) -> int:
-    from aiohttp import web
 
     from gateway.app import create_app
     from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
@@ -50,6 +52,14 @@ def _gateway(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     setup_tracing("hybridgw-gateway")
+    if args.config:
+        from gateway.config_file import load_config
+
+        config, server = load_config(args.config)
+        _serve(create_app(config), server.host, server.port)
+        return 0
+    if not args.model:
+        raise SystemExit("hybridgw: error: give --config FILE or at least one --model NAME=GGUF")
     models = [ModelEntry(*_pair(spec, "--model")) for spec in args.model]
     names = [m.name for m in models]
     edges = []
@@ -72,15 +82,21 @@ def _gateway(args: argparse.Namespace) -> int:
         latency_target_ms=args.latency_target_ms,
         api_keys=load_keys(args.keys) if args.keys else [],
     )
+    _serve(create_app(config), args.host, args.port)
+    return 0
+
+
+def _serve(app, host: str, port: int) -> None:
+    from aiohttp import web
+
     web.run_app(
-        create_app(config),
-        host=args.host,
-        port=args.port,
+        app,
+        host=host,
+        port=port,
         handler_cancellation=True,
         print=lambda line: print(line, file=sys.stderr),
         access_log=None,
     )
-    return 0
 
 
 def _pair(spec: str, flag: str) -> tuple[str, str]:

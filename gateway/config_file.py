@@ -1,0 +1,168 @@
+"""The gateway's TOML configuration file, with every field overridable from the environment.
+
+    [gateway]     host, port, privacy_mode, latency_target_ms, max_body_bytes
+    [[models]]    name, gguf, context_length
+    [[edge_nodes]] id, address, models, queue_bound
+    [cloud]       redis_url, prefix, models
+    [[keys]]      as in gateway/keys_file.py
+
+Environment: HYBRIDGW_<SECTION>_<FIELD> for tables (HYBRIDGW_GATEWAY_PORT=9000,
+HYBRIDGW_CLOUD_REDIS_URL=...), HYBRIDGW_<ARRAY>_<INDEX>_<FIELD> for arrays of tables
+(HYBRIDGW_EDGE_NODES_0_ADDRESS=10.0.0.5:50051). Values are parsed as TOML when they parse
+(numbers, booleans, arrays), else taken as strings. Any bad field stops the start with its name.
+"""
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.keys_file import KeysFileError, parse_keys
+from gateway.privacy import PrivacyMode
+
+ENV_PREFIX = "HYBRIDGW_"
+SCHEMA: dict[str, set[str]] = {
+    "gateway": {"host", "port", "privacy_mode", "latency_target_ms", "max_body_bytes"},
+    "models": {"name", "gguf", "context_length"},
+    "edge_nodes": {"id", "address", "models", "queue_bound"},
+    "cloud": {"redis_url", "prefix", "models"},
+    "keys": {
+        "id",
+        "sha256",
+        "tenant",
+        "privacy_mode",
+        "allowed_models",
+        "requests_per_minute",
+        "tokens_per_minute",
+        "latency_target_ms",
+    },
+}
+ARRAYS = {"models", "edge_nodes", "keys"}
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; the message names the field."""
+
+
+@dataclass(slots=True)
+class ServerSettings:
+    host: str = "127.0.0.1"
+    port: int = 8080
+
+
+def load_config(path: str | Path | None, environ: dict[str, str] | None = None):
+    """-> (GatewayConfig, ServerSettings) from the file (optional) plus environment overrides."""
+    document: dict[str, Any] = {}
+    if path is not None:
+        try:
+            document = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+    _check_schema(document)
+    _apply_environment(document, os.environ if environ is None else environ)
+    return _build(document)
+
+
+def _check_schema(document: dict) -> None:
+    for section, value in document.items():
+        if section not in SCHEMA:
+            raise ConfigError(f"unknown section [{section}] (known: {', '.join(sorted(SCHEMA))})")
+        entries = value if section in ARRAYS else [value]
+        if section in ARRAYS and not isinstance(value, list):
+            raise ConfigError(f"{section}: must be an array of tables ([[{section}]])")
+        for index, entry in enumerate(entries):
+            where = f"{section}[{index}]" if section in ARRAYS else section
+            if not isinstance(entry, dict):
+                raise ConfigError(f"{where}: must be a table")
+            unknown = set(entry) - SCHEMA[section]
+            if unknown:
+                raise ConfigError(f"{where}.{sorted(unknown)[0]}: unknown field")
+
+
+def _apply_environment(document: dict, environ: dict[str, str]) -> None:
+    for name, raw in sorted(environ.items()):
+        if not name.startswith(ENV_PREFIX):
+            continue
+        path = name[len(ENV_PREFIX) :].lower()
+        section = next((s for s in sorted(SCHEMA, key=len, reverse=True) if path.startswith(s + "_")), None)
+        if section is None:
+            continue  # other HYBRIDGW_* variables (HYBRIDGW_HOME, ...) are not configuration
+        rest = path[len(section) + 1 :]
+        if section in ARRAYS:
+            index_text, _, field = rest.partition("_")
+            if not index_text.isdigit():
+                raise ConfigError(f"{name}: expected {ENV_PREFIX}{section.upper()}_<INDEX>_<FIELD>")
+            entries = document.setdefault(section, [])
+            while len(entries) <= int(index_text):
+                entries.append({})
+            target = entries[int(index_text)]
+        else:
+            field, target = rest, document.setdefault(section, {})
+        if field not in SCHEMA[section]:
+            raise ConfigError(f"{name}: {section} has no field {field!r}")
+        target[field] = _parse_value(raw)
+
+
+def _parse_value(raw: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def _build(document: dict):
+    gateway, cloud = document.get("gateway", {}), document.get("cloud", {})
+
+    def field(where: str, entry: dict, name: str, kind, default=None, required=False):
+        value = entry.get(name, default)
+        if value is None and not required:
+            return None
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+            raise ConfigError(f"{where}.{name}: expected {getattr(kind, '__name__', kind)}, got {value!r}")
+        return value
+
+    models = [
+        ModelEntry(
+            field(f"models[{i}]", m, "name", str, required=True),
+            field(f"models[{i}]", m, "gguf", str, required=True),
+            field(f"models[{i}]", m, "context_length", int),
+        )
+        for i, m in enumerate(document.get("models", []))
+    ]
+    edges = [
+        EdgeNodeEntry(
+            field(f"edge_nodes[{i}]", e, "id", str, required=True),
+            field(f"edge_nodes[{i}]", e, "address", str, required=True),
+            field(f"edge_nodes[{i}]", e, "models", list, [m.name for m in models]),
+            field(f"edge_nodes[{i}]", e, "queue_bound", int, 16),
+        )
+        for i, e in enumerate(document.get("edge_nodes", []))
+    ]
+    try:
+        mode = PrivacyMode(gateway.get("privacy_mode", "auto"))
+    except ValueError:
+        raise ConfigError(f"gateway.privacy_mode: one of {[m.value for m in PrivacyMode]}") from None
+    try:
+        keys = parse_keys(document.get("keys", []), "keys")
+    except KeysFileError as exc:
+        raise ConfigError(str(exc)) from None
+    try:
+        config = GatewayConfig(
+            models=models,
+            edge_nodes=edges,
+            redis_url=field("cloud", cloud, "redis_url", str),
+            redis_prefix=field("cloud", cloud, "prefix", str, "hybridgw:"),
+            cloud_models=field("cloud", cloud, "models", list, []),
+            privacy_mode=mode,
+            latency_target_ms=field("gateway", gateway, "latency_target_ms", int | float),
+            max_body_bytes=field("gateway", gateway, "max_body_bytes", int, 1 << 20),
+            api_keys=keys,
+        )
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    server = ServerSettings(
+        field("gateway", gateway, "host", str, "127.0.0.1"), field("gateway", gateway, "port", int, 8080)
+    )
+    return config, server

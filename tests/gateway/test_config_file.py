@@ -1,0 +1,115 @@
+"""The gateway's TOML configuration: every field, environment overrides, errors that name the field."""
+
+import pytest
+
+from gateway.auth import hash_key
+from gateway.config_file import ConfigError, load_config
+from gateway.privacy import PrivacyMode
+
+GOOD = f"""
+[gateway]
+port = 9000
+privacy_mode = "always_private"
+latency_target_ms = 1500
+
+[[models]]
+name = "tiny"
+gguf = "/models/tiny.gguf"
+context_length = 128
+
+[[edge_nodes]]
+id = "edge-1"
+address = "10.0.0.5:50051"
+
+[cloud]
+redis_url = "redis://redis:6379/0"
+
+[[keys]]
+id = "alice"
+sha256 = "{hash_key("sk-alice")}"
+tenant = "acme"
+"""
+
+
+def test_a_full_file_and_environment_overrides(tmp_path):
+    path = tmp_path / "gateway.toml"
+    path.write_text(GOOD)
+    environ = {
+        "HYBRIDGW_GATEWAY_PORT": "9100",
+        "HYBRIDGW_EDGE_NODES_0_ADDRESS": "edge:50051",
+        "HYBRIDGW_EDGE_NODES_0_QUEUE_BOUND": "4",
+        "HYBRIDGW_HOME": "/ignored",
+        "PATH": "/bin",
+    }
+    config, server = load_config(path, environ)
+    assert (server.host, server.port) == ("127.0.0.1", 9100)
+    assert config.privacy_mode == PrivacyMode.ALWAYS_PRIVATE and config.latency_target_ms == 1500
+    assert [(m.name, m.gguf_path, m.context_length) for m in config.models] == [
+        ("tiny", "/models/tiny.gguf", 128)
+    ]
+    edge = config.edge_nodes[0]
+    assert (edge.node_id, edge.address, edge.models, edge.queue_bound) == (
+        "edge-1",
+        "edge:50051",
+        ["tiny"],
+        4,
+    )
+    assert config.redis_url == "redis://redis:6379/0" and config.redis_prefix == "hybridgw:"
+    assert [k.key_id for k in config.api_keys] == ["alice"]
+
+
+def test_environment_alone_can_configure_the_gateway():
+    config, server = load_config(
+        None,
+        {
+            "HYBRIDGW_MODELS_0_NAME": "m",
+            "HYBRIDGW_MODELS_0_GGUF": "/m.gguf",
+            "HYBRIDGW_GATEWAY_HOST": "0.0.0.0",
+        },
+    )
+    assert [m.name for m in config.models] == ["m"] and server.host == "0.0.0.0"
+
+
+@pytest.mark.parametrize(
+    ("text", "environ", "message"),
+    [
+        ("[gateway]\nport = 'x'\n[[models]]\nname='a'\ngguf='b'\n", {}, r"gateway\.port: expected int"),
+        (
+            "[gateway]\nprivacy_mode = 'sometimes'\n[[models]]\nname='a'\ngguf='b'\n",
+            {},
+            r"gateway\.privacy_mode",
+        ),
+        ("[[models]]\nname = 'a'\n", {}, r"models\[0\]\.gguf"),
+        ("[[models]]\nname='a'\ngguf='b'\ncolour='red'\n", {}, r"models\[0\]\.colour: unknown field"),
+        ("[nonsense]\n", {}, r"unknown section \[nonsense\]"),
+        ("", {}, "at least one model"),
+        ("[[models]]\nname='a'\ngguf='b'\n", {"HYBRIDGW_GATEWAY_PROT": "1"}, "has no field 'prot'"),
+        (
+            "[[models]]\nname='a'\ngguf='b'\n[[edge_nodes]]\nid='e'\naddress='h:1'\nmodels=['zzz']\n",
+            {},
+            r"edge_nodes\[e\]\.models: unknown model",
+        ),
+    ],
+)
+def test_bad_configuration_names_the_field(tmp_path, text, environ, message):
+    path = tmp_path / "gateway.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_config(path, environ)
+
+
+def test_the_command_refuses_a_bad_file_with_the_field_named(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "gateway.toml"
+    path.write_text("[gateway]\nport = 'eighty'\n[[models]]\nname='a'\ngguf='b'\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "shared", "gateway", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "gateway.port: expected int" in result.stderr and "Traceback" not in result.stderr
