@@ -34,6 +34,15 @@ def prompt_ids(vocab_size: int) -> list[int]:
     return ids
 
 
+def _result(pp: float, tg: float, first_token: float) -> dict:
+    return {
+        "pp512_tokens_per_s": pp,
+        "tg128_tokens_per_s": tg,
+        "first_token_s": first_token,
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
 def run_ours(model: str, threads: int) -> dict:
     started = time.perf_counter()
     import numpy as np
@@ -71,12 +80,7 @@ def run_ours(model: str, threads: int) -> dict:
     while engine.has_work():
         engine.step()
     tg = GENERATED_TOKENS / (time.perf_counter() - t0)
-    return {
-        "pp512_tokens_per_s": pp,
-        "tg128_tokens_per_s": tg,
-        "first_token_s": first_token,
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    }
+    return _result(pp, tg, first_token)
 
 
 def run_llamacpp(model: str, threads: int) -> dict:
@@ -106,13 +110,7 @@ def run_llamacpp(model: str, threads: int) -> dict:
         llm.eval([token])
         token = int(llm.scores[llm.n_tokens - 1].argmax())
     tg = GENERATED_TOKENS / (time.perf_counter() - t0)
-    return {
-        "pp512_tokens_per_s": pp,
-        "tg128_tokens_per_s": tg,
-        "first_token_s": first_token,
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "version": llama_cpp.__version__,
-    }
+    return {**_result(pp, tg, first_token), "version": llama_cpp.__version__}
 
 
 def worker(name: str, model: str, threads: int) -> dict:

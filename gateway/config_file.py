@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.keys_file import FIELDS as KEY_FIELDS
 from gateway.keys_file import KeysFileError, parse_keys
 from gateway.privacy import PrivacyMode
 
@@ -28,16 +29,7 @@ SCHEMA: dict[str, set[str]] = {
     "models": {"name", "gguf", "context_length"},
     "edge_nodes": {"id", "address", "models", "queue_bound"},
     "cloud": {"redis_url", "prefix", "models"},
-    "keys": {
-        "id",
-        "sha256",
-        "tenant",
-        "privacy_mode",
-        "allowed_models",
-        "requests_per_minute",
-        "tokens_per_minute",
-        "latency_target_ms",
-    },
+    "keys": set(KEY_FIELDS),
 }
 ARRAYS = {"models", "edge_nodes", "keys"}
 

@@ -1,6 +1,7 @@
 """The interface the gateway's pipeline uses for any node."""
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 from gateway.router import NodeState
@@ -26,3 +27,17 @@ class Backend(Protocol):
     async def start(self) -> None: ...
 
     async def close(self) -> None: ...
+
+
+POLL_INTERVAL_S = 0.5
+
+
+def start_polling(poll_once: Callable[[], Awaitable[None]]) -> asyncio.Task:
+    """Refresh a node's state every POLL_INTERVAL_S until the task is cancelled."""
+
+    async def loop() -> None:
+        while True:
+            await asyncio.sleep(POLL_INTERVAL_S)
+            await poll_once()
+
+    return asyncio.create_task(loop())

@@ -9,13 +9,12 @@ from collections.abc import AsyncIterator
 
 import redis.asyncio as aioredis
 
-from gateway.backends.base import BackendError
+from gateway.backends.base import BackendError, start_polling
 from gateway.router import NodeKind, NodeState
 from shared.proto import inference_pb2 as pb
 from shared.redis_keys import RedisKeys
 
 logger = logging.getLogger("hybridgw.gateway")
-POLL_INTERVAL_S = 0.5
 READ_BLOCK_MS = 1000
 
 
@@ -30,7 +29,7 @@ class CloudBackend:
 
     async def start(self) -> None:
         await self.poll_once()
-        self._poller = asyncio.create_task(self._poll())
+        self._poller = start_polling(self.poll_once)
 
     async def close(self) -> None:
         if self._poller:
@@ -52,11 +51,6 @@ class CloudBackend:
         state.kv_usage = max((s.get("kv_usage", 0.0) for s in stats), default=0.0)
         rates = [s.get("decode_tokens_per_s", 0.0) for s in stats if s.get("decode_tokens_per_s")]
         state.decode_tokens_per_s = sum(rates) / len(rates) if rates else 0.0
-
-    async def _poll(self) -> None:
-        while True:
-            await asyncio.sleep(POLL_INTERVAL_S)
-            await self.poll_once()
 
     async def generate(
         self, request: pb.GenerateRequest, timeout_s: float, trace_headers: dict[str, str] | None = None

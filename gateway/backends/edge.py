@@ -7,13 +7,12 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from gateway.backends.base import BackendError
+from gateway.backends.base import BackendError, start_polling
 from gateway.router import NodeKind, NodeState
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
 
 logger = logging.getLogger("hybridgw.gateway")
-POLL_INTERVAL_S = 0.5
 
 
 class EdgeBackend:
@@ -28,7 +27,7 @@ class EdgeBackend:
         self._channel = grpc.aio.insecure_channel(self.address)
         self._stub = pb_grpc.InferenceStub(self._channel)
         await self.poll_once()
-        self._poller = asyncio.create_task(self._poll())
+        self._poller = start_polling(self.poll_once)
 
     async def close(self) -> None:
         if self._poller:
@@ -51,11 +50,6 @@ class EdgeBackend:
         state.kv_usage = stats.kv_usage
         state.prefill_tokens_per_s = stats.prefill_tokens_per_s
         state.decode_tokens_per_s = stats.decode_tokens_per_s
-
-    async def _poll(self) -> None:
-        while True:
-            await asyncio.sleep(POLL_INTERVAL_S)
-            await self.poll_once()
 
     async def generate(
         self, request: pb.GenerateRequest, timeout_s: float, trace_headers: dict[str, str] | None = None
