@@ -1,5 +1,5 @@
 # The two quickstart commands: `make run` and `make test`.
-.PHONY: run test lint setup-all setup-edge setup-test demo-model
+.PHONY: run test lint setup-all setup-edge setup-test system-tools demo-model
 
 PY := .venv/bin/python
 HYBRIDGW := .venv/bin/hybridgw
@@ -14,6 +14,10 @@ setup-edge:
 setup-test:
 	@scripts/setup.sh test
 
+# chromium and the docker compose plugin, which the tests drive (installed only when missing)
+system-tools: setup-test
+	@scripts/setup_system_tools.sh
+
 demo-model:
 	@$(HYBRIDGW) model pull smollm2-135m
 
@@ -25,5 +29,5 @@ lint: setup-test
 	@.venv/bin/ruff check .
 	@.venv/bin/ruff format --check .
 
-test: setup-test demo-model lint
+test: setup-test system-tools demo-model lint
 	@$(PY) -m pytest -q

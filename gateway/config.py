@@ -21,6 +21,24 @@ class EdgeNodeEntry:
     queue_bound: int = 16
 
 
+@dataclass(frozen=True, slots=True)
+class RoutingPolicy:
+    latency_target_ms: float | None = None  # default target; a key's or the request header's wins
+    cooldown_s: float = 5.0  # a node that failed is skipped this long
+    max_attempts: int = 2  # tries on different nodes before the first token
+    expected_output_tokens: int = 256  # cap on max_tokens when predicting completion time
+
+    def __post_init__(self) -> None:
+        if self.latency_target_ms is not None and self.latency_target_ms <= 0:
+            raise ValueError("routing.latency_target_ms must be positive")
+        if self.cooldown_s < 0:
+            raise ValueError("routing.cooldown_s must be >= 0")
+        if not 1 <= self.max_attempts <= 10:
+            raise ValueError("routing.max_attempts must be between 1 and 10")
+        if self.expected_output_tokens < 1:
+            raise ValueError("routing.expected_output_tokens must be >= 1")
+
+
 @dataclass(slots=True)
 class GatewayConfig:
     models: list[ModelEntry]
@@ -29,7 +47,7 @@ class GatewayConfig:
     redis_prefix: str = "hybridgw:"
     cloud_models: list[str] = field(default_factory=list)
     privacy_mode: PrivacyMode = PrivacyMode.AUTO
-    latency_target_ms: float | None = None
+    routing: RoutingPolicy = field(default_factory=RoutingPolicy)
     max_body_bytes: int = 1 << 20
     api_keys: list[ApiKey] = field(default_factory=list)  # empty: no authentication
 

@@ -1,10 +1,12 @@
 """The gateway's TOML configuration file, with every field overridable from the environment.
 
-    [gateway]     host, port, privacy_mode, latency_target_ms, max_body_bytes
-    [[models]]    name, gguf, context_length
+    [gateway]      host, port, privacy_mode, max_body_bytes
+    [routing]      latency_target_ms, cooldown_s, max_attempts, expected_output_tokens
+    [telemetry]    service_name, otlp_endpoint, trace_file
+    [[models]]     name, gguf, context_length
     [[edge_nodes]] id, address, models, queue_bound
-    [cloud]       redis_url, prefix, models
-    [[keys]]      as in gateway/keys_file.py
+    [cloud]        redis_url, prefix, models
+    [[keys]]       as in gateway/keys_file.py (tenant, privacy mode, models, limits)
 
 Environment: HYBRIDGW_<SECTION>_<FIELD> for tables (HYBRIDGW_GATEWAY_PORT=9000,
 HYBRIDGW_CLOUD_REDIS_URL=...), HYBRIDGW_<ARRAY>_<INDEX>_<FIELD> for arrays of tables
@@ -14,18 +16,20 @@ HYBRIDGW_CLOUD_REDIS_URL=...), HYBRIDGW_<ARRAY>_<INDEX>_<FIELD> for arrays of ta
 
 import os
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry, RoutingPolicy
 from gateway.keys_file import FIELDS as KEY_FIELDS
 from gateway.keys_file import KeysFileError, parse_keys
 from gateway.privacy import PrivacyMode
 
 ENV_PREFIX = "HYBRIDGW_"
 SCHEMA: dict[str, set[str]] = {
-    "gateway": {"host", "port", "privacy_mode", "latency_target_ms", "max_body_bytes"},
+    "gateway": {"host", "port", "privacy_mode", "max_body_bytes"},
+    "routing": {"latency_target_ms", "cooldown_s", "max_attempts", "expected_output_tokens"},
+    "telemetry": {"service_name", "otlp_endpoint", "trace_file"},
     "models": {"name", "gguf", "context_length"},
     "edge_nodes": {"id", "address", "models", "queue_bound"},
     "cloud": {"redis_url", "prefix", "models"},
@@ -39,9 +43,19 @@ class ConfigError(ValueError):
 
 
 @dataclass(slots=True)
+class TelemetrySettings:
+    service_name: str = "hybridgw-gateway"
+    otlp_endpoint: str | None = None  # e.g. http://otel-collector:4317; None: OTEL_EXPORTER_OTLP_ENDPOINT
+    trace_file: str | None = None  # JSON lines, one span per line
+
+
+@dataclass(slots=True)
 class ServerSettings:
+    """What the process needs besides the app: where to listen and where traces go."""
+
     host: str = "127.0.0.1"
     port: int = 8080
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
 
 
 def load_config(path: str | Path | None, environ: dict[str, str] | None = None):
@@ -106,8 +120,9 @@ def _parse_value(raw: str) -> Any:
 
 def _build(document: dict):
     gateway, cloud = document.get("gateway", {}), document.get("cloud", {})
+    routing, telemetry = document.get("routing", {}), document.get("telemetry", {})
 
-    def field(where: str, entry: dict, name: str, kind, default=None, required=False):
+    def value_of(where: str, entry: dict, name: str, kind, default=None, required=False):
         value = entry.get(name, default)
         if value is None and not required:
             return None
@@ -117,18 +132,18 @@ def _build(document: dict):
 
     models = [
         ModelEntry(
-            field(f"models[{i}]", m, "name", str, required=True),
-            field(f"models[{i}]", m, "gguf", str, required=True),
-            field(f"models[{i}]", m, "context_length", int),
+            value_of(f"models[{i}]", m, "name", str, required=True),
+            value_of(f"models[{i}]", m, "gguf", str, required=True),
+            value_of(f"models[{i}]", m, "context_length", int),
         )
         for i, m in enumerate(document.get("models", []))
     ]
     edges = [
         EdgeNodeEntry(
-            field(f"edge_nodes[{i}]", e, "id", str, required=True),
-            field(f"edge_nodes[{i}]", e, "address", str, required=True),
-            field(f"edge_nodes[{i}]", e, "models", list, [m.name for m in models]),
-            field(f"edge_nodes[{i}]", e, "queue_bound", int, 16),
+            value_of(f"edge_nodes[{i}]", e, "id", str, required=True),
+            value_of(f"edge_nodes[{i}]", e, "address", str, required=True),
+            value_of(f"edge_nodes[{i}]", e, "models", list, [m.name for m in models]),
+            value_of(f"edge_nodes[{i}]", e, "queue_bound", int, 16),
         )
         for i, e in enumerate(document.get("edge_nodes", []))
     ]
@@ -144,17 +159,28 @@ def _build(document: dict):
         config = GatewayConfig(
             models=models,
             edge_nodes=edges,
-            redis_url=field("cloud", cloud, "redis_url", str),
-            redis_prefix=field("cloud", cloud, "prefix", str, "hybridgw:"),
-            cloud_models=field("cloud", cloud, "models", list, []),
+            redis_url=value_of("cloud", cloud, "redis_url", str),
+            redis_prefix=value_of("cloud", cloud, "prefix", str, "hybridgw:"),
+            cloud_models=value_of("cloud", cloud, "models", list, []),
             privacy_mode=mode,
-            latency_target_ms=field("gateway", gateway, "latency_target_ms", int | float),
-            max_body_bytes=field("gateway", gateway, "max_body_bytes", int, 1 << 20),
+            routing=RoutingPolicy(
+                latency_target_ms=value_of("routing", routing, "latency_target_ms", int | float),
+                cooldown_s=value_of("routing", routing, "cooldown_s", int | float, 5.0),
+                max_attempts=value_of("routing", routing, "max_attempts", int, 2),
+                expected_output_tokens=value_of("routing", routing, "expected_output_tokens", int, 256),
+            ),
+            max_body_bytes=value_of("gateway", gateway, "max_body_bytes", int, 1 << 20),
             api_keys=keys,
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     server = ServerSettings(
-        field("gateway", gateway, "host", str, "127.0.0.1"), field("gateway", gateway, "port", int, 8080)
+        value_of("gateway", gateway, "host", str, "127.0.0.1"),
+        value_of("gateway", gateway, "port", int, 8080),
+        TelemetrySettings(
+            value_of("telemetry", telemetry, "service_name", str, "hybridgw-gateway"),
+            value_of("telemetry", telemetry, "otlp_endpoint", str),
+            value_of("telemetry", telemetry, "trace_file", str),
+        ),
     )
     return config, server

@@ -4,6 +4,7 @@ import json
 import logging
 import math
 import time
+from dataclasses import asdict
 
 from aiohttp import web
 from opentelemetry import trace
@@ -11,6 +12,7 @@ from opentelemetry.trace import SpanKind
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from gateway import app_keys
+from gateway.activity import RecentDecision
 from gateway.auth import check_model_allowed
 from gateway.errors import APIError, model_not_found
 from gateway.pipeline import Generation, TextEvent, prepare, start_generation
@@ -55,7 +57,7 @@ async def _generate(request: web.Request, parse, format_class: type[ResponseForm
     if key is not None:
         await _admit(app, key, len(ids) + max_tokens * body.n)
     privacy_mode = key.privacy_mode if key is not None else config.privacy_mode
-    default_target = (key.latency_target_ms if key is not None else None) or config.latency_target_ms
+    default_target = (key.latency_target_ms if key is not None else None) or config.routing.latency_target_ms
     generation = await start_generation(
         model,
         body,
@@ -65,6 +67,7 @@ async def _generate(request: web.Request, parse, format_class: type[ResponseForm
         privacy_mode,
         request.headers.get(PRIVACY_HEADER),
         _latency_target(request, default_target),
+        config.routing,
         metrics,
         app[app_keys.RNG],
     )
@@ -161,36 +164,38 @@ def _latency_target(request: web.Request, default_ms: float | None) -> float | N
 
 
 def _record(metrics, generation: Generation, outcome: str) -> None:
-    """Metrics, and the one structured log line of the request."""
+    """Metrics, the status page's recent activity, and the one structured log line of the request."""
     target = generation.target
-    logger.info(
-        json.dumps(
-            {
-                "event": "request",
-                "request_id": generation.request_id,
-                "target": target,
-                "node": generation.node_id,
-                "outcome": outcome,
-                "private": generation.privacy.is_private,
-                "privacy_reason": generation.privacy.reason,
-                "prompt_tokens": generation.prompt_tokens,
-                "completion_tokens": generation.completion_tokens,
-                "ttft_ms": round((generation.first_token_at - generation.started) * 1000, 1)
-                if generation.first_token_at
-                else None,
-                "duration_ms": round((time.perf_counter() - generation.started) * 1000, 1),
-            }
-        )
-    )
-    metrics.requests.labels(target, outcome).inc()
     now = time.perf_counter()
+    ttft = generation.first_token_at - generation.started if generation.first_token_at else None
+    tpot = None
+    if ttft is not None and generation.completion_tokens > 1:
+        tpot = (now - generation.first_token_at) / (generation.completion_tokens - 1)
+    decision = RecentDecision(
+        at=time.time(),
+        request_id=generation.request_id,
+        model=generation.model,
+        outcome=outcome,
+        target=target,
+        node=generation.node_id,
+        reason=generation.route_reason,
+        private=generation.privacy.is_private,
+        privacy_reason=generation.privacy.reason,
+        ttft_ms=round(ttft * 1000, 1) if ttft is not None else None,
+        duration_ms=round((now - generation.started) * 1000, 1),
+        completion_tokens=generation.completion_tokens,
+    )
+    logger.info(
+        json.dumps({"event": "request", **asdict(decision), "prompt_tokens": generation.prompt_tokens})
+    )
+    metrics.recent.record(decision, tpot * 1000 if tpot is not None else None)
+    metrics.requests.labels(target, outcome).inc()
     metrics.duration.labels(target).observe(now - generation.started)
     metrics.tokens.labels("prompt").inc(generation.prompt_tokens)
     metrics.tokens.labels("completion").inc(generation.completion_tokens)
-    if generation.first_token_at is not None:
-        metrics.ttft.labels(target).observe(generation.first_token_at - generation.started)
-        if generation.completion_tokens > 1:
-            tpot = (now - generation.first_token_at) / (generation.completion_tokens - 1)
+    if ttft is not None:
+        metrics.ttft.labels(target).observe(ttft)
+        if tpot is not None:
             metrics.tpot.labels(target).observe(tpot)
 
 

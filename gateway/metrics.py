@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from gateway.activity import RecentActivity
+
 LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 
 
@@ -18,6 +20,7 @@ class GatewayMetrics:
     routing: Counter
     privacy_forced: Counter
     queue_depth: Gauge
+    recent: RecentActivity  # what the status page shows
 
     @staticmethod
     def create() -> "GatewayMetrics":
@@ -61,4 +64,5 @@ class GatewayMetrics:
             queue_depth=Gauge(
                 "hybridgw_node_queue_depth", "Waiting requests per node", ["node"], registry=registry
             ),
+            recent=RecentActivity(),
         )

@@ -13,7 +13,9 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from formats.errors import ChatTemplateError
+from gateway.activity import RecentDecision
 from gateway.backends.base import Backend, BackendError
+from gateway.config import RoutingPolicy
 from gateway.errors import APIError, invalid
 from gateway.metrics import GatewayMetrics
 from gateway.models import ServedModel
@@ -24,8 +26,6 @@ from gateway.text_stream import TextStream
 from shared.proto import inference_pb2 as pb
 from shared.telemetry import inject_context, tracer
 
-COOLDOWN_S = 5.0
-MAX_ATTEMPTS = 2
 REQUEST_TIMEOUT_S = 600.0
 FINISH_NAMES = {pb.FINISH_REASON_STOP: "stop", pb.FINISH_REASON_LENGTH: "length"}
 
@@ -44,8 +44,10 @@ class Generation:
     """What a handler needs: where it runs, the events, and the usage once done."""
 
     request_id: str
+    model: str
     node_id: str
     target: str
+    route_reason: str
     prompt_tokens: int
     privacy: PrivacyDecision
     events: AsyncIterator[TextEvent] | None = None
@@ -98,6 +100,7 @@ async def start_generation(
     privacy_mode: PrivacyMode,
     privacy_header: str | None,
     latency_target_s: float | None,
+    policy: RoutingPolicy,
     metrics: GatewayMetrics,
     rng: random.Random,
 ) -> Generation:
@@ -105,17 +108,27 @@ async def start_generation(
     if privacy.is_private and privacy.reason != "key":
         metrics.privacy_forced.labels(privacy.reason).inc()
     route_request = RouteRequest(
-        model.name, len(ids), min(max_tokens, 256), privacy.is_private, latency_target_s
+        model.name,
+        len(ids),
+        min(max_tokens, policy.expected_output_tokens),
+        privacy.is_private,
+        latency_target_s,
     )
     excluded: set[str] = set()
-    for attempt in range(MAX_ATTEMPTS):
+    for attempt in range(policy.max_attempts):
         candidates = [b for b in backends if b.state.node_id not in excluded]
         decision = route(route_request, [b.state for b in candidates], time.monotonic(), rng)
         metrics.routing.labels(decision.outcome.value, decision.reason).inc()
-        _raise_for(decision, privacy)
+        _raise_for(decision, privacy, model.name, metrics)
         backend = next(b for b in candidates if b.state.node_id == decision.node_id)
         generation = Generation(
-            uuid.uuid4().hex, backend.state.node_id, backend.state.kind.value, len(ids), privacy
+            uuid.uuid4().hex,
+            model.name,
+            backend.state.node_id,
+            backend.state.kind.value,
+            decision.reason,
+            len(ids),
+            privacy,
         )
         streams = [
             _choice_stream(backend, generation, i, ids, request, max_tokens, model) for i in range(request.n)
@@ -125,13 +138,13 @@ async def start_generation(
         except BackendError as error:
             for stream in streams:
                 await stream.aclose()
-            if not error.retryable or attempt + 1 == MAX_ATTEMPTS:
+            if not error.retryable or attempt + 1 == policy.max_attempts:
                 raise APIError(
                     error.status,
                     str(error),
                     "server_error" if error.status >= 500 else "invalid_request_error",
                 ) from None
-            backend.state.cooldown_until = time.monotonic() + COOLDOWN_S
+            backend.state.cooldown_until = time.monotonic() + policy.cooldown_s
             excluded.add(backend.state.node_id)
             continue
         generation.events = _merge(streams, first)
@@ -139,7 +152,21 @@ async def start_generation(
     raise AssertionError("unreachable")
 
 
-def _raise_for(decision: Decision, privacy: PrivacyDecision) -> None:
+def _raise_for(decision: Decision, privacy: PrivacyDecision, model: str, metrics: GatewayMetrics) -> None:
+    if decision.outcome in (Outcome.SHED, Outcome.UNAVAILABLE):
+        metrics.recent.record(
+            RecentDecision(
+                time.time(),
+                "",
+                model,
+                decision.outcome.value,
+                "",
+                "",
+                decision.reason,
+                privacy.is_private,
+                privacy.reason,
+            )
+        )
     retry = {"Retry-After": str(max(1, round(decision.retry_after_s)))}
     if decision.outcome == Outcome.SHED:
         raise APIError(

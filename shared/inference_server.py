@@ -18,6 +18,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from opentelemetry.trace import SpanKind
 
 from shared.async_engine import AsyncEngine, EngineDrainingError
+from shared.node_http import start_node_http
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
 from shared.proto_convert import chunk_from_output, sampling_from_proto
@@ -105,11 +106,13 @@ async def serve(
     model_name: str,
     ready: asyncio.Event | None = None,
     companion: Callable[[asyncio.Event], Awaitable[None]] | None = None,
+    metrics_port: int | None = None,
 ) -> None:
     """Serve until SIGTERM/SIGINT (or cancellation), then drain and stop.
 
     `companion(stop)` runs beside the server on the same engine (the cloud worker's queue loop);
-    on stop it is awaited (it finishes what it holds) before the engine drains."""
+    on stop it is awaited (it finishes what it holds) before the engine drains. `metrics_port`:
+    also serve Prometheus /metrics and HTTP health there (shared/node_http.py; 0 picks a port)."""
     server = grpc.aio.server()
     pb_grpc.add_InferenceServicer_to_server(InferenceServicer(engine, node_id, model_name), server)
     health_servicer = health.aio.HealthServicer()
@@ -118,6 +121,7 @@ async def serve(
     await server.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    http = await start_node_http(engine, node_id, host, metrics_port) if metrics_port is not None else None
     logger.info(json.dumps({"event": "listening", "address": f"{host}:{bound}", "node_id": node_id}))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -135,5 +139,7 @@ async def serve(
             await companion_task
         await engine.drain()
         await server.stop(grace=5)
+        if http is not None:
+            await http.cleanup()
         engine.close()
         logger.info(json.dumps({"event": "stopped", "node_id": node_id}))

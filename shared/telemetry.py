@@ -54,18 +54,20 @@ class JsonLinesExporter(SpanExporter):
         return SpanExportResult.SUCCESS
 
 
-def setup_tracing(service_name: str) -> None:
-    """Install the process's tracer provider once (later calls keep the first)."""
+def setup_tracing(service_name: str, otlp_endpoint: str | None = None, trace_file: str | None = None) -> None:
+    """Install the process's tracer provider once (later calls keep the first). Without explicit
+    arguments the standard OTEL_EXPORTER_OTLP_ENDPOINT and our HYBRIDGW_TRACE_FILE decide."""
     if not _configured.acquire(blocking=False):
         return
     provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
-    trace_file = os.environ.get("HYBRIDGW_TRACE_FILE")
+    trace_file = trace_file or os.environ.get("HYBRIDGW_TRACE_FILE")
     if trace_file:
         provider.add_span_processor(SimpleSpanProcessor(JsonLinesExporter(trace_file)))
-    if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+    otlp_endpoint = otlp_endpoint or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    if otlp_endpoint:
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=otlp_endpoint)))
     trace.set_tracer_provider(provider)
 
 

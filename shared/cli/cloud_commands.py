@@ -34,6 +34,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     cloud.add_argument("--host", default="127.0.0.1")
     cloud.add_argument("--grpc-port", type=int, default=50061, help="0 picks a free port")
     cloud.add_argument("--claim-idle-ms", type=int, default=15_000)
+    cloud.add_argument(
+        "--metrics-port", type=int, default=None, help="HTTP port for Prometheus /metrics and /health/*"
+    )
     cloud.set_defaults(handler=_cloud)
 
 
@@ -81,7 +84,15 @@ def _cloud(args: argparse.Namespace) -> int:
             claim_idle_ms=args.claim_idle_ms,
         )
         try:
-            await serve(async_engine, args.host, args.grpc_port, name, args.model.stem, companion=worker.run)
+            await serve(
+                async_engine,
+                args.host,
+                args.grpc_port,
+                name,
+                args.model.stem,
+                companion=worker.run,
+                metrics_port=args.metrics_port,
+            )
         finally:
             await client.aclose()
 

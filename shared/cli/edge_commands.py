@@ -35,6 +35,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     edge.add_argument("--threads", "-t", type=int, default=DEFAULT_THREADS)
     edge.add_argument("--ctx-size", "-c", type=int, default=4096, help="context in all, shared by the slots")
     edge.add_argument("--node-id", default=None)
+    edge.add_argument(
+        "--metrics-port", type=int, default=None, help="HTTP port for Prometheus /metrics and /health/*"
+    )
     edge.set_defaults(handler=_edge)
 
 
@@ -105,5 +108,14 @@ def _edge(args: argparse.Namespace) -> int:
     )
     engine.warmup()
     node_id = args.node_id or f"edge-{socket.gethostname()}-{os.getpid()}"
-    asyncio.run(serve(AsyncEngine(engine), args.host, args.port, node_id, args.model.stem))
+    asyncio.run(
+        serve(
+            AsyncEngine(engine),
+            args.host,
+            args.port,
+            node_id,
+            args.model.stem,
+            metrics_port=args.metrics_port,
+        )
+    )
     return 0

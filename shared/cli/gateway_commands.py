@@ -46,18 +46,23 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _gateway(args: argparse.Namespace) -> int:
 
     from gateway.app import create_app
-    from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+    from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry, RoutingPolicy
     from gateway.privacy import PrivacyMode
     from shared.telemetry import setup_tracing
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    setup_tracing("hybridgw-gateway")
     if args.config:
-        from gateway.config_file import load_config
+        from gateway.config_file import ConfigError, load_config
 
-        config, server = load_config(args.config)
+        try:
+            config, server = load_config(args.config)
+        except ConfigError as error:
+            raise SystemExit(f"hybridgw: error: {error}") from None
+        telemetry = server.telemetry
+        setup_tracing(telemetry.service_name, telemetry.otlp_endpoint, telemetry.trace_file)
         _serve(create_app(config), server.host, server.port)
         return 0
+    setup_tracing("hybridgw-gateway")
     if not args.model:
         raise SystemExit("hybridgw: error: give --config FILE or at least one --model NAME=GGUF")
     models = [ModelEntry(*_pair(spec, "--model")) for spec in args.model]
@@ -79,7 +84,7 @@ def _gateway(args: argparse.Namespace) -> int:
         redis_url=args.redis,
         redis_prefix=args.prefix,
         privacy_mode=PrivacyMode(args.privacy_mode),
-        latency_target_ms=args.latency_target_ms,
+        routing=RoutingPolicy(latency_target_ms=args.latency_target_ms),
         api_keys=load_keys(args.keys) if args.keys else [],
     )
     _serve(create_app(config), args.host, args.port)

@@ -8,8 +8,10 @@ import sys
 import threading
 import time
 
+import aiohttp
 import grpc
 import redis.asyncio as aioredis
+from prometheus_client.parser import text_string_to_metric_families
 
 from formats.ggml_types import GGMLType
 from shared.proto import inference_pb2 as pb
@@ -24,7 +26,7 @@ def _free_port() -> int:
 
 
 async def test_cloud_worker_process_serves_queue_and_grpc_then_drains(tiny_model, redis_url, redis_keys):
-    port = _free_port()
+    port, metrics_port = _free_port(), _free_port()
     process = subprocess.Popen(
         [
             sys.executable,
@@ -45,6 +47,8 @@ async def test_cloud_worker_process_serves_queue_and_grpc_then_drains(tiny_model
             "64",
             "--block-size",
             "4",
+            "--metrics-port",
+            str(metrics_port),
         ],
         stderr=subprocess.PIPE,
         text=True,
@@ -68,6 +72,18 @@ async def test_cloud_worker_process_serves_queue_and_grpc_then_drains(tiny_model
         stats = pb_grpc.InferenceStub(channel).Stats(pb.StatsRequest())
     assert from_grpc == from_queue and len(from_queue) == 6
     assert (stats.kind, stats.node_id) == ("cloud", "cli-worker")
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"http://127.0.0.1:{metrics_port}/metrics") as response,
+    ):
+        exposition = await response.text()
+    [requests_total] = [
+        s
+        for f in text_string_to_metric_families(exposition)
+        for s in f.samples
+        if s.name == "hybridgw_node_requests_total"
+    ]
+    assert requests_total.labels == {"node": "cli-worker", "kind": "cloud"} and requests_total.value == 2
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=60) == 0
     assert not await client.exists(redis_keys.worker_heartbeat("cli-worker"))

@@ -29,6 +29,7 @@ def _free_port() -> int:
 class EdgeNode:
     def __init__(self, model_path, slots: int = 1, env: dict[str, str] | None = None, ctx_size: int = 256):
         self.port = _free_port()
+        self.metrics_port = _free_port()
         self.lines: list[str] = []
         self.process = subprocess.Popen(
             [
@@ -48,6 +49,8 @@ class EdgeNode:
                 "2",
                 "--node-id",
                 "test-edge",
+                "--metrics-port",
+                str(self.metrics_port),
             ],
             stderr=subprocess.PIPE,
             text=True,
@@ -124,6 +127,34 @@ def test_stats_and_health(node):
     for service in ("", "hybridgw.inference.v1.Inference"):
         status = health.Check(health_pb2.HealthCheckRequest(service=service)).status
         assert status == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_metrics_and_http_health_on_the_side_port(node):
+    import requests
+    from prometheus_client.parser import text_string_to_metric_families
+
+    base = f"http://127.0.0.1:{node.metrics_port}"
+    assert requests.get(f"{base}/health/live", timeout=5).json() == {"status": "ok"}
+    ready = requests.get(f"{base}/health/ready", timeout=5)
+    assert ready.status_code == 200 and ready.json()["node_id"] == "test-edge"
+    before = node.stub.Stats(pb.StatsRequest())
+    chunks = list(node.stub.Generate(_request([5, 6, 7], max_tokens=5)))
+    response = requests.get(f"{base}/metrics", timeout=5)
+    assert response.status_code == 200 and response.headers["Content-Type"].startswith("text/plain")
+    samples = {
+        sample.name: sample
+        for family in text_string_to_metric_families(response.text)
+        for sample in family.samples
+    }
+    labels = {"node": "test-edge", "kind": "edge"}
+    assert samples["hybridgw_node_requests_total"].labels == labels
+    assert samples["hybridgw_node_requests_total"].value == before.requests_total + 1
+    assert samples["hybridgw_node_generated_tokens_total"].value == before.tokens_generated_total + len(
+        chunks
+    )
+    assert samples["hybridgw_node_max_running_requests"].value == 1
+    assert samples["hybridgw_node_running_requests"].value == 0
+    assert samples["hybridgw_node_draining"].value == 0
 
 
 def test_cancelling_a_call_frees_its_slot(node):

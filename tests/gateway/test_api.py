@@ -33,18 +33,6 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def model_path(tiny_model):
-    return tiny_model(GGMLType.Q8_0)
-
-
-@pytest.fixture(scope="module")
-def edge_node(model_path):
-    node = EdgeNode(model_path, slots=2)
-    yield node
-    node.stop()
-
-
 def _greedy_text(model_path, max_tokens: int) -> str:
     reader = GGUFReader(model_path)
     tokenizer = GGUFTokenizer.from_metadata(reader.metadata)

@@ -8,7 +8,7 @@ from gateway.auth import ApiKey, hash_key
 from gateway.config import GatewayConfig, ModelEntry
 from gateway.privacy import PrivacyMode
 from gateway.rate_limit import LocalRateLimiter, RedisRateLimiter
-from tests.gateway.test_api import MESSAGES, Gateway, _edge_config, edge_node, model_path  # noqa: F401
+from tests.gateway.test_api import MESSAGES, Gateway, _edge_config
 
 KEYS = [
     ApiKey("alice", hash_key("sk-alice"), "acme", requests_per_minute=2),
@@ -24,7 +24,7 @@ async def _post(session, url, key, body=None):
         return response.status, dict(response.headers), await response.json()
 
 
-async def test_keys_models_privacy_and_limits(model_path, edge_node, redis_url, redis_keys):  # noqa: F811
+async def test_keys_models_privacy_and_limits(model_path, edge_node, redis_url, redis_keys):
     config = _edge_config(model_path, edge_node, api_keys=KEYS)
     async with Gateway(config) as gw, aiohttp.ClientSession() as session:
         status, _, body = await _post(session, gw.url, None)

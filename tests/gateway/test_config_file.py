@@ -10,7 +10,13 @@ GOOD = f"""
 [gateway]
 port = 9000
 privacy_mode = "always_private"
+
+[routing]
 latency_target_ms = 1500
+cooldown_s = 2.5
+
+[telemetry]
+otlp_endpoint = "http://otel-collector:4317"
 
 [[models]]
 name = "tiny"
@@ -43,7 +49,10 @@ def test_a_full_file_and_environment_overrides(tmp_path):
     }
     config, server = load_config(path, environ)
     assert (server.host, server.port) == ("127.0.0.1", 9100)
-    assert config.privacy_mode == PrivacyMode.ALWAYS_PRIVATE and config.latency_target_ms == 1500
+    assert (config.routing.cooldown_s, config.routing.max_attempts) == (2.5, 2)
+    assert server.telemetry.otlp_endpoint == "http://otel-collector:4317"
+    assert server.telemetry.service_name == "hybridgw-gateway"
+    assert config.privacy_mode == PrivacyMode.ALWAYS_PRIVATE and config.routing.latency_target_ms == 1500
     assert [(m.name, m.gguf_path, m.context_length) for m in config.models] == [
         ("tiny", "/models/tiny.gguf", 128)
     ]
@@ -82,6 +91,12 @@ def test_environment_alone_can_configure_the_gateway():
         ("[[models]]\nname = 'a'\n", {}, r"models\[0\]\.gguf"),
         ("[[models]]\nname='a'\ngguf='b'\ncolour='red'\n", {}, r"models\[0\]\.colour: unknown field"),
         ("[nonsense]\n", {}, r"unknown section \[nonsense\]"),
+        ("[routing]\nmax_attempts = 0\n[[models]]\nname='a'\ngguf='b'\n", {}, r"routing\.max_attempts"),
+        (
+            "[telemetry]\notlp_endpoint = 4317\n[[models]]\nname='a'\ngguf='b'\n",
+            {},
+            r"telemetry\.otlp_endpoint",
+        ),
         ("", {}, "at least one model"),
         ("[[models]]\nname='a'\ngguf='b'\n", {"HYBRIDGW_GATEWAY_PROT": "1"}, "has no field 'prot'"),
         (

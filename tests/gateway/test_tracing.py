@@ -13,14 +13,14 @@ from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from shared.async_engine import AsyncEngine
 from shared.telemetry import setup_tracing
 from tests.edge.test_server import EdgeNode
-from tests.gateway.test_api import MESSAGES, Gateway, model_path  # noqa: F401
+from tests.gateway.test_api import MESSAGES, Gateway
 
 
 def _spans(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-async def test_traces_connect_gateway_and_engines(model_path, tmp_path, monkeypatch, redis_url, redis_keys):  # noqa: F811
+async def test_traces_connect_gateway_and_engines(model_path, tmp_path, monkeypatch, redis_url, redis_keys):
     trace_file = tmp_path / "spans.jsonl"
     monkeypatch.setenv("HYBRIDGW_TRACE_FILE", str(trace_file))
     setup_tracing("hybridgw-test")
@@ -39,7 +39,9 @@ async def test_traces_connect_gateway_and_engines(model_path, tmp_path, monkeypa
     cloud_only = GatewayConfig(models=model, redis_url=redis_url, redis_prefix=redis_keys.prefix)
     for config in (edge_only, cloud_only):
         async with Gateway(config) as gw:
-            await gw.client.chat.completions.create(model="tiny", messages=MESSAGES, max_tokens=3)
+            await gw.client.chat.completions.create(
+                model="tiny", messages=MESSAGES, max_tokens=3, temperature=0
+            )
     stop.set()
     await worker_task
     engine.close()

@@ -1,0 +1,53 @@
+"""The live status page: GET / (one static HTML file, no build step) and GET /status (its JSON).
+
+The page polls /status every second: the nodes with their load and health as the router sees
+them, the recent routing decisions and latency percentiles. Nothing a prompt contained is shown.
+"""
+
+import time
+from importlib import resources
+
+from aiohttp import web
+
+from gateway import app_keys
+from gateway.router import NodeState
+
+PAGE = resources.files("gateway").joinpath("static/status.html").read_bytes()
+
+
+async def status_page(request: web.Request) -> web.Response:
+    return web.Response(body=PAGE, content_type="text/html", charset="utf-8")
+
+
+async def status_json(request: web.Request) -> web.Response:
+    app = request.app
+    recent = app[app_keys.METRICS].recent
+    now = time.monotonic()
+    return web.json_response(
+        {
+            "uptime_s": round(time.time() - recent.started, 1),
+            "models": sorted(app[app_keys.MODELS]),
+            "nodes": [_node(backend.state, now) for backend in app[app_keys.BACKENDS]],
+            "decisions": recent.recent(),
+            "latency": recent.latency(),
+        },
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+def _node(state: NodeState, now: float) -> dict:
+    cooling = state.cooldown_until > now
+    return {
+        "id": state.node_id,
+        "kind": state.kind.value,
+        "health": "cooling_down" if cooling else ("healthy" if state.healthy else "down"),
+        "models": sorted(state.models),
+        "running": state.num_running,
+        "waiting": state.num_waiting,
+        "max_running": state.max_running,
+        "queue_bound": state.queue_bound,
+        "kv_usage": round(state.kv_usage, 4),
+        "prefill_tokens_per_s": round(state.prefill_tokens_per_s, 1),
+        "decode_tokens_per_s": round(state.decode_tokens_per_s, 1),
+        "rtt_ms": round(state.rtt_s * 1000, 2),
+    }
