@@ -58,8 +58,15 @@ class ServerSettings:
     telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
 
 
-def load_config(path: str | Path | None, environ: dict[str, str] | None = None):
-    """-> (GatewayConfig, ServerSettings) from the file (optional) plus environment overrides."""
+def load_config(
+    path: str | Path | None,
+    environ: dict[str, str] | None = None,
+    embedded: dict[str, list[dict]] | None = None,
+):
+    """-> (GatewayConfig, ServerSettings) from the file (optional) plus environment overrides.
+
+    `embedded`: array entries appended after the file's ([[models]], [[edge_nodes]]): the nodes
+    `hybridgw up` starts itself."""
     document: dict[str, Any] = {}
     if path is not None:
         try:
@@ -68,6 +75,8 @@ def load_config(path: str | Path | None, environ: dict[str, str] | None = None):
             raise ConfigError(f"{path}: {exc}") from None
     _check_schema(document)
     _apply_environment(document, os.environ if environ is None else environ)
+    for section, entries in (embedded or {}).items():
+        document[section] = document.get(section, []) + entries
     return _build(document)
 
 

@@ -19,9 +19,17 @@ def register(commands: argparse._SubParsersAction) -> None:
     up = commands.add_parser(
         "up", help="run gateway + edge node + cloud worker on the demo model, in one command"
     )
-    up.add_argument("--port", type=int, default=8080)
-    up.add_argument("--host", default="127.0.0.1")
-    up.add_argument("--redis", help="use this Redis for the cloud pool (default: in-process, no Redis)")
+    up.add_argument(
+        "--config",
+        help="gateway TOML file (keys, privacy, routing, limits, telemetry, more nodes); its "
+        "[[models]] and [[edge_nodes]] are served beside the embedded ones",
+    )
+    up.add_argument("--port", type=int, default=None, help="default: the file's gateway.port, else 8080")
+    up.add_argument("--host", default=None, help="default: the file's gateway.host, else 127.0.0.1")
+    up.add_argument(
+        "--redis",
+        help="use this Redis for the cloud pool (default: the file's cloud.redis_url, else in-process)",
+    )
     up.add_argument("--edge-slots", type=int, default=2)
     up.add_argument("--no-cloud", action="store_true", help="edge only")
     up.set_defaults(handler=_up)
@@ -56,17 +64,34 @@ def _up(args: argparse.Namespace) -> int:
     from aiohttp import web
 
     from formats.model_pull import DEFAULT_MODEL, pull
+    from formats.model_pull import model_path as demo_model_path
     from gateway.app import create_app
-    from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+    from gateway.config_file import ConfigError, load_config
     from shared.telemetry import setup_tracing
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    setup_tracing("hybridgw-up")
-    model_path = str(pull(DEFAULT_MODEL))
+    model_path = str(demo_model_path(DEFAULT_MODEL))
+    edge_port = _free_port()
+    embedded = {
+        "models": [{"name": MODEL_NAME, "gguf": model_path}],
+        "edge_nodes": [{"id": "edge-local", "address": f"127.0.0.1:{edge_port}", "models": [MODEL_NAME]}],
+    }
+    try:  # a bad file stops here, naming the field, before anything starts
+        config, server = load_config(args.config, embedded=embedded)
+    except ConfigError as error:
+        raise SystemExit(f"hybridgw: error: {error}") from None
+    pull(DEFAULT_MODEL)  # to model_path, when absent
+    config.redis_url = None if args.no_cloud else (args.redis or config.redis_url)
+    host, port = args.host or server.host, args.port or server.port
+    telemetry = server.telemetry
+    setup_tracing(
+        telemetry.service_name if args.config else "hybridgw-up",
+        telemetry.otlp_endpoint,
+        telemetry.trace_file,
+    )
     children: list[subprocess.Popen] = []
     extra_backends = []
     try:
-        edge_port = _free_port()
         print(f"starting the edge node on 127.0.0.1:{edge_port} ...", file=sys.stderr)
         children.append(
             _start(
@@ -85,7 +110,7 @@ def _up(args: argparse.Namespace) -> int:
                 "edge node",
             )
         )
-        if not args.no_cloud and args.redis:
+        if config.redis_url:
             print("starting a cloud worker on Redis ...", file=sys.stderr)
             children.append(
                 _start(
@@ -94,7 +119,9 @@ def _up(args: argparse.Namespace) -> int:
                         "--model",
                         model_path,
                         "--redis",
-                        args.redis,
+                        config.redis_url,
+                        "--prefix",
+                        config.redis_prefix,
                         "--kv-cache-gib",
                         "0.25",
                         "--grpc-port",
@@ -108,16 +135,11 @@ def _up(args: argparse.Namespace) -> int:
             )
         elif not args.no_cloud:
             extra_backends.append(_local_cloud(model_path))
-        config = GatewayConfig(
-            models=[ModelEntry(MODEL_NAME, model_path)],
-            edge_nodes=[EdgeNodeEntry("edge-local", f"127.0.0.1:{edge_port}", [MODEL_NAME])],
-            redis_url=args.redis if not args.no_cloud else None,
-        )
-        _banner(args.host, args.port)
+        _banner(host, port, bool(config.api_keys))
         web.run_app(
             create_app(config, extra_backends),
-            host=args.host,
-            port=args.port,
+            host=host,
+            port=port,
             handler_cancellation=True,
             print=None,
             access_log=None,
@@ -148,16 +170,18 @@ def _local_cloud(model_path: str):
     return LocalCloudBackend(AsyncEngine(CloudEngineCore(engine)), frozenset({MODEL_NAME}))
 
 
-def _banner(host: str, port: int) -> None:
+def _banner(host: str, port: int, keyed: bool) -> None:
     url = f"http://{host}:{port}"
+    key = "$HYBRIDGW_API_KEY" if keyed else "none"
+    auth = f" -H 'Authorization: Bearer {key}'" if keyed else ""
     print(
         f"""
-hybridgw is up: {url}/v1   model: {MODEL_NAME}
+hybridgw is up: {url}/v1   model: {MODEL_NAME}   status page: {url}/
 
-  curl {url}/v1/chat/completions -H 'Content-Type: application/json' \\
+  curl {url}/v1/chat/completions -H 'Content-Type: application/json'{auth} \\
     -d '{{"model": "{MODEL_NAME}", "messages": [{{"role": "user", "content": "Hello!"}}]}}'
 
-  python -c "from openai import OpenAI; c = OpenAI(base_url='{url}/v1', api_key='none'); \\
+  python -c "from openai import OpenAI; c = OpenAI(base_url='{url}/v1', api_key='{key}'); \\
 print(c.chat.completions.create(model='{MODEL_NAME}', \\
 messages=[{{'role': 'user', 'content': 'Hello!'}}]).choices[0].message.content)"
 
