@@ -20,7 +20,7 @@ from opentelemetry.trace import SpanKind
 
 from shared.async_engine import AsyncEngine
 from shared.proto import inference_pb2 as pb
-from shared.proto_convert import chunk_from_output, sampling_from_proto
+from shared.proto_convert import chunk_from_outputs, sampling_from_proto
 from shared.redis_keys import RedisKeys
 from shared.sampling import InvalidSamplingParams
 from shared.step_output import InvalidRequestError
@@ -163,14 +163,14 @@ class CloudWorker:
         try:
             params = sampling_from_proto(request.sampling)
             params.max_tokens = max(1, params.max_tokens - len(resumed))
-            async for output in self.engine.generate(
+            async for outputs in self.engine.generate_batches(
                 request_id, list(request.prompt_token_ids) + resumed, params
             ):
-                chunk = chunk_from_output(request_id, output, len(resumed))
+                chunk = chunk_from_outputs(request_id, outputs, len(resumed))
                 await self.redis.xadd(reply, {"chunk": chunk.SerializeToString()})
-                count += 1
-                if output.finish_reason is not None:
-                    outcome = output.finish_reason.value
+                count += len(outputs)
+                if outputs[-1].finish_reason is not None:
+                    outcome = outputs[-1].finish_reason.value
         except (InvalidSamplingParams, InvalidRequestError) as exc:
             await self._publish_error(reply, request_id, str(exc))
             outcome = "invalid"

@@ -82,7 +82,7 @@ async def _generate(request: web.Request, parse, format_class: type[ResponseForm
                 outcome = "client_disconnected"  # the node's work was cancelled with the stream
                 return response
         else:
-            events = [event async for event in generation.events]
+            events = [event async for batch in generation.events for event in batch]
             response = web.json_response(fmt.full(events), headers=headers)
         outcome = "ok"
         return response
@@ -122,23 +122,26 @@ async def _admit(app: web.Application, key, tokens: int) -> None:
         )
 
 
+class EventStreamResponse(web.StreamResponse):
+    """SSE whose headers leave with the first events, in one write (as web.Response does)."""
+
+    _send_headers_immediately = False
+
+
 async def _stream(request, generation: Generation, fmt: ResponseFormat, headers):
-    """SSE to the client; returns (response, completed). A client that goes away closes the
-    events, which cancels the generation on the node."""
-    response = web.StreamResponse(
+    """SSE to the client; returns (response, completed). Every batch of ready events is one
+    write. A client that goes away closes the events, which cancels the generation on the node."""
+    response = EventStreamResponse(
         headers={**headers, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
     )
     await response.prepare(request)
     try:
-        for payload in fmt.opening():
-            await response.write(_sse(payload))
-        event: TextEvent
-        async for event in generation.events:
-            for payload in fmt.delta(event):
-                await response.write(_sse(payload))
-        for payload in fmt.closing():
-            await response.write(_sse(payload))
-        await response.write(b"data: [DONE]\n\n")
+        opening = _sse(fmt.opening())
+        batch: list[TextEvent]
+        async for batch in generation.events:
+            await response.write(opening + _sse(payload for event in batch for payload in fmt.delta(event)))
+            opening = b""
+        await response.write(opening + _sse(fmt.closing()) + b"data: [DONE]\n\n")
         await response.write_eof()
     except ConnectionResetError:
         await generation.events.aclose()
@@ -146,8 +149,8 @@ async def _stream(request, generation: Generation, fmt: ResponseFormat, headers)
     return response, True
 
 
-def _sse(payload: dict) -> bytes:
-    return b"data: " + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n"
+def _sse(payloads) -> bytes:
+    return b"".join(b"data: " + json.dumps(p, ensure_ascii=False).encode() + b"\n\n" for p in payloads)
 
 
 def _latency_target(request: web.Request, default_ms: float | None) -> float | None:

@@ -50,7 +50,7 @@ class Generation:
     route_reason: str
     prompt_tokens: int
     privacy: PrivacyDecision
-    events: AsyncIterator[TextEvent] | None = None
+    events: AsyncIterator[list[TextEvent]] | None = None  # every event ready, each time
     completion_tokens: int = 0
     cached_tokens: int = 0
     first_token_at: float | None = None
@@ -247,8 +247,11 @@ async def _choice_stream(
         await chunks.aclose()
 
 
-async def _merge(streams: list[AsyncIterator[TextEvent]], first: list[TextEvent]) -> AsyncIterator[TextEvent]:
-    """Interleave the choices' events as they arrive (the first event of each is already read)."""
+async def _merge(
+    streams: list[AsyncIterator[TextEvent]], first: list[TextEvent]
+) -> AsyncIterator[list[TextEvent]]:
+    """Interleave the choices' events as they arrive (the first event of each is already read),
+    yielding all that are ready at once: a client slower than the node gets fewer, larger writes."""
     queue: asyncio.Queue = asyncio.Queue()
     done = object()
 
@@ -267,13 +270,19 @@ async def _merge(streams: list[AsyncIterator[TextEvent]], first: list[TextEvent]
     remaining = len(tasks)
     try:
         while remaining:
-            item = await queue.get()
-            if item is done:
-                remaining -= 1
-            elif isinstance(item, BackendError):
-                raise APIError(item.status, str(item), "server_error")
-            else:
-                yield item
+            ready = [await queue.get()]
+            while not queue.empty():
+                ready.append(queue.get_nowait())
+            batch = []
+            for item in ready:
+                if item is done:
+                    remaining -= 1
+                elif isinstance(item, BackendError):
+                    raise APIError(item.status, str(item), "server_error")
+                else:
+                    batch.append(item)
+            if batch:
+                yield batch
     finally:
         for task in tasks:
             task.cancel()

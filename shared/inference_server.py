@@ -21,7 +21,7 @@ from shared.async_engine import AsyncEngine, EngineDrainingError
 from shared.node_http import start_node_http
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
-from shared.proto_convert import chunk_from_output, sampling_from_proto
+from shared.proto_convert import chunk_from_outputs, sampling_from_proto
 from shared.sampling import InvalidSamplingParams
 from shared.step_output import InvalidRequestError
 from shared.telemetry import extract_context, tracer
@@ -57,12 +57,12 @@ class InferenceServicer(pb_grpc.InferenceServicer):
             },
         )
         try:
-            async for output in self.engine.generate(request_id, prompt, params):
+            async for outputs in self.engine.generate_batches(request_id, prompt, params):
                 first_token_at = first_token_at or time.perf_counter()
-                count += 1
-                yield chunk_from_output(request_id, output, len(request.resume_token_ids))
-                if output.finish_reason is not None:
-                    reason = output.finish_reason.value
+                count += len(outputs)
+                yield chunk_from_outputs(request_id, outputs, len(request.resume_token_ids))
+                if outputs[-1].finish_reason is not None:
+                    reason = outputs[-1].finish_reason.value
         except InvalidRequestError as exc:
             reason = "invalid"
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))

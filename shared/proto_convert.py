@@ -29,20 +29,22 @@ def sampling_from_proto(message: pb.SamplingParams) -> SamplingParams:
     )
 
 
-def chunk_from_output(request_id: str, output: StepOutput, num_resumed: int = 0) -> pb.GenerateChunk:
-    """One token as a GenerateChunk; a resumed request's indices continue after its resumed tokens."""
-    token = output.token
+def chunk_from_outputs(request_id: str, outputs: list[StepOutput], num_resumed: int = 0) -> pb.GenerateChunk:
+    """Consecutive tokens of one request as one GenerateChunk (index of the first); the finish
+    reason and usage, if any, are the last output's."""
     chunk = pb.GenerateChunk(
         request_id=request_id,
-        index=output.index + num_resumed,
+        index=outputs[0].index + num_resumed,
         tokens=[
             pb.GeneratedToken(
-                token_id=token.token_id,
-                logprob=token.logprob,
-                top_logprobs=[pb.TokenLogprob(token_id=i, logprob=lp) for i, lp in token.top_logprobs],
+                token_id=o.token.token_id,
+                logprob=o.token.logprob,
+                top_logprobs=[pb.TokenLogprob(token_id=i, logprob=lp) for i, lp in o.token.top_logprobs],
             )
+            for o in outputs
         ],
     )
+    output = outputs[-1]
     if output.finish_reason is not None:
         chunk.finish_reason = FINISH_REASONS[output.finish_reason]
         chunk.usage.prompt_tokens = output.num_prompt_tokens - num_resumed

@@ -7,6 +7,7 @@ Exporters, by environment:
 Without either, spans are created (context still propagates) but not exported.
 """
 
+import functools
 import json
 import os
 import threading
@@ -71,7 +72,9 @@ def setup_tracing(service_name: str, otlp_endpoint: str | None = None, trace_fil
     trace.set_tracer_provider(provider)
 
 
+@functools.cache
 def tracer(name: str) -> trace.Tracer:
+    """One tracer per name (a proxy until setup_tracing installs the provider, then delegating)."""
     return trace.get_tracer(name)
 
 

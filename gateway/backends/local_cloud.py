@@ -9,7 +9,7 @@ from gateway.backends.base import BackendError
 from gateway.router import NodeKind, NodeState
 from shared.async_engine import AsyncEngine
 from shared.proto import inference_pb2 as pb
-from shared.proto_convert import chunk_from_output, sampling_from_proto
+from shared.proto_convert import chunk_from_outputs, sampling_from_proto
 from shared.sampling import InvalidSamplingParams
 from shared.step_output import InvalidRequestError
 
@@ -44,12 +44,12 @@ class LocalCloudBackend:
         started = time.monotonic()
         self._refresh()
         try:
-            async for output in self.engine.generate(
+            async for outputs in self.engine.generate_batches(
                 request.request_id, list(request.prompt_token_ids), params
             ):
                 if time.monotonic() - started > timeout_s:
                     raise BackendError("the cloud engine timed out", 504, retryable=False)
-                yield chunk_from_output(request.request_id, output)
+                yield chunk_from_outputs(request.request_id, outputs)
         except InvalidRequestError as error:
             raise BackendError(str(error), 400, retryable=False) from None
         finally:

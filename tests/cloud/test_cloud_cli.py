@@ -61,14 +61,14 @@ async def test_cloud_worker_process_serves_queue_and_grpc_then_drains(tiny_model
         await asyncio.sleep(0.05)
     client = aioredis.from_url(redis_url)
     await client.xadd(redis_keys.request_stream, {"request": _request("via-redis", max_tokens=6)})
-    from_queue = [c.tokens[0].token_id for c in await _read_reply(client, redis_keys, "via-redis")]
+    from_queue = [t.token_id for c in await _read_reply(client, redis_keys, "via-redis") for t in c.tokens]
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         request = pb.GenerateRequest(
             request_id="via-grpc",
             prompt_token_ids=[5, 17, 200, 33, 91],
             sampling=pb.SamplingParams(max_tokens=6, ignore_eos=True),
         )
-        from_grpc = [c.tokens[0].token_id for c in pb_grpc.InferenceStub(channel).Generate(request)]
+        from_grpc = [t.token_id for c in pb_grpc.InferenceStub(channel).Generate(request) for t in c.tokens]
         stats = pb_grpc.InferenceStub(channel).Stats(pb.StatsRequest())
     assert from_grpc == from_queue and len(from_queue) == 6
     assert (stats.kind, stats.node_id) == ("cloud", "cli-worker")

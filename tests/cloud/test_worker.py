@@ -13,6 +13,7 @@ from formats.ggml_types import GGMLType
 from shared.async_engine import AsyncEngine
 from shared.proto import inference_pb2 as pb
 from shared.sampling import SamplingParams
+from tests.edge.test_server import token_offsets
 
 PROMPT = [5, 17, 200, 33, 91]
 
@@ -77,8 +78,8 @@ async def test_requests_flow_through_the_queue(model_path, redis_url, redis_keys
     client = running.client
     await client.xadd(redis_keys.request_stream, {"request": _request("r1")})
     chunks = await _read_reply(client, redis_keys, "r1")
-    assert [c.tokens[0].token_id for c in chunks] == expected_tokens
-    assert [c.index for c in chunks] == list(range(12))
+    assert [t.token_id for c in chunks for t in c.tokens] == expected_tokens
+    assert [c.index for c in chunks] == token_offsets(chunks)
     assert chunks[-1].finish_reason == pb.FINISH_REASON_LENGTH and chunks[-1].usage.prompt_tokens == 5
     heartbeat = await client.hgetall(redis_keys.worker_heartbeat("worker-a"))
     assert json.loads(heartbeat[b"stats"])["kind"] == "cloud"
@@ -105,8 +106,8 @@ async def test_a_dead_workers_request_resumes_without_gap_or_duplicate(
         await client.xadd(redis_keys.reply_stream("r2"), {"chunk": chunk.SerializeToString()})
     running = RunningWorker(model_path, redis_url, redis_keys, name="survivor", claim_idle_ms=300)
     chunks = await _read_reply(client, redis_keys, "r2")
-    assert [c.index for c in chunks] == list(range(12))
-    assert [c.tokens[0].token_id for c in chunks] == expected_tokens
+    assert [c.index for c in chunks] == token_offsets(chunks)
+    assert [t.token_id for c in chunks for t in c.tokens] == expected_tokens
     assert chunks[-1].usage.completion_tokens == 12
     await running.close()
     await client.aclose()

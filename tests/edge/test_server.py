@@ -92,6 +92,15 @@ def node(model_path):
     assert node.stop() == 0
 
 
+def token_offsets(chunks: list[pb.GenerateChunk]) -> list[int]:
+    """Each chunk's index is the number of tokens streamed before it (chunks may carry several)."""
+    offsets, total = [], 0
+    for chunk in chunks:
+        offsets.append(total)
+        total += len(chunk.tokens)
+    return offsets
+
+
 def _request(prompt, max_tokens=8, **sampling) -> pb.GenerateRequest:
     params = pb.SamplingParams(max_tokens=max_tokens, ignore_eos=True, **sampling)
     return pb.GenerateRequest(
@@ -106,8 +115,8 @@ def test_generate_streams_the_engines_tokens(node, model_path):
     expected = []
     while engine.has_work():
         expected += [o.token.token_id for o in engine.step()]
-    assert [c.tokens[0].token_id for c in chunks] == expected
-    assert [c.index for c in chunks] == list(range(6))
+    assert [t.token_id for c in chunks for t in c.tokens] == expected
+    assert [c.index for c in chunks] == token_offsets(chunks)
     assert chunks[-1].finish_reason == pb.FINISH_REASON_LENGTH
     assert chunks[-1].usage.prompt_tokens == 4 and chunks[-1].usage.completion_tokens == 6
     assert all(c.finish_reason == pb.FINISH_REASON_UNSPECIFIED for c in chunks[:-1])
@@ -195,7 +204,7 @@ def test_sigterm_drains_running_requests_then_exits(model_path):
     first = next(stream)
     os.kill(node.process.pid, signal.SIGTERM)
     rest = list(stream)
-    assert len(rest) + 1 == 40 and first.index == 0
+    assert len(first.tokens) + sum(len(c.tokens) for c in rest) == 40 and first.index == 0
     assert rest[-1].finish_reason == pb.FINISH_REASON_LENGTH
     assert node.process.wait(timeout=30) == 0
     assert any('"stopped"' in line for line in node.lines)
