@@ -1,6 +1,8 @@
 """y = x @ W.T for a quantized weight, choosing the kernel by batch size.
 
-Few activation rows (decode steps): the numba `matmul` reads each weight block once for all rows.
+Few activation rows (decode steps): each weight block is read once for all rows. Q4_0, Q4_1 and
+Q8_0 weights take ggml's integer path (`matmul_q8`: activations quantized to int8 blocks once per
+input, integer SIMD products); other types the numba `matmul` on decoded rows.
 Many rows (prefill chunks): like ggml's BLAS path, tiles of weight rows are decoded into a small
 float buffer and multiplied with BLAS; tiles run on a thread pool while numba releases the GIL.
 """
@@ -9,7 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from edge.kernels.activation_quant import round_through_q8
+from edge.kernels.activation_quant import quantize_q8, round_through_q8
+from edge.kernels.int8_dot import INT8_TYPES, matmul_q8
 from edge.kernels.matmul import dequantize_rows, matmul
 from edge.weights import Linear
 from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
@@ -18,7 +21,7 @@ from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
 ACTIVATION_BLOCK = {t: 256 if BLOCK_GEOMETRY[t].block_size == 256 else 32 for t in BLOCK_GEOMETRY}
 ACTIVATION_BLOCK.update({GGMLType.F32: 0, GGMLType.F16: 0, GGMLType.BF16: 0})
 
-BLAS_MIN_ROWS = 16  # activation rows from which decode-then-BLAS beats the fused kernel
+BLAS_MIN_ROWS = 16  # activation rows from which decode-then-BLAS beats the per-row kernels
 TILE_ROWS = 256
 
 
@@ -36,8 +39,14 @@ class LinearRunner:
     def many(self, layers: list[Linear], x: np.ndarray) -> list[np.ndarray]:
         """Several layers on the same input (q/k/v, gate/up): activations are rounded once."""
         rounded: dict[int, np.ndarray] = {}
+        quantized: list = []
         outputs = []
         for layer in layers:
+            if x.shape[0] < BLAS_MIN_ROWS and int(layer.ggml_type) in INT8_TYPES:
+                if not quantized:
+                    quantized.extend(_quantize_q8(x))
+                outputs.append(self._int8_product(layer, *quantized))
+                continue
             block = ACTIVATION_BLOCK[layer.ggml_type]
             if block and block not in rounded:
                 rounded[block] = np.empty_like(x)
@@ -53,6 +62,14 @@ class LinearRunner:
         else:
             starts = range(0, layer.out_features, TILE_ROWS)
             list(self._pool.map(lambda start: self._tile(layer, x, start, out), starts))
+        if layer.bias is not None:
+            out += layer.bias
+        return out
+
+    @staticmethod
+    def _int8_product(layer: Linear, xq, xd, xs, xsum) -> np.ndarray:
+        out = np.empty((xq.shape[0], layer.out_features), dtype=np.float32)  # (n, out_features)
+        matmul_q8(layer.data, int(layer.ggml_type), xq, xd, xs, xsum, out)
         if layer.bias is not None:
             out += layer.bias
         return out
@@ -76,3 +93,12 @@ class LinearRunner:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
+
+
+def _quantize_q8(x: np.ndarray):
+    """x (n, k) f32 -> xq (n, k) int8 and per-block xd, xs, xsum (n, k/32) f32."""
+    n, k = x.shape
+    xq = np.empty((n, k), dtype=np.int8)
+    xd, xs, xsum = (np.empty((n, k // 32), dtype=np.float32) for _ in range(3))
+    quantize_q8(x, xq, xd, xs, xsum)
+    return xq, xd, xs, xsum

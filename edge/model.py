@@ -32,6 +32,18 @@ class LlamaModel:
     def _attention(self, q, cache: KVCache, layer: int, slot_ids, positions, runs) -> np.ndarray:
         """Long chunks of one slot through BLAS; everything else through the numba kernel."""
         attended = np.empty_like(q)
+        if all(end - start < MIN_CHUNK for start, end in runs):  # decode steps: one kernel call
+            attention(
+                q,
+                cache.k[layer],
+                cache.v[layer],
+                slot_ids,
+                positions,
+                self.config.num_heads,
+                self.scale,
+                attended,
+            )
+            return attended
         short = np.ones(len(q), dtype=bool)
         for start, end in runs:
             if end - start >= MIN_CHUNK:

@@ -44,6 +44,30 @@ def round_through_q8(x, block, out):
                 out[t, b * block + j] = np.float32(q) * scale
 
 
+@numba.njit(cache=True, fastmath=False)
+def quantize_q8(x, xq, xd, xs, xsum):
+    """x (n, k) f32 -> ggml's Q8_0/Q8_1 activation blocks of 32, unpacked for the integer kernels
+    (edge/kernels/int8_dot.py): xq (n, k) int8 = round(x/d); xd (n, k/32) = d rounded to f16;
+    xs = f16(d * sum(q)) (Q8_1's s); xsum = sum(q); d = absmax/127. Serial: it serves decode
+    steps (a few rows), where a parallel launch would cost more than the work."""
+    n, k = x.shape
+    for t in range(n):
+        for b in range(k // QK8):
+            amax = np.float32(0.0)
+            for j in range(QK8):
+                amax = max(amax, abs(x[t, b * QK8 + j]))
+            d = np.float32(amax / np.float32(127.0))
+            inv = np.float32(1.0) / d if d != 0.0 else np.float32(0.0)
+            total = 0
+            for j in range(QK8):
+                q = min(127, _round_half_away(x[t, b * QK8 + j] * inv))
+                xq[t, b * QK8 + j] = q
+                total += q
+            xd[t, b] = round_to_f16(d)
+            xs[t, b] = round_to_f16(np.float32(d * np.float32(total)))
+            xsum[t, b] = np.float32(total)
+
+
 @numba.njit(cache=True, parallel=True)
 def round_to_f16_inplace(x):
     """Round every value of x (n, d) to float16 precision (what an f16 KV cache stores)."""

@@ -17,21 +17,29 @@ def attention(q, k_cache, v_cache, slot_ids, positions, num_heads, scale, out):
     for job in numba.prange(n * num_heads):
         t, h = job // num_heads, job % num_heads
         slot, length, kv = slot_ids[t], positions[t] + 1, h // group
-        scores = np.empty(length, np.float32)
+        query = np.empty(head_dim, np.float32)  # (head_dim,) pre-scaled
+        for i in range(head_dim):
+            query[i] = q[t, h * head_dim + i] * scale
+        scores = np.empty(length, np.float32)  # (length,)
         best = -np.inf
         for p in range(length):
+            key = k_cache[slot, p, kv]
             dot = np.float32(0.0)
             for i in range(head_dim):
-                dot += q[t, h * head_dim + i] * k_cache[slot, p, kv, i]
-            scores[p] = dot * scale
-            best = max(best, scores[p])
+                dot += query[i] * key[i]
+            scores[p] = dot
+            best = max(best, dot)
         total = np.float32(0.0)
         for p in range(length):
             scores[p] = np.float32(math.exp(scores[p] - best))
             total += scores[p]
-        for i in range(head_dim):
-            out[t, h * head_dim + i] = 0.0
+        # accumulate in a local row (vectorizes; `out` could alias the cache as far as LLVM knows)
+        accumulated = np.zeros(head_dim, np.float32)  # (head_dim,)
         for p in range(length):
-            weight = scores[p] / total
+            weight = scores[p]
+            value = v_cache[slot, p, kv]
             for i in range(head_dim):
-                out[t, h * head_dim + i] += weight * v_cache[slot, p, kv, i]
+                accumulated[i] += weight * value[i]
+        inverse = np.float32(1.0) / total
+        for i in range(head_dim):
+            out[t, h * head_dim + i] = accumulated[i] * inverse

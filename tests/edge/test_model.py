@@ -40,7 +40,7 @@ def test_logits_match_the_float_reference(tiny_model, ggml_type, arch):
     path = tiny_model(ggml_type, config=config_for(ggml_type, arch=arch))
     engine = EdgeEngine(EngineConfig(str(path), num_slots=1, context_size=64, num_threads=2))
     expected = reference_logits(path, TOKENS)
-    for n in (5, len(TOKENS)):  # the fused decode kernel and the tiled BLAS path
+    for n in (5, len(TOKENS)):  # the decode kernels (integer for Q4_0/Q4_1/Q8_0) and the BLAS tiles
         got = _forward(engine, TOKENS[:n])
         assert np.abs(got - expected[:n]).max() <= _tolerance(ggml_type) * np.abs(expected).max()
 

@@ -1,0 +1,211 @@
+"""Integer dot products of Q4_0 / Q4_1 / Q8_0 weight rows with 8-bit activations, as ggml does.
+
+numba cannot express narrow integer SIMD (its integers widen to 64 bits), so these kernels are
+numba intrinsics that emit LLVM vector IR directly. Per block of 32: the weight's 4- or 8-bit
+values and the activation's int8 values are multiplied and summed in integer lanes, the eight
+32-bit partial sums are converted once and scaled by d_weight * d_activation into a float vector
+accumulator; the horizontal sum happens once per row. On x86 with AVX2 the products use
+`vpmaddubsw` + `vpmaddwd` (ggml's AVX2 kernels); elsewhere generic vector IR that LLVM lowers
+for the target.
+
+Activations come from `quantize_q8` (edge/kernels/activation_quant.py): per block of 32,
+xq int8 values, xd = d rounded to f16, xs = f16(d * sum(q)) (ggml's Q8_1 `s`), xsum = sum(q).
+Weight blocks: Q4_0 [d f16][16 bytes: element j low nibble, j+16 high] value = d * (q - 8);
+Q4_1 [d f16][m f16][16 bytes] value = d * q + m; Q8_0 [d f16][32 x int8] value = d * q.
+"""
+
+import os
+
+from llvmlite import binding as llvm_binding
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from edge.kernels.dequant_blocks import Q4_0, Q4_1, Q8_0
+
+I8, I16, I32, F32 = ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.FloatType()
+BLOCK_BYTES = {Q4_0: 18, Q4_1: 20, Q8_0: 34}
+INT8_TYPES = frozenset(BLOCK_BYTES)
+QK = 32
+
+
+def _target_has(feature: str) -> bool:
+    """Whether numba compiles for a CPU with this feature (NUMBA_CPU_NAME/FEATURES override the host)."""
+    if os.environ.get("NUMBA_CPU_NAME"):
+        return f"+{feature}" in os.environ.get("NUMBA_CPU_FEATURES", "")
+    try:
+        return bool(llvm_binding.get_host_cpu_features().get(feature, False))
+    except RuntimeError:
+        return False
+
+
+USE_AVX2 = _target_has("avx2")
+USE_F16C = _target_has("f16c")
+
+
+def _vec(element, count: int) -> ir.VectorType:
+    return ir.VectorType(element, count)
+
+
+def _splat(element, count: int, value) -> ir.Constant:
+    return ir.Constant(_vec(element, count), [ir.Constant(element, value)] * count)
+
+
+def _indices(values) -> ir.Constant:
+    values = list(values)
+    return ir.Constant(_vec(I32, len(values)), values)
+
+
+def _load(builder, pointer, kind, offset: int = 0):
+    if offset:
+        pointer = builder.gep(pointer, [ir.Constant(I32, offset)])
+    return builder.load(builder.bitcast(pointer, kind.as_pointer()), align=1)
+
+
+def _load_f16(builder, pointer, offset: int = 0):
+    """A little-endian float16 at pointer+offset as float32, exactly: one `vcvtph2ps` with F16C;
+    without it integer operations (normals, subnormals, inf, nan), since `fpext half` would then
+    call a runtime helper that numba's JIT does not link."""
+    if USE_F16C:
+        return builder.fpext(_load(builder, pointer, ir.HalfType(), offset), F32)
+    bits = builder.zext(_load(builder, pointer, I16, offset), I32)
+    magnitude = builder.shl(builder.and_(bits, ir.Constant(I32, 0x7FFF)), ir.Constant(I32, 13))
+    scaled = builder.fmul(builder.bitcast(magnitude, F32), ir.Constant(F32, 2.0**112))  # rebias
+    special = builder.fcmp_ordered(">=", scaled, ir.Constant(F32, 65536.0))  # exponent 31
+    result = builder.bitcast(scaled, I32)
+    result = builder.select(special, builder.or_(result, ir.Constant(I32, 0x7F800000)), result)
+    sign = builder.shl(builder.and_(bits, ir.Constant(I32, 0x8000)), ir.Constant(I32, 16))
+    return builder.bitcast(builder.or_(result, sign), F32)
+
+
+def _intrinsic(builder, name: str, result, arguments):
+    function_type = ir.FunctionType(result, [a.type for a in arguments])
+    return builder.call(cgutils.get_or_insert_function(builder.module, function_type, name), arguments)
+
+
+def _pair_sums(builder, products):
+    """<32 x i32> -> <8 x i32>: sums of each 4 consecutive lanes."""
+    sums = products
+    for width in (16, 8):
+        even = builder.shuffle_vector(sums, sums, _indices(range(0, 2 * width, 2)))
+        odd = builder.shuffle_vector(sums, sums, _indices(range(1, 2 * width, 2)))
+        sums = builder.add(even, odd)
+    return sums
+
+
+def _unsigned_signed_sums(builder, unsigned, signed):
+    """<32 x i8> weights 0..255 (we use 0..15) times <32 x i8> signed -> <8 x i32> partial sums."""
+    if USE_AVX2:
+        pairs = _intrinsic(builder, "llvm.x86.avx2.pmadd.ub.sw", _vec(I16, 16), [unsigned, signed])
+        return _intrinsic(builder, "llvm.x86.avx2.pmadd.wd", _vec(I32, 8), [pairs, _splat(I16, 16, 1)])
+    products = builder.mul(builder.zext(unsigned, _vec(I32, 32)), builder.sext(signed, _vec(I32, 32)))
+    return _pair_sums(builder, products)
+
+
+def _signed_signed_sums(builder, weights, activations):
+    """<32 x i8> times <32 x i8>, both signed -> <8 x i32> (ggml's sign trick on AVX2)."""
+    if USE_AVX2:
+        magnitude = _intrinsic(
+            builder, "llvm.abs.v32i8", _vec(I8, 32), [activations, ir.Constant(ir.IntType(1), 0)]
+        )
+        signed = _intrinsic(builder, "llvm.x86.avx2.psign.b", _vec(I8, 32), [weights, activations])
+        return _unsigned_signed_sums(builder, magnitude, signed)
+    products = builder.mul(builder.sext(weights, _vec(I32, 32)), builder.sext(activations, _vec(I32, 32)))
+    return _pair_sums(builder, products)
+
+
+def _block_sums(builder, ggml_type: int, block, activations):
+    """The block's 32 integer products as eight 32-bit partial sums."""
+    if ggml_type == Q8_0:
+        return _signed_signed_sums(builder, _load(builder, block, _vec(I8, 32), 2), activations)
+    packed = _load(builder, block, _vec(I8, 16), 4 if ggml_type == Q4_1 else 2)
+    low = builder.and_(packed, _splat(I8, 16, 15))
+    high = builder.lshr(packed, _splat(I8, 16, 4))
+    nibbles = builder.shuffle_vector(low, high, _indices(range(32)))  # element j, then j + 16
+    return _unsigned_signed_sums(builder, nibbles, activations)
+
+
+def _make_row_dot(ggml_type: int):
+    block_bytes = BLOCK_BYTES[ggml_type]
+
+    @intrinsic
+    def row_dot(typingctx, row, xq, xd, xs, xsum):
+        """row (row_bytes,) uint8, xq (k,) int8, xd/xs/xsum (k/32,) f32 -> f32. The caller
+        guarantees row_bytes == k/32 * block bytes and xq.shape == (k,)."""
+        signature = types.float32(row, xq, xd, xs, xsum)
+
+        def codegen(context, builder, sig, args):
+            arrays = [context.make_array(t)(context, builder, a) for t, a in zip(sig.args, args, strict=True)]
+            row_a, xq_a, xd_a, xs_a, xsum_a = arrays
+            num_blocks = cgutils.unpack_tuple(builder, xd_a.shape, 1)[0]
+            weights = builder.bitcast(row_a.data, I8.as_pointer())
+            activations = builder.bitcast(xq_a.data, I8.as_pointer())
+            vector_sum = cgutils.alloca_once_value(builder, ir.Constant(_vec(F32, 8), [0.0] * 8))
+            scalar_sum = cgutils.alloca_once_value(builder, ir.Constant(F32, 0.0))
+            with cgutils.for_range(builder, num_blocks) as loop:
+                b = loop.index
+                block = builder.gep(weights, [builder.mul(b, ir.Constant(b.type, block_bytes))])
+                x = _load(
+                    builder, builder.gep(activations, [builder.mul(b, ir.Constant(b.type, QK))]), _vec(I8, 32)
+                )
+                sums = builder.sitofp(_block_sums(builder, ggml_type, block, x), _vec(F32, 8))
+                d = _load_f16(builder, block)
+                scale = builder.fmul(d, builder.load(builder.gep(xd_a.data, [b])))
+                lanes = builder.shuffle_vector(
+                    builder.insert_element(
+                        ir.Constant(_vec(F32, 8), ir.Undefined), scale, ir.Constant(I32, 0)
+                    ),
+                    ir.Constant(_vec(F32, 8), ir.Undefined),
+                    _indices([0] * 8),
+                )
+                builder.store(builder.fadd(builder.load(vector_sum), builder.fmul(sums, lanes)), vector_sum)
+                if ggml_type == Q4_1:  # + m * s: the block minimum times the activations' sum
+                    m = _load_f16(builder, block, 2)
+                    correction = builder.fmul(m, builder.load(builder.gep(xs_a.data, [b])))
+                elif ggml_type == Q4_0:  # (q - 8): - 8 * d * d_x * sum(q_x)
+                    total_q = builder.load(builder.gep(xsum_a.data, [b]))
+                    correction = builder.fmul(builder.fmul(scale, total_q), ir.Constant(F32, -8.0))
+                else:
+                    correction = ir.Constant(F32, 0.0)
+                builder.store(builder.fadd(builder.load(scalar_sum), correction), scalar_sum)
+            total = builder.load(scalar_sum)
+            lanes = builder.load(vector_sum)
+            for i in range(8):
+                total = builder.fadd(total, builder.extract_element(lanes, ir.Constant(I32, i)))
+            return total
+
+        return signature, codegen
+
+    return row_dot
+
+
+dot_q4_0_q8 = _make_row_dot(Q4_0)
+dot_q4_1_q8 = _make_row_dot(Q4_1)
+dot_q8_0_q8 = _make_row_dot(Q8_0)
+
+_ROWS_PER_TASK = 16
+
+
+@njit(cache=True, parallel=True)
+def matmul_q8(w, ggml_type, xq, xd, xs, xsum, out):
+    """w (rows, row_bytes) uint8 of Q4_0/Q4_1/Q8_0 blocks; activations from quantize_q8:
+    xq (n, k) int8, xd/xs/xsum (n, k/32) f32 -> out (n, rows) f32 = x @ W.T. Each weight row is
+    read once for all n activation rows (it stays in L1 between them)."""
+    rows = w.shape[0]
+    n, k = xq.shape
+    block_bytes = 34 if ggml_type == Q8_0 else (20 if ggml_type == Q4_1 else 18)
+    if k % 32 != 0 or w.shape[1] != (k // 32) * block_bytes or xd.shape != (n, k // 32):
+        raise ValueError("matmul_q8: weight rows and activations disagree in size")
+    if xs.shape != xd.shape or xsum.shape != xd.shape or out.shape != (n, rows):
+        raise ValueError("matmul_q8: activation scales or output of the wrong shape")
+    num_tasks = (rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
+    for task in prange(num_tasks):
+        for r in range(task * _ROWS_PER_TASK, min(rows, (task + 1) * _ROWS_PER_TASK)):
+            for t in range(n):
+                if ggml_type == Q4_1:
+                    out[t, r] = dot_q4_1_q8(w[r], xq[t], xd[t], xs[t], xsum[t])
+                elif ggml_type == Q8_0:
+                    out[t, r] = dot_q8_0_q8(w[r], xq[t], xd[t], xs[t], xsum[t])
+                else:
+                    out[t, r] = dot_q4_0_q8(w[r], xq[t], xd[t], xs[t], xsum[t])
