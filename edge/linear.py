@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from edge.kernels.activation_quant import quantize_q8, round_through_q8
+from edge.kernels.activation_quant import quantized_q8, round_through_q8
 from edge.kernels.int8_dot import INT8_TYPES, matmul_q8
 from edge.kernels.matmul import dequantize_rows, matmul
 from edge.weights import Linear
@@ -44,7 +44,7 @@ class LinearRunner:
         for layer in layers:
             if x.shape[0] < BLAS_MIN_ROWS and int(layer.ggml_type) in INT8_TYPES:
                 if not quantized:
-                    quantized.extend(_quantize_q8(x))
+                    quantized.extend(quantized_q8(x))
                 outputs.append(self._int8_product(layer, *quantized))
                 continue
             block = ACTIVATION_BLOCK[layer.ggml_type]
@@ -93,12 +93,3 @@ class LinearRunner:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
-
-
-def _quantize_q8(x: np.ndarray):
-    """x (n, k) f32 -> xq (n, k) int8 and per-block xd, xs, xsum (n, k/32) f32."""
-    n, k = x.shape
-    xq = np.empty((n, k), dtype=np.int8)
-    xd, xs, xsum = (np.empty((n, k // 32), dtype=np.float32) for _ in range(3))
-    quantize_q8(x, xq, xd, xs, xsum)
-    return xq, xd, xs, xsum

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edge.kernels.activation_quant import quantize_q8
+from edge.kernels.activation_quant import quantized_q8
 from edge.kernels.int8_dot import matmul_q8
 from formats import quants
 from formats.ggml_types import GGMLType
@@ -20,18 +20,10 @@ INT8_TYPES = [GGMLType.Q4_0, GGMLType.Q4_1, GGMLType.Q8_0]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _quantized(x: np.ndarray):
-    n, k = x.shape
-    xq = np.empty((n, k), dtype=np.int8)
-    xd, xs, xsum = (np.empty((n, k // 32), dtype=np.float32) for _ in range(3))
-    quantize_q8(x, xq, xd, xs, xsum)
-    return xq, xd, xs, xsum
-
-
 def test_quantize_q8_equals_ggml_q8_0_blocks_and_q8_1_sums():
     x = RNG.standard_normal((3, 256)).astype(np.float32) * 3
     x[1, :32] = 0.0  # an all-zero block
-    xq, xd, xs, xsum = _quantized(x)
+    xq, xd, xs, xsum = quantized_q8(x)
     blocks = quants.quantize(x, GGMLType.Q8_0).reshape(3, 8, 34)  # [d f16][32 x int8]
     np.testing.assert_array_equal(xq.reshape(3, 8, 32), blocks[:, :, 2:].view(np.int8))
     np.testing.assert_array_equal(xd, blocks[:, :, :2].copy().view(np.float16)[..., 0].astype(np.float32))
@@ -44,7 +36,7 @@ def test_quantize_q8_equals_ggml_q8_0_blocks_and_q8_1_sums():
 def _expected(ggml_type: GGMLType, data: np.ndarray, x: np.ndarray) -> np.ndarray:
     """ggml's vec_dot arithmetic in float64: the dequantized product, except that Q4_1 weights
     meet the activations' float16 block sum s (Q8_1) instead of d * sum(q)."""
-    xq, xd, xs, xsum = _quantized(x)
+    xq, xd, xs, xsum = quantized_q8(x)
     weight = quants.dequantize(data, ggml_type).astype(np.float64)  # (rows, k)
     activations = (xq.reshape(len(x), -1, 32) * xd[..., None].astype(np.float64)).reshape(len(x), -1)
     expected = activations @ weight.T
@@ -63,7 +55,7 @@ def test_matmul_q8_matches_ggml_arithmetic(ggml_type, num_rows):
     raw = np.ascontiguousarray(data).view(np.uint8).reshape(40, -1)
     x = RNG.standard_normal((num_rows, 512)).astype(np.float32)
     out = np.empty((num_rows, 40), dtype=np.float32)
-    matmul_q8(raw, int(ggml_type), *_quantized(x), out)
+    matmul_q8(raw, int(ggml_type), *quantized_q8(x), out)
     expected = _expected(ggml_type, data, x)
     np.testing.assert_allclose(out, expected, rtol=2e-6, atol=2e-6 * np.abs(expected).max())
 
@@ -72,7 +64,7 @@ def test_matmul_q8_refuses_rows_and_activations_that_disagree():
     raw = np.zeros((4, 20 * 16), dtype=np.uint8)  # Q4_1 rows of 512 elements
     x = np.ones((1, 256), dtype=np.float32)
     with pytest.raises(ValueError, match="disagree"):
-        matmul_q8(raw, int(GGMLType.Q4_1), *_quantized(x), np.empty((1, 4), dtype=np.float32))
+        matmul_q8(raw, int(GGMLType.Q4_1), *quantized_q8(x), np.empty((1, 4), dtype=np.float32))
 
 
 def test_the_portable_vector_path_gives_the_same_products():
@@ -82,7 +74,8 @@ def test_the_portable_vector_path_gives_the_same_products():
 import numpy as np
 from edge.kernels import int8_dot
 from tests.edge import test_int8_kernels as t
-from tests.edge.test_int8_kernels import INT8_TYPES, RNG, _expected, _quantized
+from edge.kernels.activation_quant import quantized_q8
+from tests.edge.test_int8_kernels import INT8_TYPES, RNG, _expected
 from tests.fixtures.tiny_models import random_weight
 assert not int8_dot.USE_AVX2 and not int8_dot.USE_F16C
 for scale in (3e-7, 6.0e-5, -1.5, 60000.0):  # f16 scales decoded with integer operations
@@ -92,7 +85,7 @@ for ggml_type in INT8_TYPES:
     raw = np.ascontiguousarray(data).view(np.uint8).reshape(24, -1)
     x = RNG.standard_normal((2, 256)).astype(np.float32)
     out = np.empty((2, 24), dtype=np.float32)
-    int8_dot.matmul_q8(raw, int(ggml_type), *_quantized(x), out)
+    int8_dot.matmul_q8(raw, int(ggml_type), *quantized_q8(x), out)
     expected = _expected(ggml_type, data, x)
     np.testing.assert_allclose(out, expected, rtol=2e-6, atol=2e-6 * np.abs(expected).max())
 print("portable ok")
@@ -116,7 +109,7 @@ def test_block_scales_decode_exactly_subnormal_to_large(scale):
     x = np.zeros((1, 64), dtype=np.float32)
     x[0, 0] = 1.0  # selects element 0: d * q[0] * d_x * 127
     out = np.empty((1, 2), dtype=np.float32)
-    matmul_q8(raw, int(GGMLType.Q8_0), *_quantized(x), out)
+    matmul_q8(raw, int(GGMLType.Q8_0), *quantized_q8(x), out)
     q0 = raw[:, 2].view(np.int8).astype(np.float64)
     d_x = np.float64(np.float16(np.float32(1.0) / np.float32(127)))
     np.testing.assert_allclose(out[0], np.float64(scale) * q0 * 127 * d_x, rtol=1e-6)
