@@ -1,7 +1,9 @@
 """Per-slot contiguous KV cache: each slot owns max_ctx positions of every layer."""
 
+import numba
 import numpy as np
 
+from edge.kernels.f16_table import round_to_f16
 from formats.model_config import ModelConfig
 from shared.step_output import InvalidRequestError
 
@@ -29,7 +31,24 @@ class KVCache:
         return self.k.nbytes + self.v.nbytes
 
     def store(self, layer: int, slot_ids: np.ndarray, positions: np.ndarray, k: np.ndarray, v: np.ndarray):
-        """k, v (n, num_kv_heads*head_dim) of tokens at (slot_ids, positions)."""
-        shape = (-1, *self.k.shape[3:])
-        self.k[layer, slot_ids, positions] = k.reshape(shape)
-        self.v[layer, slot_ids, positions] = v.reshape(shape)
+        """k, v (n, num_kv_heads*head_dim) of tokens at (slot_ids, positions), rounded to float16
+        precision on the way in (what llama.cpp's f16 cache keeps)."""
+        store_rounded_to_f16(self.k[layer], self.v[layer], slot_ids, positions, k, v)
+
+
+@numba.njit(cache=True, parallel=True)
+def store_rounded_to_f16(k_cache, v_cache, slot_ids, positions, k, v):
+    """k_cache/v_cache (num_slots, max_ctx, num_kv_heads, head_dim) of one layer <- k, v
+    (n, num_kv_heads*head_dim) at (slot_ids[t], positions[t]), each value rounded to f16."""
+    num_slots, max_ctx, num_kv_heads, head_dim = k_cache.shape
+    for t in range(k.shape[0]):  # the engine never asks for these; a bug must not write outside
+        if not (0 <= slot_ids[t] < num_slots and 0 <= positions[t] < max_ctx):
+            raise IndexError("KV cache store outside the cache")
+    if k.shape[1] != num_kv_heads * head_dim or v.shape != k.shape:
+        raise ValueError("KV cache store: k/v width differs from the cache's")
+    for t in numba.prange(k.shape[0]):
+        slot, position = slot_ids[t], positions[t]
+        for h in range(num_kv_heads):
+            for i in range(head_dim):
+                k_cache[slot, position, h, i] = round_to_f16(k[t, h * head_dim + i])
+                v_cache[slot, position, h, i] = round_to_f16(v[t, h * head_dim + i])

@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 
-from edge.kernels.activation_quant import round_to_f16_inplace
 from edge.kernels.attention import attention
 from edge.kernels.layers import embed, rms_norm, rope, silu_mul
 from edge.kv_cache import KVCache
@@ -107,9 +106,7 @@ class LlamaModel:
             q, k, v = self.linear.many([layer.wq, layer.wk, layer.wv], normed)
             rope(q, positions, self.inv_freq, config.num_heads, config.head_dim, config.is_neox_rope)
             rope(k, positions, self.inv_freq, config.num_kv_heads, config.head_dim, config.is_neox_rope)
-            round_to_f16_inplace(k)  # the cache keeps float16 precision, as llama.cpp's f16 cache
-            round_to_f16_inplace(v)
-            cache.store(index, slot_ids, positions, k, v)
+            cache.store(index, slot_ids, positions, k, v)  # rounded to f16, as llama.cpp's f16 cache
             attended = self._attention(q, cache, index, slot_ids, positions, runs)
             x += self.linear(layer.wo, attended)
             rms_norm(x, layer.ffn_norm, config.rms_eps, normed)

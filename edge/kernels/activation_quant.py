@@ -75,12 +75,3 @@ def quantized_q8(x: np.ndarray):
     xd, xs, xsum = (np.empty((n, k // QK8), dtype=np.float32) for _ in range(3))
     quantize_q8(x, xq, xd, xs, xsum)
     return xq, xd, xs, xsum
-
-
-@numba.njit(cache=True, parallel=True)
-def round_to_f16_inplace(x):
-    """Round every value of x (n, d) to float16 precision (what an f16 KV cache stores)."""
-    n, d = x.shape
-    for t in numba.prange(n):
-        for i in range(d):
-            x[t, i] = round_to_f16(x[t, i])

@@ -5,11 +5,12 @@ import math
 import numpy as np
 import pytest
 
-from edge.kernels.activation_quant import round_through_q8, round_to_f16_inplace
+from edge.kernels.activation_quant import round_through_q8
 from edge.kernels.attention import attention
 from edge.kernels.dequant_blocks import KERNEL_TYPES
 from edge.kernels.layers import embed, rms_norm, rope, silu_mul
 from edge.kernels.matmul import dequantize_rows, matmul
+from edge.kv_cache import store_rounded_to_f16
 from formats import quants
 from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
 from tests.fixtures.tiny_models import random_weight
@@ -74,11 +75,20 @@ def test_round_through_q8_k_blocks():
             assert np.abs(values - originals).max() <= abs(scale) * 0.5 + 1e-6
 
 
-def test_round_to_f16():
-    x = (RNG.standard_normal((4, 33)) * 10.0 ** RNG.integers(-6, 4, (4, 33))).astype(np.float32)
-    expected = x.astype(np.float16).astype(np.float32)
-    round_to_f16_inplace(x)
-    np.testing.assert_array_equal(x, expected)
+def test_kv_store_rounds_to_f16_at_each_tokens_slot_and_position():
+    k_cache = np.zeros((3, 10, 2, 33), dtype=np.float32)  # (slots, max_ctx, kv_heads, head_dim)
+    v_cache = np.zeros_like(k_cache)
+    k = (RNG.standard_normal((4, 66)) * 10.0 ** RNG.integers(-6, 4, (4, 66))).astype(np.float32)
+    v = -k[::-1].copy()
+    slots, positions = np.array([0, 2, 2, 1], dtype=np.int32), np.array([9, 0, 1, 4], dtype=np.int32)
+    store_rounded_to_f16(k_cache, v_cache, slots, positions, k, v)
+    expected_k, expected_v = np.zeros_like(k_cache), np.zeros_like(v_cache)
+    expected_k[slots, positions] = k.astype(np.float16).astype(np.float32).reshape(4, 2, 33)
+    expected_v[slots, positions] = v.astype(np.float16).astype(np.float32).reshape(4, 2, 33)
+    np.testing.assert_array_equal(k_cache, expected_k)
+    np.testing.assert_array_equal(v_cache, expected_v)
+    with pytest.raises(IndexError):
+        store_rounded_to_f16(k_cache, v_cache, slots, np.array([9, 0, 10, 4], dtype=np.int32), k, v)
 
 
 def test_rms_norm():
