@@ -3,7 +3,8 @@
     bash benchmarks/setup_llamacpp.sh          # once: builds llama-cpp-python into .venv (~8 min)
     .venv/bin/python benchmarks/edge_vs_llamacpp.py [--model FILE] [--threads N]
 
-Each engine runs in its own fresh process (so start time and peak RSS are its own): prompt
+Ours runs on both edge backends (numba kernels, onnxruntime MatMulNBits). Each engine runs in
+its own fresh process (so start time and peak RSS are its own): prompt
 processing of a 512-token prompt (pp512), generation of 128 tokens (tg128), start to first token
 (imports + load + first token of a short prompt, warm page cache) and peak RSS. Prints a table
 with ratios (ours / llama.cpp) and writes benchmarks/results/edge_vs_llamacpp.json.
@@ -43,7 +44,7 @@ def _result(pp: float, tg: float, first_token: float) -> dict:
     }
 
 
-def run_ours(model: str, threads: int) -> dict:
+def run_ours(model: str, threads: int, backend: str = "numba") -> dict:
     started = time.perf_counter()
     import numpy as np
 
@@ -58,6 +59,7 @@ def run_ours(model: str, threads: int) -> dict:
             num_threads=threads,
             prefill_chunk=PROMPT_TOKENS,
             max_batch_tokens=PROMPT_TOKENS,
+            backend=backend,
         )
     )
     engine.warmup()
@@ -127,17 +129,21 @@ def main() -> None:
     )
     parser.add_argument("--model", help="GGUF file (default: the demo model)")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
-    parser.add_argument("--worker", choices=["ours", "llamacpp"], help=argparse.SUPPRESS)
+    parser.add_argument("--worker", choices=["ours", "ours-onnx", "llamacpp"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.model is None:
         from formats.model_pull import DEFAULT_MODEL, pull
 
         args.model = str(pull(DEFAULT_MODEL))
-    if args.worker:
-        run = run_ours if args.worker == "ours" else run_llamacpp
-        print(json.dumps(run(args.model, args.threads)))
+    if args.worker == "llamacpp":
+        print(json.dumps(run_llamacpp(args.model, args.threads)))
         return
-    ours, reference = worker("ours", args.model, args.threads), worker("llamacpp", args.model, args.threads)
+    if args.worker:
+        backend = "onnxruntime" if args.worker == "ours-onnx" else "numba"
+        print(json.dumps(run_ours(args.model, args.threads, backend)))
+        return
+    ours, onnx = worker("ours", args.model, args.threads), worker("ours-onnx", args.model, args.threads)
+    reference = worker("llamacpp", args.model, args.threads)
     rows = [
         ("prompt pp512 (tokens/s)", "pp512_tokens_per_s"),
         ("generation tg128 (tokens/s)", "tg128_tokens_per_s"),
@@ -145,9 +151,10 @@ def main() -> None:
         ("peak RSS (MiB)", "peak_rss_mib"),
     ]
     print(f"model {Path(args.model).name}, {args.threads} threads, llama-cpp-python {reference['version']}")
-    print(f"{'':30} {'hybridgw edge':>14} {'llama.cpp':>12} {'ratio':>8}")
+    print(f"{'':30} {'edge (numba)':>13} {'edge (onnxrt)':>14} {'llama.cpp':>10} {'ratios':>14}")
     for label, key in rows:
-        print(f"{label:30} {ours[key]:>14.2f} {reference[key]:>12.2f} {ours[key] / reference[key]:>8.2f}")
+        ratios = f"{ours[key] / reference[key]:.2f} / {onnx[key] / reference[key]:.2f}"
+        print(f"{label:30} {ours[key]:>13.2f} {onnx[key]:>14.2f} {reference[key]:>10.2f} {ratios:>14}")
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(
         json.dumps(
@@ -156,8 +163,10 @@ def main() -> None:
                 "threads": args.threads,
                 "machine": platform.processor() or platform.machine(),
                 "ours": ours,
+                "ours_onnxruntime": onnx,
                 "llama_cpp": reference,
                 "ratios": {key: ours[key] / reference[key] for _, key in rows},
+                "ratios_onnxruntime": {key: onnx[key] / reference[key] for _, key in rows},
             },
             indent=2,
         )

@@ -24,6 +24,8 @@ from formats.tokenizer.vocab import Vocab
 from shared.sampling import SamplingParams
 from shared.step_output import FinishReason, InvalidRequestError, StepOutput
 
+BACKENDS = ("numba", "onnxruntime")
+
 
 @dataclass(slots=True)
 class EngineConfig:
@@ -33,6 +35,7 @@ class EngineConfig:
     num_threads: int = os.cpu_count() or 1
     prefill_chunk: int = 256
     max_batch_tokens: int = 512
+    backend: str = "numba"  # or "onnxruntime": the same weights through MatMulNBits (edge/onnx_model.py)
 
     def __post_init__(self) -> None:
         if self.num_slots < 1 or self.num_threads < 1:
@@ -41,6 +44,8 @@ class EngineConfig:
             raise ValueError(f"context size {self.context_size} is too small for {self.num_slots} slots")
         if not 1 <= self.prefill_chunk <= self.max_batch_tokens:
             raise ValueError("prefill_chunk must be between 1 and max_batch_tokens")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {self.backend!r}")
 
 
 class EdgeEngine:
@@ -53,9 +58,13 @@ class EdgeEngine:
         self.reader = GGUFReader(config.model_path)
         self.model_config = ModelConfig.from_reader(self.reader)
         self.vocab = Vocab.from_metadata(self.reader.metadata)
-        self.model = LlamaModel(
-            self.model_config, ModelWeights.from_reader(self.reader, self.model_config), config.num_threads
-        )
+        weights = ModelWeights.from_reader(self.reader, self.model_config)
+        if config.backend == "onnxruntime":
+            from edge.onnx_model import OnnxLlamaModel  # onnx and onnxruntime load only when asked for
+
+            self.model = OnnxLlamaModel(self.model_config, weights, config.num_threads)
+        else:
+            self.model = LlamaModel(self.model_config, weights, config.num_threads)
         self.slot_context = min(config.context_size // config.num_slots, self.model_config.context_length)
         self.cache = KVCache(self.model_config, config.num_slots, self.slot_context)
         self.free_slots: deque[int] = deque(range(config.num_slots))

@@ -25,6 +25,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--ctx-size", "-c", type=int, default=4096)
     run.add_argument("--chat", action="store_true", help="apply the model's chat template to the prompt")
     run.add_argument("--verbose", action="store_true", help="print load time and speeds to stderr")
+    _backend_argument(run)
     run.set_defaults(handler=_run)
 
     edge = commands.add_parser("edge", help="serve a GGUF model as an edge node (gRPC)")
@@ -38,7 +39,18 @@ def register(commands: argparse._SubParsersAction) -> None:
     edge.add_argument(
         "--metrics-port", type=int, default=None, help="HTTP port for Prometheus /metrics and /health/*"
     )
+    _backend_argument(edge)
     edge.set_defaults(handler=_edge)
+
+
+def _backend_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--backend",
+        choices=("numba", "onnxruntime"),
+        default="numba",
+        help="numba kernels on the file's blocks (default), or onnxruntime MatMulNBits "
+        "(Q4_0/Q4_1/Q8_0/F16/F32 weights)",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -49,7 +61,13 @@ def _run(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     engine = EdgeEngine(
-        EngineConfig(str(args.model), num_slots=1, context_size=args.ctx_size, num_threads=args.threads)
+        EngineConfig(
+            str(args.model),
+            num_slots=1,
+            context_size=args.ctx_size,
+            num_threads=args.threads,
+            backend=args.backend,
+        )
     )
     engine.warmup()
     tokenizer = GGUFTokenizer.from_metadata(engine.reader.metadata)
@@ -103,7 +121,11 @@ def _edge(args: argparse.Namespace) -> int:
     setup_tracing("hybridgw-edge")
     engine = EdgeEngine(
         EngineConfig(
-            str(args.model), num_slots=args.slots, context_size=args.ctx_size, num_threads=args.threads
+            str(args.model),
+            num_slots=args.slots,
+            context_size=args.ctx_size,
+            num_threads=args.threads,
+            backend=args.backend,
         )
     )
     engine.warmup()

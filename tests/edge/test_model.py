@@ -64,9 +64,13 @@ def test_unsupported_architecture_is_named(tiny_model, tmp_path):
         EdgeEngine(EngineConfig(str(path)))
 
 
-@pytest.fixture(scope="module")
-def demo_engine(demo_model_path):
-    engine = EdgeEngine(EngineConfig(str(demo_model_path), num_slots=1, context_size=256, num_threads=2))
+@pytest.fixture(scope="module", params=["numba", "onnxruntime"])
+def demo_engine(demo_model_path, request):
+    """The demo model on each backend: both must agree with the reference and with llama.cpp."""
+    config = EngineConfig(
+        str(demo_model_path), num_slots=1, context_size=256, num_threads=2, backend=request.param
+    )
+    engine = EdgeEngine(config)
     engine.warmup()
     return engine
 
@@ -85,14 +89,16 @@ def test_demo_logits_match_the_float_reference(demo_engine, demo_model_path):
 @pytest.mark.parametrize("case", LLAMACPP["cases"], ids=lambda c: c["prompt"][:20])
 def test_demo_teacher_forced_logits_match_llama_cpp(demo_engine, case):
     """llama.cpp (llama-cpp-python 0.3.36) logged its 5 best logits at every generated position.
-    Ours agree within 1.25 (of values around 20-40: both round activations to 8 bits, but sum in
-    different orders), and llama.cpp's choice is our best or within that of it."""
+    Ours agree within 1.25 on the numba backend and 1.6 on onnxruntime (of values around 20-40:
+    all round activations to 8 bits, but sum in different orders; measured worst 1.19 and 1.53),
+    and llama.cpp's choice is our best or within that of it."""
+    bound = 1.25 if demo_engine.config.backend == "numba" else 1.6
     prompt, generated = case["prompt_ids"], case["greedy_ids"]
     logits = _forward(demo_engine, prompt + generated)[len(prompt) - 1 : -1]
     for row, best in zip(logits, case["top_logits"], strict=True):
         for token_id, value in best:
-            assert abs(row[token_id] - value) < 1.25
-        assert row.max() - row[best[0][0]] < 1.25
+            assert abs(row[token_id] - value) < bound
+        assert row.max() - row[best[0][0]] < bound
 
 
 @pytest.mark.demo_model

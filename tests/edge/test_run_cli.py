@@ -21,19 +21,21 @@ def _run(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_run_streams_the_seeded_completion(tiny_model):
+@pytest.mark.parametrize("backend", ["numba", "onnxruntime"])
+def test_run_streams_the_seeded_completion(tiny_model, backend):
     path = tiny_model(GGMLType.Q4_0)
-    result = _run("-m", str(path), "-p", "Hello world", "-n", "12", "--seed", "5", "--temperature", "0.9")
+    flags = ("-p", "Hello world", "-n", "12", "--seed", "5", "--temperature", "0.9", "--backend", backend)
+    result = _run("-m", str(path), *flags)
     assert result.returncode == 0, result.stderr
     tokenizer = GGUFTokenizer.from_file(path)
-    engine = EdgeEngine(EngineConfig(str(path), num_slots=1))
+    engine = EdgeEngine(EngineConfig(str(path), num_slots=1, backend=backend))
     params = SamplingParams(temperature=0.9, top_k=40, top_p=0.95, seed=5, max_tokens=12)
     engine.add_request("x", tokenizer.encode("Hello world"), params)
     ids = []
     while engine.has_work():
         ids += [o.token.token_id for o in engine.step()]
     assert result.stdout == "Hello world" + tokenizer.decode(ids, skip_special=True) + "\n"
-    again = _run("-m", str(path), "-p", "Hello world", "-n", "12", "--seed", "5", "--temperature", "0.9")
+    again = _run("-m", str(path), *flags)
     assert again.stdout == result.stdout
 
 
