@@ -6,7 +6,8 @@
 Ours runs on both edge backends (numba kernels, onnxruntime MatMulNBits). Each engine runs in
 its own fresh process (so start time and peak RSS are its own): prompt
 processing of a 512-token prompt (pp512), generation of 128 tokens (tg128), start to first token
-(imports + load + first token of a short prompt, warm page cache) and peak RSS. Prints a table
+(imports + load + first token of a short prompt, warm page cache) and peak RSS; pp512 and tg128
+are each the best of 3 runs. Prints a table
 with ratios (ours / llama.cpp) and writes benchmarks/results/edge_vs_llamacpp.json.
 """
 
@@ -23,6 +24,7 @@ from pathlib import Path
 PROMPT_TOKENS = 512
 GENERATED_TOKENS = 128
 CONTEXT = 1024
+REPEATS = 3  # pp512 and tg128 are each the best of this many runs, for every engine
 RESULTS = Path(__file__).parent / "results" / "edge_vs_llamacpp.json"
 
 
@@ -33,6 +35,11 @@ def prompt_ids(vocab_size: int) -> list[int]:
         state = (state * 1103515245 + 12345) % (1 << 31)
         ids.append(100 + state % (vocab_size - 100))
     return ids
+
+
+def best_of(measure, repeats: int = REPEATS) -> float:
+    """The best of several runs: a shared VM's noise only ever slows a run down."""
+    return max(measure() for _ in range(repeats))
 
 
 def _result(pp: float, tg: float, first_token: float) -> dict:
@@ -69,20 +76,25 @@ def run_ours(model: str, threads: int, backend: str = "numba") -> dict:
     first_token = time.perf_counter() - started
     ids = prompt_ids(engine.model_config.vocab_size)
     as_int = lambda v: np.asarray(v, dtype=np.int32)  # noqa: E731
-    t0 = time.perf_counter()
-    engine.model.forward(
-        as_int(ids), as_int([0] * len(ids)), as_int(range(len(ids))), np.array([len(ids) - 1]), engine.cache
-    )
-    pp = PROMPT_TOKENS / (time.perf_counter() - t0)
-    engine.add_request(
-        "tg", ids[:8], SamplingParams(temperature=0, max_tokens=GENERATED_TOKENS + 1, ignore_eos=True)
-    )
-    engine.step()  # prompt + first token
-    t0 = time.perf_counter()
-    while engine.has_work():
-        engine.step()
-    tg = GENERATED_TOKENS / (time.perf_counter() - t0)
-    return _result(pp, tg, first_token)
+
+    def prompt_processing() -> float:
+        t0 = time.perf_counter()
+        positions = as_int(range(len(ids)))
+        engine.model.forward(
+            as_int(ids), as_int([0] * len(ids)), positions, np.array([len(ids) - 1]), engine.cache
+        )
+        return PROMPT_TOKENS / (time.perf_counter() - t0)
+
+    def generation() -> float:
+        params = SamplingParams(temperature=0, max_tokens=GENERATED_TOKENS + 1, ignore_eos=True)
+        engine.add_request("tg", ids[:8], params)
+        engine.step()  # prompt + first token
+        t0 = time.perf_counter()
+        while engine.has_work():
+            engine.step()
+        return GENERATED_TOKENS / (time.perf_counter() - t0)
+
+    return _result(best_of(prompt_processing), best_of(generation), first_token)
 
 
 def run_llamacpp(model: str, threads: int) -> dict:
@@ -100,19 +112,27 @@ def run_llamacpp(model: str, threads: int) -> dict:
     llm.eval([1, 2, 3, 4])
     first_token = time.perf_counter() - started
     ids = prompt_ids(llm.n_vocab())
-    llm.reset()
-    t0 = time.perf_counter()
-    llm.eval(ids)
-    pp = PROMPT_TOKENS / (time.perf_counter() - t0)
-    llm.reset()
-    llm.eval(ids[:8])
-    token = int(llm.scores[llm.n_tokens - 1].argmax())
-    t0 = time.perf_counter()
-    for _ in range(GENERATED_TOKENS):
-        llm.eval([token])
+
+    def prompt_processing() -> float:
+        llm.reset()
+        t0 = time.perf_counter()
+        llm.eval(ids)
+        return PROMPT_TOKENS / (time.perf_counter() - t0)
+
+    def generation() -> float:
+        llm.reset()
+        llm.eval(ids[:8])
         token = int(llm.scores[llm.n_tokens - 1].argmax())
-    tg = GENERATED_TOKENS / (time.perf_counter() - t0)
-    return {**_result(pp, tg, first_token), "version": llama_cpp.__version__}
+        t0 = time.perf_counter()
+        for _ in range(GENERATED_TOKENS):
+            llm.eval([token])
+            token = int(llm.scores[llm.n_tokens - 1].argmax())
+        return GENERATED_TOKENS / (time.perf_counter() - t0)
+
+    return {
+        **_result(best_of(prompt_processing), best_of(generation), first_token),
+        "version": llama_cpp.__version__,
+    }
 
 
 def worker(name: str, model: str, threads: int) -> dict:

@@ -1,8 +1,8 @@
 """y = x @ W.T for a quantized weight, choosing the kernel by batch size.
 
 Few activation rows (decode steps): each weight block is read once for all rows. Q4_0, Q4_1 and
-Q8_0 weights take ggml's integer path (`matmul_q8`: activations quantized to int8 blocks once per
-input, integer SIMD products); other types the numba `matmul` on decoded rows.
+Q8_0 weights take ggml's integer path (`matmul_q8_group`, `gated_q8`: activations quantized to
+int8 blocks once per input, integer SIMD products); other types the numba `matmul` on decoded rows.
 Many rows (prefill chunks): like ggml's BLAS path, tiles of weight rows are decoded into a small
 float buffer and multiplied with BLAS; tiles run on a thread pool while numba releases the GIL.
 """
@@ -12,7 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from edge.kernels.activation_quant import quantized_q8, round_through_q8
-from edge.kernels.int8_dot import INT8_TYPES, matmul_q8
+from edge.kernels.int8_dot import INT8_TYPES, gated_q8, matmul_q8_group
+from edge.kernels.layers import silu_mul
 from edge.kernels.matmul import dequantize_rows, matmul
 from edge.weights import Linear
 from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
@@ -37,16 +38,21 @@ class LinearRunner:
         return self.many([layer], x)[0]
 
     def many(self, layers: list[Linear], x: np.ndarray) -> list[np.ndarray]:
-        """Several layers on the same input (q/k/v, gate/up): activations are rounded once."""
+        """Several layers on the same input (q/k/v): activations are rounded once, and on the
+        integer path all products run in one parallel pass."""
+        if self._integer_path(layers, x):
+            outputs = tuple(np.empty((x.shape[0], layer.out_features), dtype=np.float32) for layer in layers)
+            weights = tuple(layer.data for layer in layers)
+            matmul_q8_group(
+                weights, tuple(int(layer.ggml_type) for layer in layers), *quantized_q8(x), outputs
+            )
+            for layer, out in zip(layers, outputs, strict=True):
+                if layer.bias is not None:
+                    out += layer.bias
+            return list(outputs)
         rounded: dict[int, np.ndarray] = {}
-        quantized: list = []
         outputs = []
         for layer in layers:
-            if x.shape[0] < BLAS_MIN_ROWS and int(layer.ggml_type) in INT8_TYPES:
-                if not quantized:
-                    quantized.extend(quantized_q8(x))
-                outputs.append(self._int8_product(layer, *quantized))
-                continue
             block = ACTIVATION_BLOCK[layer.ggml_type]
             if block and block not in rounded:
                 rounded[block] = np.empty_like(x)
@@ -66,13 +72,22 @@ class LinearRunner:
             out += layer.bias
         return out
 
+    def gated(self, gate: Linear, up: Linear, x: np.ndarray) -> np.ndarray:
+        """SwiGLU's first half: silu(x @ W_gate.T) * (x @ W_up.T), (n, ffn); one fused pass on
+        the integer path."""
+        layers = [gate, up]
+        if self._integer_path(layers, x) and gate.bias is None and up.bias is None:
+            out = np.empty((x.shape[0], gate.out_features), dtype=np.float32)  # (n, ffn)
+            gated_q8(gate.data, int(gate.ggml_type), up.data, int(up.ggml_type), *quantized_q8(x), out)
+            return out
+        gate_out, up_out = self.many(layers, x)
+        silu_mul(gate_out, up_out, gate_out)
+        return gate_out
+
     @staticmethod
-    def _int8_product(layer: Linear, xq, xd, xs, xsum) -> np.ndarray:
-        out = np.empty((xq.shape[0], layer.out_features), dtype=np.float32)  # (n, out_features)
-        matmul_q8(layer.data, int(layer.ggml_type), xq, xd, xs, xsum, out)
-        if layer.bias is not None:
-            out += layer.bias
-        return out
+    def _integer_path(layers: list[Linear], x: np.ndarray) -> bool:
+        """Decode-sized inputs on weights with an integer kernel (int8_dot.py)."""
+        return x.shape[0] < BLAS_MIN_ROWS and all(int(layer.ggml_type) in INT8_TYPES for layer in layers)
 
     def map(self, fn, items):
         """Run fn over items on the tile threads (BLAS inside each stays single-threaded)."""

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from edge.kernels.attention import attention
-from edge.kernels.layers import embed, rms_norm, rope, silu_mul
+from edge.kernels.layers import embed, rms_norm, rope
 from edge.kv_cache import KVCache
 from edge.linear import LinearRunner
 from edge.prefill_attention import MIN_CHUNK, attend_chunk, token_runs
@@ -110,9 +110,8 @@ class LlamaModel:
             attended = self._attention(q, cache, index, slot_ids, positions, runs)
             x += self.linear(layer.wo, attended)
             rms_norm(x, layer.ffn_norm, config.rms_eps, normed)
-            gate, up = self.linear.many([layer.w_gate, layer.w_up], normed)  # (n, ffn) each
-            silu_mul(gate, up, gate)
-            x += self.linear(layer.w_down, gate)
+            activated = self.linear.gated(layer.w_gate, layer.w_up, normed)  # (n, ffn)
+            x += self.linear(layer.w_down, activated)
         if len(logits_rows) == 0:  # a step of prompt chunks that all end mid-prompt
             return np.empty((0, config.vocab_size), dtype=np.float32)
         last = np.ascontiguousarray(x[logits_rows])  # (m, hidden)

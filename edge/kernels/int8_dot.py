@@ -14,8 +14,10 @@ Weight blocks: Q4_0 [d f16][16 bytes: element j low nibble, j+16 high] value = d
 Q4_1 [d f16][m f16][16 bytes] value = d * q + m; Q8_0 [d f16][32 x int8] value = d * q.
 """
 
+import math
 import os
 
+import numpy as np
 from llvmlite import binding as llvm_binding
 from llvmlite import ir
 from numba import njit, prange, types
@@ -187,25 +189,58 @@ dot_q8_0_q8 = _make_row_dot(Q8_0)
 _ROWS_PER_TASK = 16
 
 
-@njit(cache=True, parallel=True)
-def matmul_q8(w, ggml_type, xq, xd, xs, xsum, out):
-    """w (rows, row_bytes) uint8 of Q4_0/Q4_1/Q8_0 blocks; activations from quantize_q8:
-    xq (n, k) int8, xd/xs/xsum (n, k/32) f32 -> out (n, rows) f32 = x @ W.T. Each weight row is
-    read once for all n activation rows (it stays in L1 between them)."""
-    rows = w.shape[0]
+@njit(cache=True, inline="always")
+def _row_dot(row, ggml_type, xq, xd, xs, xsum):
+    if ggml_type == Q4_1:
+        return dot_q4_1_q8(row, xq, xd, xs, xsum)
+    if ggml_type == Q8_0:
+        return dot_q8_0_q8(row, xq, xd, xs, xsum)
+    return dot_q4_0_q8(row, xq, xd, xs, xsum)
+
+
+@njit(cache=True, inline="always")
+def _check(w, ggml_type, xq, xd, xs, xsum, out):
+    """Rows of the right size for the activations (the intrinsics read k/32 blocks per row)."""
     n, k = xq.shape
     block_bytes = 34 if ggml_type == Q8_0 else (20 if ggml_type == Q4_1 else 18)
     if k % 32 != 0 or w.shape[1] != (k // 32) * block_bytes or xd.shape != (n, k // 32):
         raise ValueError("matmul_q8: weight rows and activations disagree in size")
-    if xs.shape != xd.shape or xsum.shape != xd.shape or out.shape != (n, rows):
+    if xs.shape != xd.shape or xsum.shape != xd.shape or out.shape != (n, w.shape[0]):
         raise ValueError("matmul_q8: activation scales or output of the wrong shape")
-    num_tasks = (rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
-    for task in prange(num_tasks):
+
+
+@njit(cache=True, parallel=True)
+def matmul_q8_group(weights, ggml_types, xq, xd, xs, xsum, outs):
+    """Weights of Q4_0/Q4_1/Q8_0 blocks on the same activations in one parallel pass (one layer,
+    or q, k and v): weights (rows_i, row_bytes_i) uint8 and outs (n, rows_i) f32 are tuples of
+    arrays, ggml_types a tuple of ints; activations from quantize_q8: xq (n, k) int8, xd/xs/xsum
+    (n, k/32) f32. outs[i] = x @ weights[i].T; each weight row is read once for all n rows."""
+    count = len(weights)
+    first_task = np.zeros(count + 1, np.int64)  # weight i owns tasks [first_task[i], first_task[i+1])
+    for i in range(count):
+        _check(weights[i], ggml_types[i], xq, xd, xs, xsum, outs[i])
+        first_task[i + 1] = first_task[i] + (weights[i].shape[0] + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
+    n = xq.shape[0]
+    for task in prange(first_task[count]):
+        i = 0
+        while task >= first_task[i + 1]:
+            i += 1
+        w, ggml_type, out = weights[i], ggml_types[i], outs[i]
+        start = (task - first_task[i]) * _ROWS_PER_TASK
+        for r in range(start, min(w.shape[0], start + _ROWS_PER_TASK)):
+            for t in range(n):
+                out[t, r] = _row_dot(w[r], ggml_type, xq[t], xd[t], xs[t], xsum[t])
+
+
+@njit(cache=True, parallel=True, fastmath=True)
+def gated_q8(w_gate, gate_type, w_up, up_type, xq, xd, xs, xsum, out):
+    """SwiGLU's first half in one pass: out (n, ffn) = silu(x @ W_gate.T) * (x @ W_up.T)."""
+    _check(w_gate, gate_type, xq, xd, xs, xsum, out)
+    _check(w_up, up_type, xq, xd, xs, xsum, out)
+    rows, n = w_gate.shape[0], xq.shape[0]
+    for task in prange((rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK):
         for r in range(task * _ROWS_PER_TASK, min(rows, (task + 1) * _ROWS_PER_TASK)):
             for t in range(n):
-                if ggml_type == Q4_1:
-                    out[t, r] = dot_q4_1_q8(w[r], xq[t], xd[t], xs[t], xsum[t])
-                elif ggml_type == Q8_0:
-                    out[t, r] = dot_q8_0_q8(w[r], xq[t], xd[t], xs[t], xsum[t])
-                else:
-                    out[t, r] = dot_q4_0_q8(w[r], xq[t], xd[t], xs[t], xsum[t])
+                g = _row_dot(w_gate[r], gate_type, xq[t], xd[t], xs[t], xsum[t])
+                u = _row_dot(w_up[r], up_type, xq[t], xd[t], xs[t], xsum[t])
+                out[t, r] = g / (np.float32(1.0) + np.float32(math.exp(-g))) * u

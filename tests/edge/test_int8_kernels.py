@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from edge.kernels.activation_quant import quantized_q8
-from edge.kernels.int8_dot import matmul_q8
+from edge.kernels.int8_dot import gated_q8, matmul_q8_group
 from formats import quants
 from formats.ggml_types import GGMLType
 from tests.fixtures.tiny_models import random_weight
@@ -18,6 +18,11 @@ from tests.fixtures.tiny_models import random_weight
 RNG = np.random.default_rng(7)
 INT8_TYPES = [GGMLType.Q4_0, GGMLType.Q4_1, GGMLType.Q8_0]
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def matmul_q8(raw: np.ndarray, ggml_type: GGMLType, x: np.ndarray, out: np.ndarray) -> None:
+    """One weight through the grouped kernel (the way LinearRunner runs a single layer)."""
+    matmul_q8_group((raw,), (int(ggml_type),), *quantized_q8(x), (out,))
 
 
 def test_quantize_q8_equals_ggml_q8_0_blocks_and_q8_1_sums():
@@ -55,16 +60,42 @@ def test_matmul_q8_matches_ggml_arithmetic(ggml_type, num_rows):
     raw = np.ascontiguousarray(data).view(np.uint8).reshape(40, -1)
     x = RNG.standard_normal((num_rows, 512)).astype(np.float32)
     out = np.empty((num_rows, 40), dtype=np.float32)
-    matmul_q8(raw, int(ggml_type), *quantized_q8(x), out)
+    matmul_q8(raw, ggml_type, x, out)
     expected = _expected(ggml_type, data, x)
     np.testing.assert_allclose(out, expected, rtol=2e-6, atol=2e-6 * np.abs(expected).max())
+
+
+def _raw(data: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(data).view(np.uint8).reshape(len(data), -1)
+
+
+def test_a_group_of_weights_of_mixed_types_and_sizes_runs_in_one_pass():
+    x = RNG.standard_normal((2, 256)).astype(np.float32)
+    group = [(GGMLType.Q4_1, 24), (GGMLType.Q8_0, 8), (GGMLType.Q4_0, 40)]
+    data = [random_weight(RNG, (rows, 256), ggml_type) for ggml_type, rows in group]
+    outs = tuple(np.empty((2, rows), dtype=np.float32) for _, rows in group)
+    types = tuple(int(ggml_type) for ggml_type, _ in group)
+    matmul_q8_group(tuple(_raw(d) for d in data), types, *quantized_q8(x), outs)
+    for (ggml_type, _), d, out in zip(group, data, outs, strict=True):
+        expected = _expected(ggml_type, d, x)
+        np.testing.assert_allclose(out, expected, rtol=2e-6, atol=2e-6 * np.abs(expected).max())
+
+
+def test_gated_q8_is_silu_of_the_gate_times_the_up_projection():
+    x = RNG.standard_normal((3, 256)).astype(np.float32)
+    gate, up = random_weight(RNG, (48, 256), GGMLType.Q4_1), random_weight(RNG, (48, 256), GGMLType.Q8_0)
+    out = np.empty((3, 48), dtype=np.float32)
+    gated_q8(_raw(gate), int(GGMLType.Q4_1), _raw(up), int(GGMLType.Q8_0), *quantized_q8(x), out)
+    g, u = _expected(GGMLType.Q4_1, gate, x), _expected(GGMLType.Q8_0, up, x)
+    expected = g / (1.0 + np.exp(-g)) * u
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
 
 
 def test_matmul_q8_refuses_rows_and_activations_that_disagree():
     raw = np.zeros((4, 20 * 16), dtype=np.uint8)  # Q4_1 rows of 512 elements
     x = np.ones((1, 256), dtype=np.float32)
     with pytest.raises(ValueError, match="disagree"):
-        matmul_q8(raw, int(GGMLType.Q4_1), *quantized_q8(x), np.empty((1, 4), dtype=np.float32))
+        matmul_q8(raw, GGMLType.Q4_1, x, np.empty((1, 4), dtype=np.float32))
 
 
 def test_the_portable_vector_path_gives_the_same_products():
@@ -85,7 +116,7 @@ for ggml_type in INT8_TYPES:
     raw = np.ascontiguousarray(data).view(np.uint8).reshape(24, -1)
     x = RNG.standard_normal((2, 256)).astype(np.float32)
     out = np.empty((2, 24), dtype=np.float32)
-    int8_dot.matmul_q8(raw, int(ggml_type), *quantized_q8(x), out)
+    int8_dot.matmul_q8_group((raw,), (int(ggml_type),), *quantized_q8(x), (out,))
     expected = _expected(ggml_type, data, x)
     np.testing.assert_allclose(out, expected, rtol=2e-6, atol=2e-6 * np.abs(expected).max())
 print("portable ok")
@@ -109,7 +140,7 @@ def test_block_scales_decode_exactly_subnormal_to_large(scale):
     x = np.zeros((1, 64), dtype=np.float32)
     x[0, 0] = 1.0  # selects element 0: d * q[0] * d_x * 127
     out = np.empty((1, 2), dtype=np.float32)
-    matmul_q8(raw, int(GGMLType.Q8_0), *quantized_q8(x), out)
+    matmul_q8(raw, GGMLType.Q8_0, x, out)
     q0 = raw[:, 2].view(np.int8).astype(np.float64)
     d_x = np.float64(np.float16(np.float32(1.0) / np.float32(127)))
     np.testing.assert_allclose(out[0], np.float64(scale) * q0 * 127 * d_x, rtol=1e-6)

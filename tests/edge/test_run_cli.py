@@ -12,13 +12,12 @@ from shared.sampling import SamplingParams
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "shared", "run", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    """stdout/stderr decoded as UTF-8 without newline translation (tokens may hold a bare \r)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "shared", "run", *args], capture_output=True, timeout=300, check=False
     )
+    result.stdout, result.stderr = result.stdout.decode(), result.stderr.decode(errors="replace")
+    return result
 
 
 @pytest.mark.parametrize("backend", ["numba", "onnxruntime"])
