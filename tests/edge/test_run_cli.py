@@ -1,23 +1,16 @@
 """`hybridgw run`: one-shot generation from the command line, like llama-cli."""
 
-import subprocess
-import sys
-
 import pytest
 
 from edge.engine import EdgeEngine, EngineConfig
 from formats.ggml_types import GGMLType
 from formats.tokenizer import GGUFTokenizer
 from shared.sampling import SamplingParams
+from tests.fixtures.cli import run_hybridgw
 
 
-def _run(*args: str) -> subprocess.CompletedProcess:
-    """stdout/stderr decoded as UTF-8 without newline translation (tokens may hold a bare \r)."""
-    result = subprocess.run(
-        [sys.executable, "-m", "shared", "run", *args], capture_output=True, timeout=300, check=False
-    )
-    result.stdout, result.stderr = result.stdout.decode(), result.stderr.decode(errors="replace")
-    return result
+def _run(*args: str):
+    return run_hybridgw("run", *args)
 
 
 @pytest.mark.parametrize("backend", ["numba", "onnxruntime"])

@@ -5,6 +5,7 @@ import pytest
 from gateway.auth import hash_key
 from gateway.config_file import ConfigError, load_config
 from gateway.privacy import PrivacyMode
+from tests.fixtures.cli import run_hybridgw
 
 GOOD = f"""
 [gateway]
@@ -114,17 +115,8 @@ def test_bad_configuration_names_the_field(tmp_path, text, environ, message):
 
 
 def test_the_command_refuses_a_bad_file_with_the_field_named(tmp_path):
-    import subprocess
-    import sys
-
     path = tmp_path / "gateway.toml"
     path.write_text("[gateway]\nport = 'eighty'\n[[models]]\nname='a'\ngguf='b'\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "shared", "gateway", "--config", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_hybridgw("gateway", "--config", str(path), timeout=120)
     assert result.returncode == 1
     assert "gateway.port: expected int" in result.stderr and "Traceback" not in result.stderr

