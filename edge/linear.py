@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from edge.kernels.activation_quant import quantized_q8, round_through_q8
+from edge.kernels.activation_quant import round_through_q8
 from edge.kernels.int8_dot import INT8_TYPES, gated_q8, matmul_q8_group
 from edge.kernels.layers import silu_mul
 from edge.kernels.matmul import dequantize_rows, matmul
@@ -43,9 +43,7 @@ class LinearRunner:
         if self._integer_path(layers, x):
             outputs = tuple(np.empty((x.shape[0], layer.out_features), dtype=np.float32) for layer in layers)
             weights = tuple(layer.data for layer in layers)
-            matmul_q8_group(
-                weights, tuple(int(layer.ggml_type) for layer in layers), *quantized_q8(x), outputs
-            )
+            matmul_q8_group(weights, tuple(int(layer.ggml_type) for layer in layers), x, outputs, False)
             for layer, out in zip(layers, outputs, strict=True):
                 if layer.bias is not None:
                     out += layer.bias
@@ -72,13 +70,22 @@ class LinearRunner:
             out += layer.bias
         return out
 
+    def add_into(self, layer: Linear, x: np.ndarray, residual: np.ndarray) -> None:
+        """residual (n, out_features) += x @ W.T (+ bias): the integer path writes it in place."""
+        if self._integer_path([layer], x):
+            matmul_q8_group((layer.data,), (int(layer.ggml_type),), x, (residual,), True)
+            if layer.bias is not None:
+                residual += layer.bias
+        else:
+            residual += self(layer, x)
+
     def gated(self, gate: Linear, up: Linear, x: np.ndarray) -> np.ndarray:
         """SwiGLU's first half: silu(x @ W_gate.T) * (x @ W_up.T), (n, ffn); one fused pass on
         the integer path."""
         layers = [gate, up]
         if self._integer_path(layers, x) and gate.bias is None and up.bias is None:
             out = np.empty((x.shape[0], gate.out_features), dtype=np.float32)  # (n, ffn)
-            gated_q8(gate.data, int(gate.ggml_type), up.data, int(up.ggml_type), *quantized_q8(x), out)
+            gated_q8(gate.data, int(gate.ggml_type), up.data, int(up.ggml_type), x, out)
             return out
         gate_out, up_out = self.many(layers, x)
         silu_mul(gate_out, up_out, gate_out)

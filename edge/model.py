@@ -108,10 +108,10 @@ class LlamaModel:
             rope(k, positions, self.inv_freq, config.num_kv_heads, config.head_dim, config.is_neox_rope)
             cache.store(index, slot_ids, positions, k, v)  # rounded to f16, as llama.cpp's f16 cache
             attended = self._attention(q, cache, index, slot_ids, positions, runs)
-            x += self.linear(layer.wo, attended)
+            self.linear.add_into(layer.wo, attended, x)
             rms_norm(x, layer.ffn_norm, config.rms_eps, normed)
             activated = self.linear.gated(layer.w_gate, layer.w_up, normed)  # (n, ffn)
-            x += self.linear(layer.w_down, activated)
+            self.linear.add_into(layer.w_down, activated, x)
         if len(logits_rows) == 0:  # a step of prompt chunks that all end mid-prompt
             return np.empty((0, config.vocab_size), dtype=np.float32)
         last = np.ascontiguousarray(x[logits_rows])  # (m, hidden)

@@ -66,12 +66,3 @@ def quantize_q8(x, xq, xd, xs, xsum):
             xd[t, b] = round_to_f16(d)
             xs[t, b] = round_to_f16(np.float32(d * np.float32(total)))
             xsum[t, b] = np.float32(total)
-
-
-def quantized_q8(x: np.ndarray):
-    """x (n, k) f32 -> xq (n, k) int8 and per-block xd, xs, xsum (n, k/32) f32 (quantize_q8)."""
-    n, k = x.shape
-    xq = np.empty((n, k), dtype=np.int8)
-    xd, xs, xsum = (np.empty((n, k // QK8), dtype=np.float32) for _ in range(3))
-    quantize_q8(x, xq, xd, xs, xsum)
-    return xq, xd, xs, xsum

@@ -24,6 +24,7 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from edge.kernels.activation_quant import quantize_q8
 from edge.kernels.dequant_blocks import Q4_0, Q4_1, Q8_0
 
 I8, I16, I32, F32 = ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.FloatType()
@@ -209,12 +210,30 @@ def _check(w, ggml_type, xq, xd, xs, xsum, out):
         raise ValueError("matmul_q8: activation scales or output of the wrong shape")
 
 
+@njit(cache=True, inline="always")
+def _quantized(x):
+    """x (n, k) f32 -> ggml's int8 activation blocks (quantize_q8), computed once per call."""
+    n, k = x.shape
+    if k % 32 != 0:
+        raise ValueError("matmul_q8: activations must come in blocks of 32")
+    xq = np.empty((n, k), np.int8)
+    xd, xs, xsum = (
+        np.empty((n, k // 32), np.float32),
+        np.empty((n, k // 32), np.float32),
+        np.empty((n, k // 32), np.float32),
+    )
+    quantize_q8(x, xq, xd, xs, xsum)
+    return xq, xd, xs, xsum
+
+
 @njit(cache=True, parallel=True)
-def matmul_q8_group(weights, ggml_types, xq, xd, xs, xsum, outs):
-    """Weights of Q4_0/Q4_1/Q8_0 blocks on the same activations in one parallel pass (one layer,
-    or q, k and v): weights (rows_i, row_bytes_i) uint8 and outs (n, rows_i) f32 are tuples of
-    arrays, ggml_types a tuple of ints; activations from quantize_q8: xq (n, k) int8, xd/xs/xsum
-    (n, k/32) f32. outs[i] = x @ weights[i].T; each weight row is read once for all n rows."""
+def matmul_q8_group(weights, ggml_types, x, outs, accumulate):
+    """Weights of Q4_0/Q4_1/Q8_0 blocks on the same input in one parallel pass (one layer, or q,
+    k and v): weights (rows_i, row_bytes_i) uint8 and outs (n, rows_i) f32 are tuples of arrays,
+    ggml_types a tuple of ints, x (n, k) f32, quantized here to int8 blocks as ggml does.
+    outs[i] = x @ weights[i].T, or += with `accumulate` (a residual connection); each weight row
+    is read once for all n rows."""
+    xq, xd, xs, xsum = _quantized(x)
     count = len(weights)
     first_task = np.zeros(count + 1, np.int64)  # weight i owns tasks [first_task[i], first_task[i+1])
     for i in range(count):
@@ -229,12 +248,14 @@ def matmul_q8_group(weights, ggml_types, xq, xd, xs, xsum, outs):
         start = (task - first_task[i]) * _ROWS_PER_TASK
         for r in range(start, min(w.shape[0], start + _ROWS_PER_TASK)):
             for t in range(n):
-                out[t, r] = _row_dot(w[r], ggml_type, xq[t], xd[t], xs[t], xsum[t])
+                value = _row_dot(w[r], ggml_type, xq[t], xd[t], xs[t], xsum[t])
+                out[t, r] = out[t, r] + value if accumulate else value
 
 
 @njit(cache=True, parallel=True, fastmath=True)
-def gated_q8(w_gate, gate_type, w_up, up_type, xq, xd, xs, xsum, out):
+def gated_q8(w_gate, gate_type, w_up, up_type, x, out):
     """SwiGLU's first half in one pass: out (n, ffn) = silu(x @ W_gate.T) * (x @ W_up.T)."""
+    xq, xd, xs, xsum = _quantized(x)
     _check(w_gate, gate_type, xq, xd, xs, xsum, out)
     _check(w_up, up_type, xq, xd, xs, xsum, out)
     rows, n = w_gate.shape[0], xq.shape[0]

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edge.kernels.activation_quant import quantized_q8
+from edge.kernels.activation_quant import quantize_q8
 from edge.kernels.int8_dot import gated_q8, matmul_q8_group
 from formats import quants
 from formats.ggml_types import GGMLType
@@ -20,9 +20,18 @@ INT8_TYPES = [GGMLType.Q4_0, GGMLType.Q4_1, GGMLType.Q8_0]
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def quantized_q8(x: np.ndarray):
+    """x (n, k) f32 -> xq (n, k) int8 and per-block xd, xs, xsum (n, k/32) f32 (quantize_q8)."""
+    n, k = x.shape
+    xq = np.empty((n, k), dtype=np.int8)
+    xd, xs, xsum = (np.empty((n, k // 32), dtype=np.float32) for _ in range(3))
+    quantize_q8(x, xq, xd, xs, xsum)
+    return xq, xd, xs, xsum
+
+
 def matmul_q8(raw: np.ndarray, ggml_type: GGMLType, x: np.ndarray, out: np.ndarray) -> None:
     """One weight through the grouped kernel (the way LinearRunner runs a single layer)."""
-    matmul_q8_group((raw,), (int(ggml_type),), *quantized_q8(x), (out,))
+    matmul_q8_group((raw,), (int(ggml_type),), x, (out,), False)
 
 
 def test_quantize_q8_equals_ggml_q8_0_blocks_and_q8_1_sums():
@@ -75,17 +84,27 @@ def test_a_group_of_weights_of_mixed_types_and_sizes_runs_in_one_pass():
     data = [random_weight(RNG, (rows, 256), ggml_type) for ggml_type, rows in group]
     outs = tuple(np.empty((2, rows), dtype=np.float32) for _, rows in group)
     types = tuple(int(ggml_type) for ggml_type, _ in group)
-    matmul_q8_group(tuple(_raw(d) for d in data), types, *quantized_q8(x), outs)
+    matmul_q8_group(tuple(_raw(d) for d in data), types, x, outs, False)
     for (ggml_type, _), d, out in zip(group, data, outs, strict=True):
         expected = _expected(ggml_type, d, x)
         np.testing.assert_allclose(out, expected, rtol=2e-6, atol=2e-6 * np.abs(expected).max())
+
+
+def test_accumulate_adds_the_product_to_the_residual():
+    x = RNG.standard_normal((2, 256)).astype(np.float32)
+    data = random_weight(RNG, (16, 256), GGMLType.Q4_1)
+    residual = RNG.standard_normal((2, 16)).astype(np.float32)
+    before = residual.copy()
+    matmul_q8_group((_raw(data),), (int(GGMLType.Q4_1),), x, (residual,), True)
+    expected = before + _expected(GGMLType.Q4_1, data, x)
+    np.testing.assert_allclose(residual, expected, rtol=2e-6, atol=2e-6 * np.abs(expected).max())
 
 
 def test_gated_q8_is_silu_of_the_gate_times_the_up_projection():
     x = RNG.standard_normal((3, 256)).astype(np.float32)
     gate, up = random_weight(RNG, (48, 256), GGMLType.Q4_1), random_weight(RNG, (48, 256), GGMLType.Q8_0)
     out = np.empty((3, 48), dtype=np.float32)
-    gated_q8(_raw(gate), int(GGMLType.Q4_1), _raw(up), int(GGMLType.Q8_0), *quantized_q8(x), out)
+    gated_q8(_raw(gate), int(GGMLType.Q4_1), _raw(up), int(GGMLType.Q8_0), x, out)
     g, u = _expected(GGMLType.Q4_1, gate, x), _expected(GGMLType.Q8_0, up, x)
     expected = g / (1.0 + np.exp(-g)) * u
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
@@ -105,8 +124,7 @@ def test_the_portable_vector_path_gives_the_same_products():
 import numpy as np
 from edge.kernels import int8_dot
 from tests.edge import test_int8_kernels as t
-from edge.kernels.activation_quant import quantized_q8
-from tests.edge.test_int8_kernels import INT8_TYPES, RNG, _expected
+from tests.edge.test_int8_kernels import INT8_TYPES, RNG, _expected, quantized_q8
 from tests.fixtures.tiny_models import random_weight
 assert not int8_dot.USE_AVX2 and not int8_dot.USE_F16C
 for scale in (3e-7, 6.0e-5, -1.5, 60000.0):  # f16 scales decoded with integer operations
@@ -116,7 +134,7 @@ for ggml_type in INT8_TYPES:
     raw = np.ascontiguousarray(data).view(np.uint8).reshape(24, -1)
     x = RNG.standard_normal((2, 256)).astype(np.float32)
     out = np.empty((2, 24), dtype=np.float32)
-    int8_dot.matmul_q8_group((raw,), (int(ggml_type),), *quantized_q8(x), (out,))
+    int8_dot.matmul_q8_group((raw,), (int(ggml_type),), x, (out,), False)
     expected = _expected(ggml_type, data, x)
     np.testing.assert_allclose(out, expected, rtol=2e-6, atol=2e-6 * np.abs(expected).max())
 print("portable ok")
