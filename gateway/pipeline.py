@@ -257,14 +257,14 @@ async def _merge(
 
     async def pump(stream, head: TextEvent) -> None:
         try:
-            await queue.put(head)
+            queue.put_nowait(head)
             if head.finish_reason is None:
                 async for event in stream:
-                    await queue.put(event)
+                    queue.put_nowait(event)
         except BackendError as error:
-            await queue.put(error)
+            queue.put_nowait(error)
         finally:
-            await queue.put(done)
+            queue.put_nowait(done)
 
     tasks = [asyncio.create_task(pump(stream, head)) for stream, head in zip(streams, first, strict=True)]
     remaining = len(tasks)
