@@ -3,7 +3,6 @@
 import numba
 import numpy as np
 
-from edge.kernels.f16_table import round_to_f16
 from formats.model_config import ModelConfig
 from shared.step_output import InvalidRequestError
 
@@ -13,7 +12,8 @@ class ContextOverflowError(InvalidRequestError):
 
 
 class KVCache:
-    """k/v: (num_layers, num_slots, max_ctx, num_kv_heads, head_dim) float32.
+    """k/v: (num_layers, num_slots, max_ctx, num_kv_heads, head_dim) float16 bit patterns (uint16:
+    numba has no usable float16 type), as llama.cpp's f16 cache: half the memory of float32.
 
     Position p of slot s holds the key/value of that sequence's token p; a slot is reused by
     simply overwriting from position 0, so freeing a slot costs nothing.
@@ -21,8 +21,8 @@ class KVCache:
 
     def __init__(self, config: ModelConfig, num_slots: int, max_ctx: int):
         shape = (config.num_layers, num_slots, max_ctx, config.num_kv_heads, config.head_dim)
-        self.k = np.zeros(shape, dtype=np.float32)
-        self.v = np.zeros(shape, dtype=np.float32)
+        self.k = np.zeros(shape, dtype=np.uint16)
+        self.v = np.zeros(shape, dtype=np.uint16)
         self.num_slots = num_slots
         self.max_ctx = max_ctx
 
@@ -31,24 +31,32 @@ class KVCache:
         return self.k.nbytes + self.v.nbytes
 
     def store(self, layer: int, slot_ids: np.ndarray, positions: np.ndarray, k: np.ndarray, v: np.ndarray):
-        """k, v (n, num_kv_heads*head_dim) of tokens at (slot_ids, positions), rounded to float16
-        precision on the way in (what llama.cpp's f16 cache keeps)."""
-        store_rounded_to_f16(self.k[layer], self.v[layer], slot_ids, positions, k, v)
+        """k, v (n, num_kv_heads*head_dim) f32 of tokens at (slot_ids, positions), rounded to
+        float16 (round to nearest even) on the way in."""
+        k_bits, v_bits = k.astype(np.float16).view(np.uint16), v.astype(np.float16).view(np.uint16)
+        store_bits(self.k[layer], self.v[layer], slot_ids, positions, k_bits, v_bits)
+
+    def slot_f32(self, layer: int, slot: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+        """Keys and values of positions [0, end) of a slot as float32 (end, num_kv_heads, head_dim)."""
+        return (
+            self.k[layer, slot, :end].view(np.float16).astype(np.float32),
+            self.v[layer, slot, :end].view(np.float16).astype(np.float32),
+        )
 
 
-@numba.njit(cache=True, parallel=True)
-def store_rounded_to_f16(k_cache, v_cache, slot_ids, positions, k, v):
-    """k_cache/v_cache (num_slots, max_ctx, num_kv_heads, head_dim) of one layer <- k, v
-    (n, num_kv_heads*head_dim) at (slot_ids[t], positions[t]), each value rounded to f16."""
+@numba.njit(cache=True)
+def store_bits(k_cache, v_cache, slot_ids, positions, k, v):
+    """k_cache/v_cache (num_slots, max_ctx, num_kv_heads, head_dim) uint16 of one layer <- k, v
+    (n, num_kv_heads*head_dim) uint16 at (slot_ids[t], positions[t])."""
     num_slots, max_ctx, num_kv_heads, head_dim = k_cache.shape
     for t in range(k.shape[0]):  # the engine never asks for these; a bug must not write outside
         if not (0 <= slot_ids[t] < num_slots and 0 <= positions[t] < max_ctx):
             raise IndexError("KV cache store outside the cache")
     if k.shape[1] != num_kv_heads * head_dim or v.shape != k.shape:
         raise ValueError("KV cache store: k/v width differs from the cache's")
-    for t in numba.prange(k.shape[0]):
+    for t in range(k.shape[0]):
         slot, position = slot_ids[t], positions[t]
         for h in range(num_kv_heads):
             for i in range(head_dim):
-                k_cache[slot, position, h, i] = round_to_f16(k[t, h * head_dim + i])
-                v_cache[slot, position, h, i] = round_to_f16(v[t, h * head_dim + i])
+                k_cache[slot, position, h, i] = k[t, h * head_dim + i]
+                v_cache[slot, position, h, i] = v[t, h * head_dim + i]

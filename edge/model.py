@@ -47,7 +47,7 @@ class LlamaModel:
         for start, end in runs:
             if end - start >= MIN_CHUNK:
                 slot, first, last = slot_ids[start], positions[start], positions[end - 1]
-                keys, values = cache.k[layer, slot, : last + 1], cache.v[layer, slot, : last + 1]
+                keys, values = cache.slot_f32(layer, slot, last + 1)
                 attended[start:end] = attend_chunk(
                     q[start:end],
                     keys,

@@ -5,7 +5,7 @@ One run processes a chunk of consecutive tokens of one sequence:
              position_ids (1, n) int64
              attention_bias (1, 1, n, past + n) f32    0 where attended, -inf elsewhere (causal)
              logit_index (m,) int64               chunk rows whose logits are wanted
-             past_k_{l}, past_v_{l} (1, past, kv_dim) f32   the slot's cache before the chunk
+             past_k_{l}, past_v_{l} (1, past, kv_dim) f16   the slot's cache before the chunk
     outputs  logits (1, m, vocab) f32
              new_k_{l}, new_v_{l} (1, n, kv_dim) f32        rotated keys and values, rounded to
                                                             f16 as llama.cpp's cache keeps them
@@ -77,8 +77,9 @@ def build_graph(config: ModelConfig, weights: ModelWeights):
             g.op("Cast", [g.op("Cast", [t], to=TensorProto.FLOAT16)], to=TensorProto.FLOAT) for t in (k, v)
         )
         outputs += [_rename(g, new_k, f"new_k_{index}"), _rename(g, new_v, f"new_v_{index}")]
-        keys = g.op("Concat", [f"past_k_{index}", f"new_k_{index}"], axis=1)  # (1, T, kv_dim)
-        values = g.op("Concat", [f"past_v_{index}", f"new_v_{index}"], axis=1)
+        past_k, past_v = (g.op("Cast", [f"past_{kind}_{index}"], to=TensorProto.FLOAT) for kind in "kv")
+        keys = g.op("Concat", [past_k, f"new_k_{index}"], axis=1)  # (1, T, kv_dim)
+        values = g.op("Concat", [past_v, f"new_v_{index}"], axis=1)
         attended = _attention(g, q, keys, values)
         x = g.op("Add", [x, _linear(g, f"{p}.o", pack_linear(layer.wo), attended)])
         normed = _rms_norm(g, x, g.constant(f"{p}.ffn_norm", layer.ffn_norm))
@@ -100,7 +101,9 @@ def build_graph(config: ModelConfig, weights: ModelWeights):
     for index in range(config.num_layers):
         for kind in ("k", "v"):
             inputs.append(
-                helper.make_tensor_value_info(f"past_{kind}_{index}", float_input, [1, "past", kv_dim])
+                helper.make_tensor_value_info(
+                    f"past_{kind}_{index}", TensorProto.FLOAT16, [1, "past", kv_dim]
+                )
             )
     graph_outputs = [helper.make_tensor_value_info("logits", float_input, [1, "m", config.vocab_size])]
     graph_outputs += [helper.make_tensor_value_info(name, float_input, [1, "n", kv_dim]) for name in outputs]

@@ -12,7 +12,7 @@ import onnxruntime
 from onnx import numpy_helper
 
 from edge.kernels.layers import embed
-from edge.kv_cache import KVCache, store_rounded_to_f16
+from edge.kv_cache import KVCache
 from edge.onnx_graph import build_graph
 from edge.prefill_attention import token_runs
 from edge.weights import ModelWeights
@@ -57,15 +57,14 @@ class OnnxLlamaModel:
                 "logit_index": wanted_rows[wanted] - start,
             }
             for layer in range(config.num_layers):
-                feeds[f"past_k_{layer}"] = cache.k[layer, slot, :first].reshape(1, first, config.kv_dim)
-                feeds[f"past_v_{layer}"] = cache.v[layer, slot, :first].reshape(1, first, config.kv_dim)
+                past_k, past_v = cache.k[layer, slot, :first], cache.v[layer, slot, :first]  # f16 bits
+                feeds[f"past_k_{layer}"] = past_k.view(np.float16).reshape(1, first, config.kv_dim)
+                feeds[f"past_v_{layer}"] = past_v.view(np.float16).reshape(1, first, config.kv_dim)
             results = self.session.run(self._outputs, feeds)
             logits[wanted] = results[0][0]
             for layer in range(config.num_layers):
                 new_k, new_v = results[1 + 2 * layer][0], results[2 + 2 * layer][0]  # (count, kv_dim)
-                store_rounded_to_f16(
-                    cache.k[layer], cache.v[layer], slot_ids[start:end], positions[start:end], new_k, new_v
-                )
+                cache.store(layer, slot_ids[start:end], positions[start:end], new_k, new_v)
         return logits
 
 

@@ -1,14 +1,17 @@
-"""Causal attention of new tokens over their own slot's KV cache (grouped-query)."""
+"""Causal attention of new tokens over their own slot's KV cache (grouped-query); the cache holds
+float16 bit patterns, read 8 lanes at a time by edge/kernels/f16_vectors.py."""
 
 import math
 
 import numba
 import numpy as np
 
+from edge.kernels.f16_vectors import axpy_f16, dot_f16
+
 
 @numba.njit(cache=True, parallel=True, fastmath=True)
 def attention(q, k_cache, v_cache, slot_ids, positions, num_heads, scale, out):
-    """q (n, num_heads*head_dim); k_cache/v_cache (num_slots, max_ctx, num_kv_heads, head_dim);
+    """q (n, num_heads*head_dim); k_cache/v_cache (num_slots, max_ctx, num_kv_heads, head_dim) uint16;
     token t attends to positions 0..positions[t] of slot slot_ids[t] -> out (n, num_heads*head_dim).
     """
     n = q.shape[0]
@@ -23,23 +26,15 @@ def attention(q, k_cache, v_cache, slot_ids, positions, num_heads, scale, out):
         scores = np.empty(length, np.float32)  # (length,)
         best = -np.inf
         for p in range(length):
-            key = k_cache[slot, p, kv]
-            dot = np.float32(0.0)
-            for i in range(head_dim):
-                dot += query[i] * key[i]
-            scores[p] = dot
-            best = max(best, dot)
+            scores[p] = dot_f16(query, k_cache[slot, p, kv])
+            best = max(best, scores[p])
         total = np.float32(0.0)
         for p in range(length):
             scores[p] = np.float32(math.exp(scores[p] - best))
             total += scores[p]
-        # accumulate in a local row (vectorizes; `out` could alias the cache as far as LLVM knows)
         accumulated = np.zeros(head_dim, np.float32)  # (head_dim,)
         for p in range(length):
-            weight = scores[p]
-            value = v_cache[slot, p, kv]
-            for i in range(head_dim):
-                accumulated[i] += weight * value[i]
+            axpy_f16(accumulated, scores[p], v_cache[slot, p, kv])
         inverse = np.float32(1.0) / total
         for i in range(head_dim):
             out[t, h * head_dim + i] = accumulated[i] * inverse

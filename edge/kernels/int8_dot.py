@@ -15,10 +15,8 @@ Q4_1 [d f16][m f16][16 bytes] value = d * q + m; Q8_0 [d f16][32 x int8] value =
 """
 
 import math
-import os
 
 import numpy as np
-from llvmlite import binding as llvm_binding
 from llvmlite import ir
 from numba import njit, prange, types
 from numba.core import cgutils
@@ -26,73 +24,32 @@ from numba.extending import intrinsic
 
 from edge.kernels.activation_quant import quantize_q8
 from edge.kernels.dequant_blocks import Q4_0, Q4_1, Q8_0
+from edge.kernels.vector_ir import (
+    F32,
+    I8,
+    I16,
+    I32,
+    USE_AVX2,
+    broadcast,
+    call_intrinsic,
+    indices,
+    load,
+    load_f16,
+    splat,
+    vector,
+)
 
-I8, I16, I32, F32 = ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.FloatType()
 BLOCK_BYTES = {Q4_0: 18, Q4_1: 20, Q8_0: 34}
 INT8_TYPES = frozenset(BLOCK_BYTES)
 QK = 32
-
-
-def _target_has(feature: str) -> bool:
-    """Whether numba compiles for a CPU with this feature (NUMBA_CPU_NAME/FEATURES override the host)."""
-    if os.environ.get("NUMBA_CPU_NAME"):
-        return f"+{feature}" in os.environ.get("NUMBA_CPU_FEATURES", "")
-    try:
-        return bool(llvm_binding.get_host_cpu_features().get(feature, False))
-    except RuntimeError:
-        return False
-
-
-USE_AVX2 = _target_has("avx2")
-USE_F16C = _target_has("f16c")
-
-
-def _vec(element, count: int) -> ir.VectorType:
-    return ir.VectorType(element, count)
-
-
-def _splat(element, count: int, value) -> ir.Constant:
-    return ir.Constant(_vec(element, count), [ir.Constant(element, value)] * count)
-
-
-def _indices(values) -> ir.Constant:
-    values = list(values)
-    return ir.Constant(_vec(I32, len(values)), values)
-
-
-def _load(builder, pointer, kind, offset: int = 0):
-    if offset:
-        pointer = builder.gep(pointer, [ir.Constant(I32, offset)])
-    return builder.load(builder.bitcast(pointer, kind.as_pointer()), align=1)
-
-
-def _load_f16(builder, pointer, offset: int = 0):
-    """A little-endian float16 at pointer+offset as float32, exactly: one `vcvtph2ps` with F16C;
-    without it integer operations (normals, subnormals, inf, nan), since `fpext half` would then
-    call a runtime helper that numba's JIT does not link."""
-    if USE_F16C:
-        return builder.fpext(_load(builder, pointer, ir.HalfType(), offset), F32)
-    bits = builder.zext(_load(builder, pointer, I16, offset), I32)
-    magnitude = builder.shl(builder.and_(bits, ir.Constant(I32, 0x7FFF)), ir.Constant(I32, 13))
-    scaled = builder.fmul(builder.bitcast(magnitude, F32), ir.Constant(F32, 2.0**112))  # rebias
-    special = builder.fcmp_ordered(">=", scaled, ir.Constant(F32, 65536.0))  # exponent 31
-    result = builder.bitcast(scaled, I32)
-    result = builder.select(special, builder.or_(result, ir.Constant(I32, 0x7F800000)), result)
-    sign = builder.shl(builder.and_(bits, ir.Constant(I32, 0x8000)), ir.Constant(I32, 16))
-    return builder.bitcast(builder.or_(result, sign), F32)
-
-
-def _intrinsic(builder, name: str, result, arguments):
-    function_type = ir.FunctionType(result, [a.type for a in arguments])
-    return builder.call(cgutils.get_or_insert_function(builder.module, function_type, name), arguments)
 
 
 def _pair_sums(builder, products):
     """<32 x i32> -> <8 x i32>: sums of each 4 consecutive lanes."""
     sums = products
     for width in (16, 8):
-        even = builder.shuffle_vector(sums, sums, _indices(range(0, 2 * width, 2)))
-        odd = builder.shuffle_vector(sums, sums, _indices(range(1, 2 * width, 2)))
+        even = builder.shuffle_vector(sums, sums, indices(range(0, 2 * width, 2)))
+        odd = builder.shuffle_vector(sums, sums, indices(range(1, 2 * width, 2)))
         sums = builder.add(even, odd)
     return sums
 
@@ -100,32 +57,32 @@ def _pair_sums(builder, products):
 def _unsigned_signed_sums(builder, unsigned, signed):
     """<32 x i8> weights 0..255 (we use 0..15) times <32 x i8> signed -> <8 x i32> partial sums."""
     if USE_AVX2:
-        pairs = _intrinsic(builder, "llvm.x86.avx2.pmadd.ub.sw", _vec(I16, 16), [unsigned, signed])
-        return _intrinsic(builder, "llvm.x86.avx2.pmadd.wd", _vec(I32, 8), [pairs, _splat(I16, 16, 1)])
-    products = builder.mul(builder.zext(unsigned, _vec(I32, 32)), builder.sext(signed, _vec(I32, 32)))
+        pairs = call_intrinsic(builder, "llvm.x86.avx2.pmadd.ub.sw", vector(I16, 16), [unsigned, signed])
+        return call_intrinsic(builder, "llvm.x86.avx2.pmadd.wd", vector(I32, 8), [pairs, splat(I16, 16, 1)])
+    products = builder.mul(builder.zext(unsigned, vector(I32, 32)), builder.sext(signed, vector(I32, 32)))
     return _pair_sums(builder, products)
 
 
 def _signed_signed_sums(builder, weights, activations):
     """<32 x i8> times <32 x i8>, both signed -> <8 x i32> (ggml's sign trick on AVX2)."""
     if USE_AVX2:
-        magnitude = _intrinsic(
-            builder, "llvm.abs.v32i8", _vec(I8, 32), [activations, ir.Constant(ir.IntType(1), 0)]
+        magnitude = call_intrinsic(
+            builder, "llvm.abs.v32i8", vector(I8, 32), [activations, ir.Constant(ir.IntType(1), 0)]
         )
-        signed = _intrinsic(builder, "llvm.x86.avx2.psign.b", _vec(I8, 32), [weights, activations])
+        signed = call_intrinsic(builder, "llvm.x86.avx2.psign.b", vector(I8, 32), [weights, activations])
         return _unsigned_signed_sums(builder, magnitude, signed)
-    products = builder.mul(builder.sext(weights, _vec(I32, 32)), builder.sext(activations, _vec(I32, 32)))
+    products = builder.mul(builder.sext(weights, vector(I32, 32)), builder.sext(activations, vector(I32, 32)))
     return _pair_sums(builder, products)
 
 
 def _block_sums(builder, ggml_type: int, block, activations):
     """The block's 32 integer products as eight 32-bit partial sums."""
     if ggml_type == Q8_0:
-        return _signed_signed_sums(builder, _load(builder, block, _vec(I8, 32), 2), activations)
-    packed = _load(builder, block, _vec(I8, 16), 4 if ggml_type == Q4_1 else 2)
-    low = builder.and_(packed, _splat(I8, 16, 15))
-    high = builder.lshr(packed, _splat(I8, 16, 4))
-    nibbles = builder.shuffle_vector(low, high, _indices(range(32)))  # element j, then j + 16
+        return _signed_signed_sums(builder, load(builder, block, vector(I8, 32), 2), activations)
+    packed = load(builder, block, vector(I8, 16), 4 if ggml_type == Q4_1 else 2)
+    low = builder.and_(packed, splat(I8, 16, 15))
+    high = builder.lshr(packed, splat(I8, 16, 4))
+    nibbles = builder.shuffle_vector(low, high, indices(range(32)))  # element j, then j + 16
     return _unsigned_signed_sums(builder, nibbles, activations)
 
 
@@ -144,27 +101,23 @@ def _make_row_dot(ggml_type: int):
             num_blocks = cgutils.unpack_tuple(builder, xd_a.shape, 1)[0]
             weights = builder.bitcast(row_a.data, I8.as_pointer())
             activations = builder.bitcast(xq_a.data, I8.as_pointer())
-            vector_sum = cgutils.alloca_once_value(builder, ir.Constant(_vec(F32, 8), [0.0] * 8))
+            vector_sum = cgutils.alloca_once_value(builder, ir.Constant(vector(F32, 8), [0.0] * 8))
             scalar_sum = cgutils.alloca_once_value(builder, ir.Constant(F32, 0.0))
             with cgutils.for_range(builder, num_blocks) as loop:
                 b = loop.index
                 block = builder.gep(weights, [builder.mul(b, ir.Constant(b.type, block_bytes))])
-                x = _load(
-                    builder, builder.gep(activations, [builder.mul(b, ir.Constant(b.type, QK))]), _vec(I8, 32)
+                x = load(
+                    builder,
+                    builder.gep(activations, [builder.mul(b, ir.Constant(b.type, QK))]),
+                    vector(I8, 32),
                 )
-                sums = builder.sitofp(_block_sums(builder, ggml_type, block, x), _vec(F32, 8))
-                d = _load_f16(builder, block)
+                sums = builder.sitofp(_block_sums(builder, ggml_type, block, x), vector(F32, 8))
+                d = load_f16(builder, block)
                 scale = builder.fmul(d, builder.load(builder.gep(xd_a.data, [b])))
-                lanes = builder.shuffle_vector(
-                    builder.insert_element(
-                        ir.Constant(_vec(F32, 8), ir.Undefined), scale, ir.Constant(I32, 0)
-                    ),
-                    ir.Constant(_vec(F32, 8), ir.Undefined),
-                    _indices([0] * 8),
-                )
+                lanes = broadcast(builder, scale, 8)
                 builder.store(builder.fadd(builder.load(vector_sum), builder.fmul(sums, lanes)), vector_sum)
                 if ggml_type == Q4_1:  # + m * s: the block minimum times the activations' sum
-                    m = _load_f16(builder, block, 2)
+                    m = load_f16(builder, block, 2)
                     correction = builder.fmul(m, builder.load(builder.gep(xs_a.data, [b])))
                 elif ggml_type == Q4_0:  # (q - 8): - 8 * d * d_x * sum(q_x)
                     total_q = builder.load(builder.gep(xsum_a.data, [b]))

@@ -119,16 +119,19 @@ def test_matmul_q8_refuses_rows_and_activations_that_disagree():
 
 def test_the_portable_vector_path_gives_the_same_products():
     """Compiled for a CPU without AVX2 and F16C (NUMBA_CPU_NAME), the generic vector IR and the
-    integer float16 decoding must agree."""
+    integer float16 decoding (block scales, KV cache) must agree."""
     script = """
 import numpy as np
 from edge.kernels import int8_dot
 from tests.edge import test_int8_kernels as t
 from tests.edge.test_int8_kernels import INT8_TYPES, RNG, _expected, quantized_q8
 from tests.fixtures.tiny_models import random_weight
-assert not int8_dot.USE_AVX2 and not int8_dot.USE_F16C
+from edge.kernels import vector_ir
+assert not vector_ir.USE_AVX2 and not vector_ir.USE_F16C
 for scale in (3e-7, 6.0e-5, -1.5, 60000.0):  # f16 scales decoded with integer operations
     t.test_block_scales_decode_exactly_subnormal_to_large(np.float16(scale))
+from tests.edge.test_kernels import test_attention_is_causal_grouped_softmax_over_the_slot as attention
+attention(12)  # the float16 KV cache read with integer operations, 8-lane chunks and a tail
 for ggml_type in INT8_TYPES:
     data = random_weight(RNG, (24, 256), ggml_type)
     raw = np.ascontiguousarray(data).view(np.uint8).reshape(24, -1)

@@ -10,9 +10,11 @@ from edge.kernels.attention import attention
 from edge.kernels.dequant_blocks import KERNEL_TYPES
 from edge.kernels.layers import embed, rms_norm, rope, silu_mul
 from edge.kernels.matmul import dequantize_rows, matmul
-from edge.kv_cache import store_rounded_to_f16
+from edge.kv_cache import KVCache
 from formats import quants
 from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
+from formats.gguf_reader import GGUFReader
+from formats.model_config import ModelConfig
 from tests.fixtures.tiny_models import random_weight
 
 RNG = np.random.default_rng(0)
@@ -75,20 +77,22 @@ def test_round_through_q8_k_blocks():
             assert np.abs(values - originals).max() <= abs(scale) * 0.5 + 1e-6
 
 
-def test_kv_store_rounds_to_f16_at_each_tokens_slot_and_position():
-    k_cache = np.zeros((3, 10, 2, 33), dtype=np.float32)  # (slots, max_ctx, kv_heads, head_dim)
-    v_cache = np.zeros_like(k_cache)
-    k = (RNG.standard_normal((4, 66)) * 10.0 ** RNG.integers(-6, 4, (4, 66))).astype(np.float32)
+def test_kv_store_rounds_to_f16_at_each_tokens_slot_and_position(tiny_model):
+    config = ModelConfig.from_reader(GGUFReader(tiny_model(GGMLType.F32)))
+    cache = KVCache(config, num_slots=3, max_ctx=10)
+    width = cache.k.shape[3] * cache.k.shape[4]
+    k = (RNG.standard_normal((4, width)) * 10.0 ** RNG.integers(-6, 4, (4, width))).astype(np.float32)
     v = -k[::-1].copy()
     slots, positions = np.array([0, 2, 2, 1], dtype=np.int32), np.array([9, 0, 1, 4], dtype=np.int32)
-    store_rounded_to_f16(k_cache, v_cache, slots, positions, k, v)
-    expected_k, expected_v = np.zeros_like(k_cache), np.zeros_like(v_cache)
-    expected_k[slots, positions] = k.astype(np.float16).astype(np.float32).reshape(4, 2, 33)
-    expected_v[slots, positions] = v.astype(np.float16).astype(np.float32).reshape(4, 2, 33)
-    np.testing.assert_array_equal(k_cache, expected_k)
-    np.testing.assert_array_equal(v_cache, expected_v)
+    cache.store(1, slots, positions, k, v)
+    assert cache.k.dtype == np.uint16 and cache.nbytes == 2 * cache.k.size * 2  # float16 storage
+    for t in range(4):
+        keys, values = cache.slot_f32(1, slots[t], positions[t] + 1)
+        np.testing.assert_array_equal(keys[-1].reshape(-1), k[t].astype(np.float16).astype(np.float32))
+        np.testing.assert_array_equal(values[-1].reshape(-1), v[t].astype(np.float16).astype(np.float32))
+    assert not cache.k[0].any() and not cache.v[0].any()  # other layers untouched
     with pytest.raises(IndexError):
-        store_rounded_to_f16(k_cache, v_cache, slots, np.array([9, 0, 10, 4], dtype=np.int32), k, v)
+        cache.store(1, slots, np.array([9, 0, 10, 4], dtype=np.int32), k, v)
 
 
 def test_rms_norm():
@@ -132,17 +136,26 @@ def test_silu_mul():
     np.testing.assert_allclose(out, gate / (1 + np.exp(-gate.astype(np.float64))) * up, rtol=1e-5, atol=1e-6)
 
 
-def test_attention_is_causal_grouped_softmax_over_the_slot():
-    num_slots, max_ctx, num_kv, head_dim, num_heads = 2, 16, 2, 8, 4
-    k_cache = RNG.standard_normal((num_slots, max_ctx, num_kv, head_dim)).astype(np.float32)
-    v_cache = RNG.standard_normal((num_slots, max_ctx, num_kv, head_dim)).astype(np.float32)
+def _f16_cache(*shape) -> np.ndarray:
+    """A KV cache layer of random float16 values, as the kernels hold it (uint16 bit patterns)."""
+    return RNG.standard_normal(shape).astype(np.float16).view(np.uint16)
+
+
+@pytest.mark.parametrize("head_dim", [8, 12])  # whole 8-lane chunks, and a tail
+def test_attention_is_causal_grouped_softmax_over_the_slot(head_dim):
+    num_slots, max_ctx, num_kv, num_heads = 2, 16, 2, 4
+    k_bits, v_bits = (
+        _f16_cache(num_slots, max_ctx, num_kv, head_dim),
+        _f16_cache(num_slots, max_ctx, num_kv, head_dim),
+    )
+    k_cache, v_cache = (bits.view(np.float16).astype(np.float64) for bits in (k_bits, v_bits))
     q = RNG.standard_normal((3, num_heads * head_dim)).astype(np.float32)
     slots, positions = np.array([1, 0, 1], dtype=np.int32), np.array([4, 0, 9], dtype=np.int32)
     out = np.empty_like(q)
-    attention(q, k_cache, v_cache, slots, positions, num_heads, np.float32(0.3), out)
+    attention(q, k_bits, v_bits, slots, positions, num_heads, np.float32(0.3), out)
     for t in range(3):
         for h in range(num_heads):
-            keys = k_cache[slots[t], : positions[t] + 1, h // 2].astype(np.float64)
+            keys = k_cache[slots[t], : positions[t] + 1, h // 2]
             scores = keys @ q[t, h * head_dim : (h + 1) * head_dim] * 0.3
             weights = np.exp(scores - scores.max())
             weights /= weights.sum()
@@ -171,13 +184,16 @@ def test_blas_chunk_attention_equals_the_kernel():
     from edge.prefill_attention import attend_chunk, token_runs
 
     num_slots, max_ctx, num_kv, head_dim, num_heads = 2, 64, 2, 8, 6
-    k_cache = RNG.standard_normal((num_slots, max_ctx, num_kv, head_dim)).astype(np.float32)
-    v_cache = RNG.standard_normal((num_slots, max_ctx, num_kv, head_dim)).astype(np.float32)
+    k_bits, v_bits = (
+        _f16_cache(num_slots, max_ctx, num_kv, head_dim),
+        _f16_cache(num_slots, max_ctx, num_kv, head_dim),
+    )
     q = RNG.standard_normal((20, num_heads * head_dim)).astype(np.float32)
     slots, positions = np.full(20, 1, dtype=np.int32), np.arange(10, 30, dtype=np.int32)
     expected = np.empty_like(q)
-    attention(q, k_cache, v_cache, slots, positions, num_heads, np.float32(0.25), expected)
+    attention(q, k_bits, v_bits, slots, positions, num_heads, np.float32(0.25), expected)
+    keys, values = (bits[1, :30].view(np.float16).astype(np.float32) for bits in (k_bits, v_bits))
     with ThreadPoolExecutor(2) as pool:
-        got = attend_chunk(q, k_cache[1, :30], v_cache[1, :30], 10, num_heads, 0.25, pool.map)
+        got = attend_chunk(q, keys, values, 10, num_heads, 0.25, pool.map)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     assert token_runs(np.array([0, 0, 1, 1, 0]), np.array([3, 4, 0, 1, 5])) == [(0, 2), (2, 4), (4, 5)]

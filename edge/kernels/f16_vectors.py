@@ -1,0 +1,112 @@
+"""float16 rows of the KV cache read in float32 SIMD lanes: the attention kernel's two inner loops.
+
+The cache keeps keys and values as float16 bit patterns (uint16 arrays: numba has no usable
+float16 type), as llama.cpp's f16 cache does: half the memory of float32. These numba
+intrinsics emit LLVM vector IR that converts 8 values at a time (`vcvtph2ps` with F16C, exact
+integer operations without it: vector_ir.f16_bits_to_f32) and multiplies in float32:
+
+    dot_f16(query, key_bits)               -> sum(query[i] * key[i])
+    axpy_f16(accumulated, weight, bits)    accumulated[i] += weight * value[i]
+
+query/accumulated (d,) f32 and bits (d,) uint16 must have the same length (checked by the
+caller once per kernel); lengths that are not a multiple of 8 finish element by element.
+"""
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from edge.kernels.vector_ir import F32, I16, I32, broadcast, f16_bits_to_f32, load, load_f16, vector
+
+LANES = 8
+
+
+def _f16x8(builder, pointer):
+    """8 float16 values at pointer (i16*) as <8 x float>."""
+    return f16_bits_to_f32(builder, load(builder, pointer, vector(I16, LANES)))
+
+
+def _row(array, dtype) -> bool:
+    return isinstance(array, types.Array) and array.ndim == 1 and array.layout == "C" and array.dtype == dtype
+
+
+def _arrays(context, builder, signature, args):
+    return [context.make_array(t)(context, builder, a) for t, a in zip(signature.args, args, strict=False)]
+
+
+def _length(builder, array):
+    return cgutils.unpack_tuple(builder, array.shape, 1)[0]
+
+
+@intrinsic
+def dot_f16(typingctx, query, key_bits):
+    """query (d,) f32 C-contiguous, key_bits (d,) uint16 C-contiguous -> f32."""
+    if not (_row(query, types.float32) and _row(key_bits, types.uint16)):
+        return None  # a typing error: the IR below reads contiguous rows
+    signature = types.float32(query, key_bits)
+
+    def codegen(context, builder, sig, args):
+        query_a, key_a = _arrays(context, builder, sig, args)
+        length = _length(builder, query_a)
+        chunks = builder.udiv(length, ir.Constant(length.type, LANES))
+        q_base, k_base = query_a.data, builder.bitcast(key_a.data, I16.as_pointer())
+        vector_sum = cgutils.alloca_once_value(builder, ir.Constant(vector(F32, LANES), [0.0] * LANES))
+        with cgutils.for_range(builder, chunks) as loop:
+            start = builder.mul(loop.index, ir.Constant(length.type, LANES))
+            q = builder.load(
+                builder.bitcast(builder.gep(q_base, [start]), vector(F32, LANES).as_pointer()), align=4
+            )
+            k = _f16x8(builder, builder.gep(k_base, [start]))
+            builder.store(builder.fadd(builder.load(vector_sum), builder.fmul(q, k)), vector_sum)
+        lanes = builder.load(vector_sum)
+        total = ir.Constant(F32, 0.0)
+        for i in range(LANES):
+            total = builder.fadd(total, builder.extract_element(lanes, ir.Constant(I32, i)))
+        total_slot = cgutils.alloca_once_value(builder, total)
+        tail_start = builder.mul(chunks, ir.Constant(length.type, LANES))
+        with cgutils.for_range_slice(builder, tail_start, length, ir.Constant(length.type, 1), inc=True) as (
+            index,
+            _,
+        ):
+            q = builder.load(builder.gep(q_base, [index]))
+            k = load_f16(builder, builder.gep(k_base, [index]))
+            builder.store(builder.fadd(builder.load(total_slot), builder.fmul(q, k)), total_slot)
+        return builder.load(total_slot)
+
+    return signature, codegen
+
+
+@intrinsic
+def axpy_f16(typingctx, accumulated, weight, value_bits):
+    """accumulated (d,) f32 += weight * value_bits (d,) uint16 as float16."""
+    if not (_row(accumulated, types.float32) and _row(value_bits, types.uint16)):
+        return None
+    signature = types.void(accumulated, types.float32, value_bits)
+
+    def codegen(context, builder, sig, args):
+        acc_a = context.make_array(sig.args[0])(context, builder, args[0])
+        value_a = context.make_array(sig.args[2])(context, builder, args[2])
+        weight_value = args[1]
+        length = _length(builder, acc_a)
+        chunks = builder.udiv(length, ir.Constant(length.type, LANES))
+        acc_base, v_base = acc_a.data, builder.bitcast(value_a.data, I16.as_pointer())
+        lanes = broadcast(builder, weight_value, LANES)
+        with cgutils.for_range(builder, chunks) as loop:
+            start = builder.mul(loop.index, ir.Constant(length.type, LANES))
+            pointer = builder.bitcast(builder.gep(acc_base, [start]), vector(F32, LANES).as_pointer())
+            v = _f16x8(builder, builder.gep(v_base, [start]))
+            builder.store(
+                builder.fadd(builder.load(pointer, align=4), builder.fmul(v, lanes)), pointer, align=4
+            )
+        tail_start = builder.mul(chunks, ir.Constant(length.type, LANES))
+        with cgutils.for_range_slice(builder, tail_start, length, ir.Constant(length.type, 1), inc=True) as (
+            index,
+            _,
+        ):
+            pointer = builder.gep(acc_base, [index])
+            v = load_f16(builder, builder.gep(v_base, [index]))
+            builder.store(builder.fadd(builder.load(pointer), builder.fmul(v, weight_value)), pointer)
+        return context.get_dummy_value()
+
+    return signature, codegen

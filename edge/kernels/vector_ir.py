@@ -1,0 +1,83 @@
+"""Building blocks for numba intrinsics that emit LLVM vector IR (edge/kernels/int8_dot.py,
+edge/kernels/f16_vectors.py): the target's SIMD features and small IR helpers."""
+
+import os
+
+from llvmlite import binding as llvm_binding
+from llvmlite import ir
+from numba.core import cgutils
+
+I8, I16, I32, F32 = ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.FloatType()
+
+
+def _target_has(feature: str) -> bool:
+    """Whether numba compiles for a CPU with this feature (NUMBA_CPU_NAME/FEATURES override the host)."""
+    if os.environ.get("NUMBA_CPU_NAME"):
+        return f"+{feature}" in os.environ.get("NUMBA_CPU_FEATURES", "")
+    try:
+        return bool(llvm_binding.get_host_cpu_features().get(feature, False))
+    except RuntimeError:
+        return False
+
+
+USE_AVX2 = _target_has("avx2")
+USE_F16C = _target_has("f16c")
+
+
+def vector(element, count: int) -> ir.VectorType:
+    return ir.VectorType(element, count)
+
+
+def splat(element, count: int, value) -> ir.Constant:
+    return ir.Constant(vector(element, count), [ir.Constant(element, value)] * count)
+
+
+def indices(values) -> ir.Constant:
+    values = list(values)
+    return ir.Constant(vector(I32, len(values)), values)
+
+
+def broadcast(builder, scalar, count: int):
+    """<count x type> with every lane = scalar."""
+    kind = vector(scalar.type, count)
+    first = builder.insert_element(ir.Constant(kind, ir.Undefined), scalar, ir.Constant(I32, 0))
+    return builder.shuffle_vector(first, ir.Constant(kind, ir.Undefined), indices([0] * count))
+
+
+def load(builder, pointer, kind, offset: int = 0):
+    if offset:
+        pointer = builder.gep(pointer, [ir.Constant(I32, offset)])
+    return builder.load(builder.bitcast(pointer, kind.as_pointer()), align=1)
+
+
+def f16_bits_to_f32(builder, bits):
+    """float16 bit patterns (i16 or <n x i16>) as float32, exactly: `vcvtph2ps` with F16C;
+    without it integer operations (normals, subnormals, inf, nan), since `fpext half` would then
+    call a runtime helper that numba's JIT does not link."""
+    count = bits.type.count if isinstance(bits.type, ir.VectorType) else 0
+
+    def like(element, value):
+        return splat(element, count, value) if count else ir.Constant(element, value)
+
+    if USE_F16C:
+        half = vector(ir.HalfType(), count) if count else ir.HalfType()
+        return builder.fpext(builder.bitcast(bits, half), vector(F32, count) if count else F32)
+    wide = builder.zext(bits, vector(I32, count) if count else I32)
+    magnitude = builder.shl(builder.and_(wide, like(I32, 0x7FFF)), like(I32, 13))
+    floats = vector(F32, count) if count else F32
+    scaled = builder.fmul(builder.bitcast(magnitude, floats), like(F32, 2.0**112))  # rebias
+    special = builder.fcmp_ordered(">=", scaled, like(F32, 65536.0))  # exponent 31: inf, nan
+    result = builder.bitcast(scaled, magnitude.type)
+    result = builder.select(special, builder.or_(result, like(I32, 0x7F800000)), result)
+    sign = builder.shl(builder.and_(wide, like(I32, 0x8000)), like(I32, 16))
+    return builder.bitcast(builder.or_(result, sign), floats)
+
+
+def load_f16(builder, pointer, offset: int = 0):
+    """A little-endian float16 at pointer+offset (any pointer type) as float32."""
+    return f16_bits_to_f32(builder, load(builder, pointer, I16, offset))
+
+
+def call_intrinsic(builder, name: str, result, arguments):
+    function_type = ir.FunctionType(result, [a.type for a in arguments])
+    return builder.call(cgutils.get_or_insert_function(builder.module, function_type, name), arguments)
