@@ -59,34 +59,43 @@ async def drive(concurrency: int, total: int, one_request) -> tuple[list[float],
     return ttfts, totals, total / (time.perf_counter() - started)
 
 
-async def measure(node_port: int, gateway_url: str, tokens: int, total: int) -> dict:
+LEVELS = (1, 32, 256)
+
+
+async def run_clients(kind: str, target: str, tokens: int, total: int) -> dict:
+    """One client process, one path: `direct` streams from the node over gRPC (target host:port),
+    `gateway` through the gateway's SSE (target URL). -> {clients: [ttfts, totals, rate]}."""
     results = {}
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{node_port}")
-    stub = pb_grpc.InferenceStub(channel)
-    request = pb.GenerateRequest(
-        request_id="bench", prompt_token_ids=[1, 2, 3], sampling=pb.SamplingParams(max_tokens=tokens)
-    )
+    if kind == "direct":
+        channel = grpc.aio.insecure_channel(target)
+        stub = pb_grpc.InferenceStub(channel)
+        request = pb.GenerateRequest(
+            request_id="bench", prompt_token_ids=[1, 2, 3], sampling=pb.SamplingParams(max_tokens=tokens)
+        )
 
-    async def direct():
-        started = time.perf_counter()
-        first = None
-        async for _ in stub.Generate(request):
-            first = first or time.perf_counter() - started
-        return first, time.perf_counter() - started
-
-    connector = aiohttp.TCPConnector(limit=0)
-    async with aiohttp.ClientSession(connector=connector) as session:
-        body = {
-            "model": "bench",
-            "messages": [{"role": "user", "content": "hi"}],
-            "max_tokens": tokens,
-            "stream": True,
-        }
-
-        async def via_gateway():
+        async def one_request():
             started = time.perf_counter()
             first = None
-            async with session.post(f"{gateway_url}/v1/chat/completions", json=body) as response:
+            async for _ in stub.Generate(request):
+                first = first or time.perf_counter() - started
+            return first, time.perf_counter() - started
+
+        for concurrency in LEVELS:
+            results[concurrency] = await drive(concurrency, _count(total, concurrency), one_request)
+        await channel.close()
+        return results
+    body = {
+        "model": "bench",
+        "messages": [{"role": "user", "content": "hi"}],
+        "max_tokens": tokens,
+        "stream": True,
+    }
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+
+        async def one_request():
+            started = time.perf_counter()
+            first = None
+            async with session.post(f"{target}/v1/chat/completions", json=body) as response:
                 if response.status != 200:
                     raise RuntimeError(f"gateway answered {response.status}: {await response.text()}")
                 async for line in response.content:
@@ -94,32 +103,43 @@ async def measure(node_port: int, gateway_url: str, tokens: int, total: int) -> 
                         first = time.perf_counter() - started
             return first, time.perf_counter() - started
 
-        for concurrency in (1, 32, 256):
-            count = max(total // (4 if concurrency == 1 else 1), concurrency)
-            d_ttft, d_total, d_rate = await drive(concurrency, count, direct)
-            g_ttft, g_total, g_rate = await drive(concurrency, count, via_gateway)
-            results[concurrency] = {
-                "requests": count,
-                "direct_ttft_ms": {
-                    "p50": percentile(d_ttft, 0.5) * 1e3,
-                    "p99": percentile(d_ttft, 0.99) * 1e3,
-                },
-                "gateway_ttft_ms": {
-                    "p50": percentile(g_ttft, 0.5) * 1e3,
-                    "p99": percentile(g_ttft, 0.99) * 1e3,
-                },
-                "added_ttft_ms": {
-                    "p50": (percentile(g_ttft, 0.5) - percentile(d_ttft, 0.5)) * 1e3,
-                    "p99": (percentile(g_ttft, 0.99) - percentile(d_ttft, 0.99)) * 1e3,
-                },
-                "added_ms": {
-                    "p50": (percentile(g_total, 0.5) - percentile(d_total, 0.5)) * 1e3,
-                    "p99": (percentile(g_total, 0.99) - percentile(d_total, 0.99)) * 1e3,
-                },
-                "gateway_requests_per_s": g_rate,
-                "direct_requests_per_s": d_rate,
-            }
-    await channel.close()
+        for concurrency in LEVELS:
+            results[concurrency] = await drive(concurrency, _count(total, concurrency), one_request)
+    return results
+
+
+def _count(total: int, concurrency: int) -> int:
+    return max(total // (4 if concurrency == 1 else 1), concurrency)
+
+
+def clients(kind: str, target: str, tokens: int, total: int) -> dict:
+    """run_clients in a fresh process pinned to core 1 (beside the node, apart from the gateway),
+    so neither path's client carries the other's machinery (gRPC's poller thread, say)."""
+    command = [sys.executable, __file__, "--client", kind, "--target", target]
+    command += ["--tokens", str(tokens), "--requests", str(total)]
+    result = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT)
+    return {int(k): v for k, v in json.loads(result.stdout.strip().splitlines()[-1]).items()}
+
+
+def compare(direct: dict, gateway: dict) -> dict:
+    results = {}
+    for concurrency in LEVELS:
+        (d_ttft, d_total, d_rate), (g_ttft, g_total, g_rate) = direct[concurrency], gateway[concurrency]
+        results[concurrency] = {
+            "requests": len(d_ttft),
+            "direct_ttft_ms": {"p50": percentile(d_ttft, 0.5) * 1e3, "p99": percentile(d_ttft, 0.99) * 1e3},
+            "gateway_ttft_ms": {"p50": percentile(g_ttft, 0.5) * 1e3, "p99": percentile(g_ttft, 0.99) * 1e3},
+            "added_ttft_ms": {
+                "p50": (percentile(g_ttft, 0.5) - percentile(d_ttft, 0.5)) * 1e3,
+                "p99": (percentile(g_ttft, 0.99) - percentile(d_ttft, 0.99)) * 1e3,
+            },
+            "added_ms": {
+                "p50": (percentile(g_total, 0.5) - percentile(d_total, 0.5)) * 1e3,
+                "p99": (percentile(g_total, 0.99) - percentile(d_total, 0.99)) * 1e3,
+            },
+            "gateway_requests_per_s": g_rate,
+            "direct_requests_per_s": d_rate,
+        }
     return results
 
 
@@ -130,7 +150,14 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=16)
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--model", help="GGUF whose tokenizer the gateway uses (default: the demo model)")
+    parser.add_argument("--client", choices=["direct", "gateway"], help=argparse.SUPPRESS)
+    parser.add_argument("--target", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.client:
+        if os.cpu_count() > 1:
+            os.sched_setaffinity(0, {1})
+        print(json.dumps(asyncio.run(run_clients(args.client, args.target, args.tokens, args.requests))))
+        return
     if args.model is None:
         from formats.model_pull import DEFAULT_MODEL, pull
 
@@ -138,7 +165,7 @@ def main() -> None:
     node_port, gateway_port = free_port(), free_port()
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") and os.cpu_count() > 1 else []
     if pin:
-        os.sched_setaffinity(0, {1})  # this process (the clients) and the node: core 1
+        os.sched_setaffinity(0, {1})  # the node (and, in their own processes, the clients): core 1
     node = subprocess.Popen(
         [sys.executable, str(ROOT / "benchmarks" / "echo_node.py"), str(node_port), str(args.tokens)],
         stdout=subprocess.PIPE,
@@ -176,7 +203,8 @@ def main() -> None:
             except OSError:
                 time.sleep(0.1)
         time.sleep(1.0)
-        results = asyncio.run(measure(node_port, url, args.tokens, args.requests))
+        direct = clients("direct", f"127.0.0.1:{node_port}", args.tokens, args.requests)
+        results = compare(direct, clients("gateway", url, args.tokens, args.requests))
     finally:
         gateway.terminate()
         node.terminate()

@@ -57,14 +57,16 @@ class JsonLinesExporter(SpanExporter):
 
 def setup_tracing(service_name: str, otlp_endpoint: str | None = None, trace_file: str | None = None) -> None:
     """Install the process's tracer provider once (later calls keep the first). Without explicit
-    arguments the standard OTEL_EXPORTER_OTLP_ENDPOINT and our HYBRIDGW_TRACE_FILE decide."""
-    if not _configured.acquire(blocking=False):
+    arguments the standard OTEL_EXPORTER_OTLP_ENDPOINT and our HYBRIDGW_TRACE_FILE decide; with
+    neither, nothing is installed: spans stay non-recording (no cost on the request path) and a
+    caller's incoming trace context still passes through to the nodes."""
+    trace_file = trace_file or os.environ.get("HYBRIDGW_TRACE_FILE")
+    otlp_endpoint = otlp_endpoint or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    if not (trace_file or otlp_endpoint) or not _configured.acquire(blocking=False):
         return
     provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
-    trace_file = trace_file or os.environ.get("HYBRIDGW_TRACE_FILE")
     if trace_file:
         provider.add_span_processor(SimpleSpanProcessor(JsonLinesExporter(trace_file)))
-    otlp_endpoint = otlp_endpoint or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
     if otlp_endpoint:
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 

@@ -32,6 +32,22 @@ class Backend(Protocol):
 POLL_INTERVAL_S = 0.5
 
 
+class Pending:
+    """A request this gateway sent counts as waiting on its node from dispatch to its first token
+    (or its end), so the router sees it before the next poll reports the node's own counts;
+    polls overwrite the estimate, so the count never goes below zero."""
+
+    def __init__(self, state: NodeState):
+        self.state = state
+        self.counted = True
+        state.num_waiting += 1
+
+    def started(self) -> None:
+        if self.counted:
+            self.counted = False
+            self.state.num_waiting = max(0, self.state.num_waiting - 1)
+
+
 def start_polling(poll_once: Callable[[], Awaitable[None]]) -> asyncio.Task:
     """Refresh a node's state every POLL_INTERVAL_S until the task is cancelled."""
 

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import redis.asyncio as aioredis
 
-from gateway.backends.base import BackendError, start_polling
+from gateway.backends.base import BackendError, Pending, start_polling
 from gateway.router import NodeKind, NodeState
 from shared.proto import inference_pb2 as pb
 from shared.redis_keys import RedisKeys
@@ -62,7 +62,7 @@ class CloudBackend:
             await self.redis.xadd(self.keys.request_stream, fields)
         except aioredis.RedisError as error:
             raise BackendError(f"cannot reach the cloud queue: {error}", 503) from None
-        self.state.num_waiting += 1
+        pending = Pending(self.state)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         last_id = "0-0"
@@ -79,7 +79,9 @@ class CloudBackend:
                         if chunk.error:
                             raise BackendError(chunk.error, 400, retryable=False)
                         finished = chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED
+                        pending.started()
                         yield chunk
         finally:
+            pending.started()
             if not finished:
                 await self.redis.set(self.keys.cancel_flag(request.request_id), 1, ex=600)

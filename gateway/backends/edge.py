@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from gateway.backends.base import BackendError, start_polling
+from gateway.backends.base import BackendError, Pending, start_polling
 from gateway.router import NodeKind, NodeState
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
@@ -56,9 +56,10 @@ class EdgeBackend:
     ) -> AsyncIterator[pb.GenerateChunk]:
         metadata = tuple((trace_headers or {}).items())
         call = self._stub.Generate(request, timeout=timeout_s, metadata=metadata)
-        self.state.num_waiting += 1  # counted until the next poll corrects it
+        pending = Pending(self.state)
         try:
             async for chunk in call:
+                pending.started()
                 yield chunk
         except grpc.aio.AioRpcError as error:
             code = error.code()
@@ -68,4 +69,5 @@ class EdgeBackend:
                 raise BackendError("the edge node timed out", 504) from None
             raise BackendError(f"edge node {self.state.node_id}: {code.name}", 502) from None
         finally:
+            pending.started()
             call.cancel()  # a client that went away cancels the work on the node

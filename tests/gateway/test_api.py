@@ -18,6 +18,7 @@ from formats.chat_template import chat_template_for
 from formats.ggml_types import GGMLType
 from formats.gguf_reader import GGUFReader
 from formats.tokenizer import GGUFTokenizer
+from gateway import app_keys
 from gateway.app import create_app
 from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from shared.async_engine import AsyncEngine
@@ -104,6 +105,23 @@ async def test_openai_client_chat_streaming_and_not(model_path, edge_node):
         )
         models = await gw.client.models.list()
         assert [m.id for m in models.data] == ["tiny"]
+
+
+async def test_a_sequential_client_is_never_shed_by_requests_already_answered(model_path, edge_node):
+    """A dispatched request counts as waiting on its node only until its first token: one client
+    sending requests back to back never fills a queue bound of 1 between two stats polls."""
+    config = GatewayConfig(
+        models=[ModelEntry("tiny", str(model_path), context_length=128)],
+        edge_nodes=[EdgeNodeEntry("edge-a", f"127.0.0.1:{edge_node.port}", ["tiny"], queue_bound=1)],
+    )
+    async with Gateway(config) as gw:
+        for _ in range(8):  # well within one 0.5 s poll interval
+            completion = await gw.client.chat.completions.create(
+                model="tiny", messages=MESSAGES, max_tokens=1
+            )
+            assert completion.usage.completion_tokens == 1
+        backend = gw.runner.app[app_keys.BACKENDS][0]
+        assert backend.state.num_waiting == 0
 
 
 async def test_completions_n_seed_logprobs_and_stop(model_path, edge_node):
