@@ -76,11 +76,15 @@ class EdgeEngine:
     def warmup(self) -> threading.Thread:
         """Load every kernel before the first request so none is compiled or loaded on its path.
 
-        The decode path runs once here (a one-token forward); the prefill path's only extra kernel
-        is loaded on a background thread, so the first token is not delayed by it. Returns that
-        thread (join it to wait)."""
+        The decode path runs once here (a one-token forward), then once more, timed, so the node
+        reports a measured decode rate from its first Stats call (the router would otherwise
+        guess); the prefill path's only extra kernel is loaded on a background thread, so the
+        first token is not delayed by it. Returns that thread (join it to wait)."""
         one = np.zeros(1, dtype=np.int32)
         self.model.forward(one, one, one, np.array([0]), self.cache)
+        started = time.perf_counter()
+        self.model.forward(one, one, one, np.array([0]), self.cache)
+        self.stats.record_step(time.perf_counter() - started, 0, 1)
         thread = threading.Thread(target=self.model.load_prefill_kernels, name="edge-warmup", daemon=True)
         thread.start()
         return thread

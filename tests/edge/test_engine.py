@@ -141,3 +141,14 @@ def test_seeded_sampling_is_reproducible(engine):
     )
     assert _run(engine)[0]["s2"] == first
     assert np.unique(first).size > 1
+
+
+def test_warmup_measures_a_decode_rate_and_leaves_the_slots_free(engine):
+    """The node's first Stats must carry a measured decode rate (the router would otherwise guess
+    one), and the warmup forwards must not leave anything running or cached as a sequence."""
+    assert engine.node_stats()["decode_tokens_per_s"] == 0.0
+    engine.warmup().join()
+    stats = engine.node_stats()
+    assert stats["decode_tokens_per_s"] > 0.0
+    assert (stats["num_running"], stats["num_waiting"], stats["requests_total"]) == (0, 0, 0)
+    assert len(engine.free_slots) == 2
