@@ -48,6 +48,7 @@ def _gateway(args: argparse.Namespace) -> int:
     from gateway.app import create_app
     from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry, RoutingPolicy
     from gateway.privacy import PrivacyMode
+    from shared.cli.serving import serve_app
     from shared.telemetry import setup_tracing
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
@@ -60,7 +61,7 @@ def _gateway(args: argparse.Namespace) -> int:
             raise SystemExit(f"hybridgw: error: {error}") from None
         telemetry = server.telemetry
         setup_tracing(telemetry.service_name, telemetry.otlp_endpoint, telemetry.trace_file)
-        _serve(create_app(config), server.host, server.port)
+        serve_app(create_app(config), server.host, server.port)
         return 0
     setup_tracing("hybridgw-gateway")
     if not args.model:
@@ -87,21 +88,8 @@ def _gateway(args: argparse.Namespace) -> int:
         routing=RoutingPolicy(latency_target_ms=args.latency_target_ms),
         api_keys=load_keys(args.keys) if args.keys else [],
     )
-    _serve(create_app(config), args.host, args.port)
+    serve_app(create_app(config), args.host, args.port)
     return 0
-
-
-def _serve(app, host: str, port: int) -> None:
-    from aiohttp import web
-
-    web.run_app(
-        app,
-        host=host,
-        port=port,
-        handler_cancellation=True,
-        print=lambda line: print(line, file=sys.stderr),
-        access_log=None,
-    )
 
 
 def _pair(spec: str, flag: str) -> tuple[str, str]:

@@ -61,12 +61,11 @@ def _start(args: list[str], ready_text: str, name: str) -> subprocess.Popen:
 def _up(args: argparse.Namespace) -> int:
     import logging
 
-    from aiohttp import web
-
     from formats.model_pull import DEFAULT_MODEL, pull
     from formats.model_pull import model_path as demo_model_path
     from gateway.app import create_app
     from gateway.config_file import ConfigError, load_config
+    from shared.cli.serving import ensure_can_listen, serve_app
     from shared.telemetry import setup_tracing
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
@@ -80,9 +79,10 @@ def _up(args: argparse.Namespace) -> int:
         config, server = load_config(args.config, embedded=embedded)
     except ConfigError as error:
         raise SystemExit(f"hybridgw: error: {error}") from None
+    host, port = args.host or server.host, args.port or server.port
+    ensure_can_listen(host, port)  # before the model pull and the nodes
     pull(DEFAULT_MODEL)  # to model_path, when absent
     config.redis_url = None if args.no_cloud else (args.redis or config.redis_url)
-    host, port = args.host or server.host, args.port or server.port
     telemetry = server.telemetry
     setup_tracing(
         telemetry.service_name if args.config else "hybridgw-up",
@@ -136,14 +136,7 @@ def _up(args: argparse.Namespace) -> int:
         elif not args.no_cloud:
             extra_backends.append(_local_cloud(model_path))
         _banner(host, port, bool(config.api_keys))
-        web.run_app(
-            create_app(config, extra_backends),
-            host=host,
-            port=port,
-            handler_cancellation=True,
-            print=None,
-            access_log=None,
-        )
+        serve_app(create_app(config, extra_backends), host, port, announce=False)
     finally:
         for child in children:
             if child.poll() is None:

@@ -143,3 +143,16 @@ def test_up_refuses_a_bad_config_file_naming_the_field(tmp_path):
     assert result.returncode == 1
     assert "routing.cooldown_s: expected" in result.stderr and "Traceback" not in result.stderr
     assert "starting the edge node" not in result.stderr
+
+
+def test_up_on_a_busy_port_says_so_before_starting_anything():
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = run_hybridgw("up", "--port", str(port), timeout=120)
+    assert result.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr and "Traceback" not in result.stderr
+    assert "starting the edge node" not in result.stderr

@@ -1,0 +1,33 @@
+"""Running the gateway's aiohttp app from the CLI: a busy or invalid address is a clear error."""
+
+import socket
+import sys
+
+
+def ensure_can_listen(host: str, port: int) -> None:
+    """Fail now, naming the address, if it cannot be bound (before anything else is started)."""
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as error:
+        raise SystemExit(f"hybridgw: error: cannot listen on {host}:{port}: {error.strerror}") from None
+
+
+def serve_app(app, host: str, port: int, announce: bool = True) -> None:
+    """web.run_app until SIGINT/SIGTERM; the app's cleanup (nodes, Redis) runs on the way out."""
+    from aiohttp import web
+
+    ensure_can_listen(host, port)
+    try:
+        web.run_app(
+            app,
+            host=host,
+            port=port,
+            handler_cancellation=True,
+            print=(lambda line: print(line, file=sys.stderr)) if announce else None,
+            access_log=None,
+        )
+    except OSError as error:  # lost a race for the address after the check
+        raise SystemExit(f"hybridgw: error: cannot listen on {host}:{port}: {error.strerror}") from None
