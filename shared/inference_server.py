@@ -18,6 +18,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from opentelemetry.trace import SpanKind
 
 from shared.async_engine import AsyncEngine, EngineDrainingError
+from shared.errors import ListenError
 from shared.node_http import start_node_http
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
@@ -27,6 +28,7 @@ from shared.step_output import InvalidRequestError
 from shared.telemetry import extract_context, tracer
 
 logger = logging.getLogger("hybridgw.node")
+
 SERVICE_NAME = "hybridgw.inference.v1.Inference"
 
 
@@ -117,7 +119,11 @@ async def serve(
     pb_grpc.add_InferenceServicer_to_server(InferenceServicer(engine, node_id, model_name), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    bound = server.add_insecure_port(f"{host}:{port}")
+    try:
+        bound = server.add_insecure_port(f"{host}:{port}")
+    except RuntimeError:  # grpc's "Failed to bind": in use, or not an address of this host
+        engine.close()
+        raise ListenError(f"cannot listen on {host}:{port} (address in use or not available)") from None
     await server.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)

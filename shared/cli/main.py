@@ -12,6 +12,7 @@ from shared.cli import (
     model_commands,
     up_command,
 )
+from shared.errors import ListenError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args) or 0
-    except (FormatError, ValueError) as exc:
+    except (FormatError, ValueError, ListenError) as exc:
         print(f"hybridgw: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -3,6 +3,8 @@
 import socket
 import sys
 
+from shared.errors import ListenError
+
 
 def ensure_can_listen(host: str, port: int) -> None:
     """Fail now, naming the address, if it cannot be bound (before anything else is started)."""
@@ -12,7 +14,7 @@ def ensure_can_listen(host: str, port: int) -> None:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind((host, port))
     except OSError as error:
-        raise SystemExit(f"hybridgw: error: cannot listen on {host}:{port}: {error.strerror}") from None
+        raise ListenError(f"cannot listen on {host}:{port}: {error.strerror}") from None
 
 
 def serve_app(app, host: str, port: int, announce: bool = True) -> None:
@@ -30,4 +32,4 @@ def serve_app(app, host: str, port: int, announce: bool = True) -> None:
             access_log=None,
         )
     except OSError as error:  # lost a race for the address after the check
-        raise SystemExit(f"hybridgw: error: cannot listen on {host}:{port}: {error.strerror}") from None
+        raise ListenError(f"cannot listen on {host}:{port}: {error.strerror}") from None

@@ -208,3 +208,16 @@ def test_sigterm_drains_running_requests_then_exits(model_path):
     assert rest[-1].finish_reason == pb.FINISH_REASON_LENGTH
     assert node.process.wait(timeout=30) == 0
     assert any('"stopped"' in line for line in node.lines)
+
+
+def test_a_busy_port_is_a_clear_error(model_path):
+    from tests.fixtures.cli import run_hybridgw
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = run_hybridgw("edge", "--model", str(model_path), "--port", str(port), timeout=120)
+    assert result.returncode == 1
+    assert f"hybridgw: error: cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,5 @@
+"""Errors a hybridgw process reports to its user as one line (shared/cli/main.py)."""
+
+
+class ListenError(OSError):
+    """A server's address cannot be bound: in use, or not an address of this host."""
