@@ -11,13 +11,23 @@ import grpc
 
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
+from shared.session_server import serve_session
 
 
 class EchoInference(pb_grpc.InferenceServicer):
     def __init__(self, num_tokens: int):
         self.num_tokens = num_tokens
+        self.sessions = set()
 
     async def Generate(self, request, context):
+        async for chunk in self._chunks(request):
+            yield chunk
+
+    async def Session(self, request_iterator, context):
+        async for batch in serve_session(request_iterator, self._chunks, self.sessions):
+            yield batch
+
+    async def _chunks(self, request):
         count = min(self.num_tokens, request.sampling.max_tokens or self.num_tokens)
         for index in range(count):
             chunk = pb.GenerateChunk(

@@ -2,17 +2,20 @@
 
     .venv/bin/python benchmarks/gateway_overhead.py [--tokens 16] [--requests 2000]
 
-The node is benchmarks/echo_node.py (streams fixed tokens instantly, one gRPC message per token:
-the worst case for per-token costs) so only protocol and gateway work is measured. The gateway
-runs pinned to core 0, the node and the clients to core 1. For 1, 32 and 256 concurrent clients:
-time to first token and to the last token, direct (gRPC) vs through the gateway (HTTP + SSE),
-p50 and p99, the added latency (first token, whole stream), and the request rate the gateway
-sustained.
+The node is benchmarks/echo_node.py (its tokens are ready at once, no model behind them) so only
+protocol and gateway work is measured. "Direct" is a client of the node's Session RPC, the same
+protocol the gateway speaks to its edge nodes, so the difference is the gateway's own work: HTTP,
+JSON, templating and tokenization, routing, detokenization, SSE. A client making one Generate call
+per request is measured too, for reference. The gateway runs pinned to core 0, the node and the
+clients to core 1; each path's clients run in their own process. For 1, 32 and 256 concurrent
+clients: time to first token and to the last token, p50 and p99, the added latency (first token,
+whole stream), and the request rate the gateway sustained.
 Writes benchmarks/results/gateway_overhead.json.
 """
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import shutil
@@ -25,6 +28,7 @@ from pathlib import Path
 import aiohttp
 import grpc
 
+from gateway.backends.edge_session import SessionStream
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
 
@@ -63,25 +67,36 @@ LEVELS = (1, 32, 256)
 
 
 async def run_clients(kind: str, target: str, tokens: int, total: int) -> dict:
-    """One client process, one path: `direct` streams from the node over gRPC (target host:port),
-    `gateway` through the gateway's SSE (target URL). -> {clients: [ttfts, totals, rate]}."""
+    """One client process, one path -> {clients: [ttfts, totals, rate]}. `session`: the node's
+    Session RPC, as the gateway itself calls it (target host:port); `generate`: one Generate call
+    per request, as a simple gRPC client would; `gateway`: HTTP + SSE through the gateway (URL)."""
     results = {}
-    if kind == "direct":
+    if kind in ("session", "generate"):
         channel = grpc.aio.insecure_channel(target)
         stub = pb_grpc.InferenceStub(channel)
-        request = pb.GenerateRequest(
-            request_id="bench", prompt_token_ids=[1, 2, 3], sampling=pb.SamplingParams(max_tokens=tokens)
-        )
+        sampling = pb.SamplingParams(max_tokens=tokens)
+        session = SessionStream(stub, "bench") if kind == "session" else None
+        counter = itertools.count()
 
         async def one_request():
+            request = pb.GenerateRequest(request_id=str(next(counter)), prompt_token_ids=[1, 2, 3], sampling=sampling)
             started = time.perf_counter()
             first = None
-            async for _ in stub.Generate(request):
+            if session is None:
+                async for _ in stub.Generate(request):
+                    first = first or time.perf_counter() - started
+                return first, time.perf_counter() - started
+            queue = await session.send(request)
+            while True:
+                chunk = await queue.get()
                 first = first or time.perf_counter() - started
-            return first, time.perf_counter() - started
+                if chunk.finish_reason:
+                    return first, time.perf_counter() - started
 
         for concurrency in LEVELS:
             results[concurrency] = await drive(concurrency, _count(total, concurrency), one_request)
+        if session is not None:
+            session.close()
         await channel.close()
         return results
     body = {
@@ -121,26 +136,36 @@ def clients(kind: str, target: str, tokens: int, total: int) -> dict:
     return {int(k): v for k, v in json.loads(result.stdout.strip().splitlines()[-1]).items()}
 
 
-def compare(direct: dict, gateway: dict) -> dict:
+def compare(direct: dict, gateway: dict, generate: dict) -> dict:
+    """Added latency = gateway - direct Session (the same protocol the gateway speaks to the node);
+    the Generate client's figures are there for reference."""
     results = {}
     for concurrency in LEVELS:
         (d_ttft, d_total, d_rate), (g_ttft, g_total, g_rate) = direct[concurrency], gateway[concurrency]
+        r_ttft, r_total, r_rate = generate[concurrency]
         results[concurrency] = {
             "requests": len(d_ttft),
-            "direct_ttft_ms": {"p50": percentile(d_ttft, 0.5) * 1e3, "p99": percentile(d_ttft, 0.99) * 1e3},
-            "gateway_ttft_ms": {"p50": percentile(g_ttft, 0.5) * 1e3, "p99": percentile(g_ttft, 0.99) * 1e3},
-            "added_ttft_ms": {
-                "p50": (percentile(g_ttft, 0.5) - percentile(d_ttft, 0.5)) * 1e3,
-                "p99": (percentile(g_ttft, 0.99) - percentile(d_ttft, 0.99)) * 1e3,
-            },
-            "added_ms": {
-                "p50": (percentile(g_total, 0.5) - percentile(d_total, 0.5)) * 1e3,
-                "p99": (percentile(g_total, 0.99) - percentile(d_total, 0.99)) * 1e3,
-            },
+            "direct_ttft_ms": _p50_p99(d_ttft),
+            "direct_total_ms": _p50_p99(d_total),
+            "gateway_ttft_ms": _p50_p99(g_ttft),
+            "gateway_total_ms": _p50_p99(g_total),
+            "added_ttft_ms": {q: _p(g_ttft, q) - _p(d_ttft, q) for q in ("p50", "p99")},
+            "added_ms": {q: _p(g_total, q) - _p(d_total, q) for q in ("p50", "p99")},
             "gateway_requests_per_s": g_rate,
             "direct_requests_per_s": d_rate,
+            "generate_ttft_ms": _p50_p99(r_ttft),
+            "generate_total_ms": _p50_p99(r_total),
+            "generate_requests_per_s": r_rate,
         }
     return results
+
+
+def _p(values: list[float], q: str) -> float:
+    return percentile(values, {"p50": 0.5, "p99": 0.99}[q]) * 1e3
+
+
+def _p50_p99(values: list[float]) -> dict[str, float]:
+    return {q: _p(values, q) for q in ("p50", "p99")}
 
 
 def main() -> None:
@@ -150,7 +175,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=16)
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--model", help="GGUF whose tokenizer the gateway uses (default: the demo model)")
-    parser.add_argument("--client", choices=["direct", "gateway"], help=argparse.SUPPRESS)
+    parser.add_argument("--client", choices=["session", "generate", "gateway"], help=argparse.SUPPRESS)
     parser.add_argument("--target", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
@@ -203,8 +228,10 @@ def main() -> None:
             except OSError:
                 time.sleep(0.1)
         time.sleep(1.0)
-        direct = clients("direct", f"127.0.0.1:{node_port}", args.tokens, args.requests)
-        results = compare(direct, clients("gateway", url, args.tokens, args.requests))
+        address = f"127.0.0.1:{node_port}"
+        direct = clients("session", address, args.tokens, args.requests)
+        generate = clients("generate", address, args.tokens, args.requests)
+        results = compare(direct, clients("gateway", url, args.tokens, args.requests), generate)
     finally:
         gateway.terminate()
         node.terminate()
@@ -223,6 +250,12 @@ def main() -> None:
             f"{concurrency:>8} "
             + " ".join(f"{value:>9.2f}ms" for value in cells)
             + f" {row['gateway_requests_per_s']:>9.0f}"
+        )
+    print("for reference, one Generate call per request (p50): TTFT / whole stream / requests per s")
+    for concurrency, row in results.items():
+        print(
+            f"{concurrency:>8} {row['generate_ttft_ms']['p50']:>9.2f}ms {row['generate_total_ms']['p50']:>9.2f}ms"
+            f" {row['generate_requests_per_s']:>9.0f}"
         )
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps({"tokens": args.tokens, "results": results}, indent=2))

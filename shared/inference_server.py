@@ -1,8 +1,10 @@
 """A node's gRPC server (edge or cloud): the `Inference` service of shared/proto + grpc.health.v1.
 
-Generate streams one chunk per token. A cancelled call (client gone, deadline passed) aborts the
-request and frees its slot before the next step. SIGTERM: health goes NOT_SERVING, new calls get
-UNAVAILABLE, running requests finish, then the server stops.
+Generate streams one chunk per batch of ready tokens (one per token while the client keeps up);
+Session carries many requests over one stream (shared/session_server.py). A cancelled call or
+request (client gone, deadline passed) aborts the request and frees its slot before the next step.
+SIGTERM: health goes NOT_SERVING, new requests get UNAVAILABLE, running requests finish, open
+Sessions close, then the server stops.
 """
 
 import asyncio
@@ -11,7 +13,7 @@ import logging
 import signal
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -24,12 +26,18 @@ from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
 from shared.proto_convert import chunk_from_outputs, sampling_from_proto
 from shared.sampling import InvalidSamplingParams
+from shared.session_server import NodeSession, RequestError, serve_session
 from shared.step_output import InvalidRequestError
 from shared.telemetry import extract_context, tracer
 
 logger = logging.getLogger("hybridgw.node")
 
 SERVICE_NAME = "hybridgw.inference.v1.Inference"
+STATUS_FOR_ERROR = {
+    pb.ERROR_CODE_INVALID_ARGUMENT: grpc.StatusCode.INVALID_ARGUMENT,
+    pb.ERROR_CODE_UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
+    pb.ERROR_CODE_INTERNAL: grpc.StatusCode.INTERNAL,
+}
 
 
 class InferenceServicer(pb_grpc.InferenceServicer):
@@ -37,17 +45,39 @@ class InferenceServicer(pb_grpc.InferenceServicer):
         self.engine = engine
         self.node_id = node_id
         self.model_name = model_name
+        self.sessions: set[NodeSession] = set()
 
     async def Generate(self, request: pb.GenerateRequest, context: grpc.aio.ServicerContext):
+        parent = extract_context(dict(context.invocation_metadata() or ()))
+        try:
+            async for chunk in self._chunks(request, parent):
+                yield chunk
+        except RequestError as error:
+            await context.abort(STATUS_FOR_ERROR[error.code], str(error))
+
+    async def Session(self, request_iterator, context: grpc.aio.ServicerContext):
+        def run(request: pb.GenerateRequest):
+            return self._chunks(request, extract_context(dict(request.trace_context)))
+
+        async for batch in serve_session(request_iterator, run, self.sessions):
+            yield batch
+
+    def end_sessions(self) -> None:
+        """After draining: open Sessions close (cleanly) so the server stops without waiting."""
+        for session in list(self.sessions):
+            session.end()
+
+    async def _chunks(self, request: pb.GenerateRequest, parent) -> AsyncIterator[pb.GenerateChunk]:
+        """One request's chunks (one per batch of ready tokens) in a span under `parent`; a request
+        that cannot run raises RequestError."""
         request_id = request.request_id or uuid.uuid4().hex
         started = time.perf_counter()
         try:
             params = sampling_from_proto(request.sampling)
         except InvalidSamplingParams as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            raise RequestError(pb.ERROR_CODE_INVALID_ARGUMENT, str(exc)) from None
         prompt = list(request.prompt_token_ids) + list(request.resume_token_ids)
         first_token_at, count, reason = None, 0, "cancelled"
-        parent = extract_context(dict(context.invocation_metadata() or ()))
         span = tracer("hybridgw.node").start_span(
             "engine.generate",
             context=parent,
@@ -62,15 +92,15 @@ class InferenceServicer(pb_grpc.InferenceServicer):
             async for outputs in self.engine.generate_batches(request_id, prompt, params):
                 first_token_at = first_token_at or time.perf_counter()
                 count += len(outputs)
-                yield chunk_from_outputs(request_id, outputs, len(request.resume_token_ids))
                 if outputs[-1].finish_reason is not None:
                     reason = outputs[-1].finish_reason.value
+                yield chunk_from_outputs(request_id, outputs, len(request.resume_token_ids))
         except InvalidRequestError as exc:
             reason = "invalid"
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            raise RequestError(pb.ERROR_CODE_INVALID_ARGUMENT, str(exc)) from None
         except EngineDrainingError as exc:
             reason = "draining"
-            await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+            raise RequestError(pb.ERROR_CODE_UNAVAILABLE, str(exc)) from None
         finally:
             span.set_attribute("gen_ai.usage.output_tokens", count)
             span.set_attribute("hybridgw.outcome", reason)
@@ -116,7 +146,8 @@ async def serve(
     on stop it is awaited (it finishes what it holds) before the engine drains. `metrics_port`:
     also serve Prometheus /metrics and HTTP health there (shared/node_http.py; 0 picks a port)."""
     server = grpc.aio.server()
-    pb_grpc.add_InferenceServicer_to_server(InferenceServicer(engine, node_id, model_name), server)
+    servicer = InferenceServicer(engine, node_id, model_name)
+    pb_grpc.add_InferenceServicer_to_server(servicer, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     try:
@@ -144,6 +175,7 @@ async def serve(
         if companion_task is not None:
             await companion_task
         await engine.drain()
+        servicer.end_sessions()
         await server.stop(grace=5)
         if http is not None:
             await http.cleanup()

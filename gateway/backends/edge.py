@@ -1,4 +1,5 @@
-"""An edge node over gRPC: one reused channel, Generate streams with deadlines, Stats polling."""
+"""An edge node over gRPC: one reused channel, every request on its Session stream (with a
+deadline each), Stats polling."""
 
 import asyncio
 import logging
@@ -8,6 +9,7 @@ from collections.abc import AsyncIterator
 import grpc
 
 from gateway.backends.base import BackendError, Pending, start_polling
+from gateway.backends.edge_session import TIMED_OUT, SessionStream, chunk_error
 from gateway.router import NodeKind, NodeState
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
@@ -22,6 +24,7 @@ class EdgeBackend:
         self._channel: grpc.aio.Channel | None = None
         self._stub: pb_grpc.InferenceStub | None = None
         self._poller: asyncio.Task | None = None
+        self._session: SessionStream | None = None
 
     async def start(self) -> None:
         self._channel = grpc.aio.insecure_channel(self.address)
@@ -32,6 +35,8 @@ class EdgeBackend:
     async def close(self) -> None:
         if self._poller:
             self._poller.cancel()
+        if self._session:
+            self._session.close()
         if self._channel:
             await self._channel.close()
 
@@ -54,20 +59,32 @@ class EdgeBackend:
     async def generate(
         self, request: pb.GenerateRequest, timeout_s: float, trace_headers: dict[str, str] | None = None
     ) -> AsyncIterator[pb.GenerateChunk]:
-        metadata = tuple((trace_headers or {}).items())
-        call = self._stub.Generate(request, timeout=timeout_s, metadata=metadata)
+        request.trace_context.update(trace_headers or {})
+        session = self._open_session()
+        queue = await session.send(request)
         pending = Pending(self.state)
+        deadline = asyncio.get_running_loop().call_later(timeout_s, queue.put_nowait, TIMED_OUT)
+        finished = False
         try:
-            async for chunk in call:
+            while not finished:
+                item = await queue.get()
+                if item is TIMED_OUT:
+                    raise BackendError("the edge node timed out", 504)
+                if isinstance(item, BackendError):
+                    raise item
+                if item.error:
+                    raise chunk_error(self.state.node_id, item)
+                finished = item.finish_reason != pb.FINISH_REASON_UNSPECIFIED
                 pending.started()
-                yield chunk
-        except grpc.aio.AioRpcError as error:
-            code = error.code()
-            if code == grpc.StatusCode.INVALID_ARGUMENT:
-                raise BackendError(error.details() or "invalid request", 400, retryable=False) from None
-            if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-                raise BackendError("the edge node timed out", 504) from None
-            raise BackendError(f"edge node {self.state.node_id}: {code.name}", 502) from None
+                yield item
         finally:
+            deadline.cancel()
             pending.started()
-            call.cancel()  # a client that went away cancels the work on the node
+            if not finished:
+                session.cancel(request.request_id)  # a client that went away cancels the work on the node
+
+    def _open_session(self) -> SessionStream:
+        """The node's Session stream, opened on first use and again after it broke."""
+        if self._session is None or self._session.broken:
+            self._session = SessionStream(self._stub, self.state.node_id)
+        return self._session

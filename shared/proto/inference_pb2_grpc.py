@@ -39,6 +39,11 @@ class InferenceStub:
                 request_serializer=shared_dot_proto_dot_inference__pb2.GenerateRequest.SerializeToString,
                 response_deserializer=shared_dot_proto_dot_inference__pb2.GenerateChunk.FromString,
                 _registered_method=True)
+        self.Session = channel.stream_stream(
+                '/hybridgw.inference.v1.Inference/Session',
+                request_serializer=shared_dot_proto_dot_inference__pb2.SessionMessage.SerializeToString,
+                response_deserializer=shared_dot_proto_dot_inference__pb2.SessionChunks.FromString,
+                _registered_method=True)
         self.Stats = channel.unary_unary(
                 '/hybridgw.inference.v1.Inference/Stats',
                 request_serializer=shared_dot_proto_dot_inference__pb2.StatsRequest.SerializeToString,
@@ -51,6 +56,16 @@ class InferenceServicer:
 
     def Generate(self, request, context):
         """Streams generated tokens; cancelling the call aborts the request and frees its slot at once.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Session(self, request_iterator, context):
+        """Many requests over one long-lived stream (the gateway's path: no call setup per request).
+        Each SessionMessage starts or cancels a request; the replies carry their request_id, every
+        chunk ready at once travelling in one SessionChunks. A request that fails gets one chunk with
+        finish_reason ERROR and an error_code. Ending the call aborts the requests still running on it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -70,6 +85,11 @@ def add_InferenceServicer_to_server(servicer, server):
                     servicer.Generate,
                     request_deserializer=shared_dot_proto_dot_inference__pb2.GenerateRequest.FromString,
                     response_serializer=shared_dot_proto_dot_inference__pb2.GenerateChunk.SerializeToString,
+            ),
+            'Session': grpc.stream_stream_rpc_method_handler(
+                    servicer.Session,
+                    request_deserializer=shared_dot_proto_dot_inference__pb2.SessionMessage.FromString,
+                    response_serializer=shared_dot_proto_dot_inference__pb2.SessionChunks.SerializeToString,
             ),
             'Stats': grpc.unary_unary_rpc_method_handler(
                     servicer.Stats,
@@ -104,6 +124,33 @@ class Inference:
             '/hybridgw.inference.v1.Inference/Generate',
             shared_dot_proto_dot_inference__pb2.GenerateRequest.SerializeToString,
             shared_dot_proto_dot_inference__pb2.GenerateChunk.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Session(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/hybridgw.inference.v1.Inference/Session',
+            shared_dot_proto_dot_inference__pb2.SessionMessage.SerializeToString,
+            shared_dot_proto_dot_inference__pb2.SessionChunks.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,12 +1,8 @@
 """The edge gRPC node as a user runs it: `hybridgw edge` in its own process."""
 
-import json
 import os
 import signal
 import socket
-import subprocess
-import sys
-import threading
 import time
 
 import grpc
@@ -16,68 +12,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from edge.engine import EdgeEngine, EngineConfig
 from formats.ggml_types import GGMLType
 from shared.proto import inference_pb2 as pb
-from shared.proto import inference_pb2_grpc as pb_grpc
 from shared.sampling import SamplingParams
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class EdgeNode:
-    def __init__(self, model_path, slots: int = 1, env: dict[str, str] | None = None, ctx_size: int = 256):
-        self.port = _free_port()
-        self.metrics_port = _free_port()
-        self.lines: list[str] = []
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "shared",
-                "edge",
-                "--model",
-                str(model_path),
-                "--port",
-                str(self.port),
-                "--slots",
-                str(slots),
-                "--ctx-size",
-                str(ctx_size),
-                "--threads",
-                "2",
-                "--node-id",
-                "test-edge",
-                "--metrics-port",
-                str(self.metrics_port),
-            ],
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, **(env or {})},
-        )
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        deadline = time.monotonic() + 120
-        while not any('"listening"' in line for line in self.lines):
-            assert self.process.poll() is None, "".join(self.lines)
-            assert time.monotonic() < deadline, "edge node did not start"
-            time.sleep(0.05)
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
-        self.stub = pb_grpc.InferenceStub(self.channel)
-
-    def _read(self) -> None:
-        for line in self.process.stderr:
-            self.lines.append(line)
-
-    def requests_logged(self) -> list[dict]:
-        return [json.loads(line) for line in self.lines if '"event": "request"' in line]
-
-    def stop(self) -> int:
-        self.channel.close()
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(timeout=30)
+from tests.fixtures.edge_node import EdgeNode, node_request
 
 
 @pytest.fixture(scope="module")
@@ -101,15 +37,8 @@ def token_offsets(chunks: list[pb.GenerateChunk]) -> list[int]:
     return offsets
 
 
-def _request(prompt, max_tokens=8, **sampling) -> pb.GenerateRequest:
-    params = pb.SamplingParams(max_tokens=max_tokens, ignore_eos=True, **sampling)
-    return pb.GenerateRequest(
-        request_id=f"req-{time.monotonic_ns()}", prompt_token_ids=prompt, sampling=params
-    )
-
-
 def test_generate_streams_the_engines_tokens(node, model_path):
-    chunks = list(node.stub.Generate(_request([1, 2, 3, 4], max_tokens=6, logprobs=2)))
+    chunks = list(node.stub.Generate(node_request([1, 2, 3, 4], max_tokens=6, logprobs=2)))
     engine = EdgeEngine(EngineConfig(str(model_path), num_slots=1, context_size=256))
     engine.add_request("x", [1, 2, 3, 4], SamplingParams(temperature=0, max_tokens=6, ignore_eos=True))
     expected = []
@@ -147,7 +76,7 @@ def test_metrics_and_http_health_on_the_side_port(node):
     ready = requests.get(f"{base}/health/ready", timeout=5)
     assert ready.status_code == 200 and ready.json()["node_id"] == "test-edge"
     before = node.stub.Stats(pb.StatsRequest())
-    chunks = list(node.stub.Generate(_request([5, 6, 7], max_tokens=5)))
+    chunks = list(node.stub.Generate(node_request([5, 6, 7], max_tokens=5)))
     response = requests.get(f"{base}/metrics", timeout=5)
     assert response.status_code == 200 and response.headers["Content-Type"].startswith("text/plain")
     samples = {
@@ -158,16 +87,15 @@ def test_metrics_and_http_health_on_the_side_port(node):
     labels = {"node": "test-edge", "kind": "edge"}
     assert samples["hybridgw_node_requests_total"].labels == labels
     assert samples["hybridgw_node_requests_total"].value == before.requests_total + 1
-    assert samples["hybridgw_node_generated_tokens_total"].value == before.tokens_generated_total + len(
-        chunks
-    )
+    generated = sum(len(chunk.tokens) for chunk in chunks)  # a chunk carries every token ready at once
+    assert samples["hybridgw_node_generated_tokens_total"].value == before.tokens_generated_total + generated
     assert samples["hybridgw_node_max_running_requests"].value == 1
     assert samples["hybridgw_node_running_requests"].value == 0
     assert samples["hybridgw_node_draining"].value == 0
 
 
 def test_cancelling_a_call_frees_its_slot(node):
-    stream = node.stub.Generate(_request([1, 2, 3], max_tokens=200))
+    stream = node.stub.Generate(node_request([1, 2, 3], max_tokens=200))
     next(stream)
     stream.cancel()
     deadline = time.monotonic() + 10
@@ -175,8 +103,8 @@ def test_cancelling_a_call_frees_its_slot(node):
         assert time.monotonic() < deadline
         time.sleep(0.01)
     started = time.monotonic()
-    chunks = list(node.stub.Generate(_request([5, 6], max_tokens=3)))  # the one slot is free again
-    assert len(chunks) == 3 and time.monotonic() - started < 10
+    chunks = list(node.stub.Generate(node_request([5, 6], max_tokens=3)))  # the one slot is free again
+    assert sum(len(chunk.tokens) for chunk in chunks) == 3 and time.monotonic() - started < 10
     logged = node.requests_logged()
     assert any(entry["outcome"] == "cancelled" for entry in logged)
     assert any(entry["outcome"] == "length" and entry["completion_tokens"] == 3 for entry in logged)
@@ -185,10 +113,10 @@ def test_cancelling_a_call_frees_its_slot(node):
 @pytest.mark.parametrize(
     ("request_", "message"),
     [
-        (_request([1, 2], temperature=-1.0), "temperature"),
-        (_request([1] * 300), "context window"),
-        (_request([999_999]), "token ids"),
-        (_request([]), "empty"),
+        (node_request([1, 2], temperature=-1.0), "temperature"),
+        (node_request([1] * 300), "context window"),
+        (node_request([999_999]), "token ids"),
+        (node_request([]), "empty"),
     ],
 )
 def test_bad_requests_are_invalid_argument(node, request_, message):
@@ -200,7 +128,7 @@ def test_bad_requests_are_invalid_argument(node, request_, message):
 
 def test_sigterm_drains_running_requests_then_exits(model_path):
     node = EdgeNode(model_path)
-    stream = node.stub.Generate(_request([1, 2, 3], max_tokens=40))
+    stream = node.stub.Generate(node_request([1, 2, 3], max_tokens=40))
     first = next(stream)
     os.kill(node.process.pid, signal.SIGTERM)
     rest = list(stream)

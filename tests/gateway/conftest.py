@@ -3,7 +3,7 @@
 import pytest
 
 from formats.ggml_types import GGMLType
-from tests.edge.test_server import EdgeNode
+from tests.fixtures.edge_node import EdgeNode
 
 
 @pytest.fixture(scope="module")

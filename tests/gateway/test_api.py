@@ -23,7 +23,7 @@ from gateway.app import create_app
 from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from shared.async_engine import AsyncEngine
 from shared.sampling import SamplingParams
-from tests.edge.test_server import EdgeNode
+from tests.fixtures.edge_node import EdgeNode
 
 MESSAGES = [{"role": "user", "content": "Hello world"}]
 

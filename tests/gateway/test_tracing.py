@@ -12,7 +12,7 @@ from cloud.worker import CloudWorker
 from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from shared.async_engine import AsyncEngine
 from shared.telemetry import setup_tracing
-from tests.edge.test_server import EdgeNode
+from tests.fixtures.edge_node import EdgeNode
 from tests.gateway.test_api import MESSAGES, Gateway
 
 
