@@ -24,9 +24,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import aiohttp
 import grpc
+from sse_client import SSEClient  # beside this script
 
 from gateway.backends.edge_session import SessionStream
 from shared.proto import inference_pb2 as pb
@@ -79,7 +81,9 @@ async def run_clients(kind: str, target: str, tokens: int, total: int) -> dict:
         counter = itertools.count()
 
         async def one_request():
-            request = pb.GenerateRequest(request_id=str(next(counter)), prompt_token_ids=[1, 2, 3], sampling=sampling)
+            request = pb.GenerateRequest(
+                request_id=str(next(counter)), prompt_token_ids=[1, 2, 3], sampling=sampling
+            )
             started = time.perf_counter()
             first = None
             if session is None:
@@ -105,6 +109,18 @@ async def run_clients(kind: str, target: str, tokens: int, total: int) -> dict:
         "max_tokens": tokens,
         "stream": True,
     }
+    if kind == "gateway":
+        url = urlsplit(target)
+        client = SSEClient(url.hostname, url.port)
+        request = SSEClient.request_bytes(url.hostname, "/v1/chat/completions", json.dumps(body).encode())
+
+        async def one_request():
+            return await client.stream(request)
+
+        for concurrency in LEVELS:
+            results[concurrency] = await drive(concurrency, _count(total, concurrency), one_request)
+        await client.close()
+        return results
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
 
         async def one_request():
@@ -136,13 +152,12 @@ def clients(kind: str, target: str, tokens: int, total: int) -> dict:
     return {int(k): v for k, v in json.loads(result.stdout.strip().splitlines()[-1]).items()}
 
 
-def compare(direct: dict, gateway: dict, generate: dict) -> dict:
-    """Added latency = gateway - direct Session (the same protocol the gateway speaks to the node);
-    the Generate client's figures are there for reference."""
+def compare(direct: dict, gateway: dict, references: dict[str, dict]) -> dict:
+    """Added latency = gateway - direct Session (the same protocol the gateway speaks to the node).
+    `references` (a Generate client, the gateway with the aiohttp client) are reported beside."""
     results = {}
     for concurrency in LEVELS:
         (d_ttft, d_total, d_rate), (g_ttft, g_total, g_rate) = direct[concurrency], gateway[concurrency]
-        r_ttft, r_total, r_rate = generate[concurrency]
         results[concurrency] = {
             "requests": len(d_ttft),
             "direct_ttft_ms": _p50_p99(d_ttft),
@@ -153,10 +168,14 @@ def compare(direct: dict, gateway: dict, generate: dict) -> dict:
             "added_ms": {q: _p(g_total, q) - _p(d_total, q) for q in ("p50", "p99")},
             "gateway_requests_per_s": g_rate,
             "direct_requests_per_s": d_rate,
-            "generate_ttft_ms": _p50_p99(r_ttft),
-            "generate_total_ms": _p50_p99(r_total),
-            "generate_requests_per_s": r_rate,
         }
+        for name, reference in references.items():
+            r_ttft, r_total, r_rate = reference[concurrency]
+            results[concurrency][name] = {
+                "ttft_ms": _p50_p99(r_ttft),
+                "total_ms": _p50_p99(r_total),
+                "requests_per_s": r_rate,
+            }
     return results
 
 
@@ -175,7 +194,8 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=16)
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--model", help="GGUF whose tokenizer the gateway uses (default: the demo model)")
-    parser.add_argument("--client", choices=["session", "generate", "gateway"], help=argparse.SUPPRESS)
+    kinds = ["session", "generate", "gateway", "aiohttp"]
+    parser.add_argument("--client", choices=kinds, help=argparse.SUPPRESS)
     parser.add_argument("--target", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
@@ -230,8 +250,12 @@ def main() -> None:
         time.sleep(1.0)
         address = f"127.0.0.1:{node_port}"
         direct = clients("session", address, args.tokens, args.requests)
-        generate = clients("generate", address, args.tokens, args.requests)
-        results = compare(direct, clients("gateway", url, args.tokens, args.requests), generate)
+        gateway_path = clients("gateway", url, args.tokens, args.requests)
+        references = {
+            "generate": clients("generate", address, args.tokens, args.requests),
+            "aiohttp": clients("aiohttp", url, args.tokens, args.requests),
+        }
+        results = compare(direct, gateway_path, references)
     finally:
         gateway.terminate()
         node.terminate()
@@ -251,12 +275,19 @@ def main() -> None:
             + " ".join(f"{value:>9.2f}ms" for value in cells)
             + f" {row['gateway_requests_per_s']:>9.0f}"
         )
-    print("for reference, one Generate call per request (p50): TTFT / whole stream / requests per s")
-    for concurrency, row in results.items():
-        print(
-            f"{concurrency:>8} {row['generate_ttft_ms']['p50']:>9.2f}ms {row['generate_total_ms']['p50']:>9.2f}ms"
-            f" {row['generate_requests_per_s']:>9.0f}"
-        )
+    print("for reference (p50 TTFT / whole stream, requests per s):")
+    labels = {
+        "generate": "one Generate call per request, direct",
+        "aiohttp": "aiohttp client, through the gateway",
+    }
+    for name, label in labels.items():
+        print(f"  {label}")
+        for concurrency, row in results.items():
+            ref = row[name]
+            print(
+                f"{concurrency:>8} {ref['ttft_ms']['p50']:>9.2f}ms {ref['total_ms']['p50']:>9.2f}ms"
+                f" {ref['requests_per_s']:>9.0f}"
+            )
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps({"tokens": args.tokens, "results": results}, indent=2))
     print(f"saved {RESULTS}")

@@ -134,7 +134,10 @@ async def start_generation(
             _choice_stream(backend, generation, i, ids, request, max_tokens, model) for i in range(request.n)
         ]
         try:
-            first = await asyncio.gather(*(anext(stream) for stream in streams))
+            if len(streams) == 1:
+                first = [await anext(streams[0])]  # no task per choice when there is one
+            else:
+                first = await asyncio.gather(*(anext(stream) for stream in streams))
         except BackendError as error:
             for stream in streams:
                 await stream.aclose()
@@ -222,51 +225,73 @@ async def _choice_stream(
     )
     with trace.use_span(span, end_on_exit=False):
         trace_headers = inject_context()
-    chunks = backend.generate(node_request, REQUEST_TIMEOUT_S, trace_headers)
+    batches = backend.generate(node_request, REQUEST_TIMEOUT_S, trace_headers)
     try:
-        async for chunk in chunks:
+        async for chunks in batches:
+            if generation.first_token_at is None:
+                generation.first_token_at = time.perf_counter()
             event = TextEvent(index, "")
-            for token in chunk.tokens:
-                if generation.first_token_at is None:
-                    generation.first_token_at = time.perf_counter()
-                generation.completion_tokens += 1
-                event.token_ids.append(token.token_id)
-                event.logprobs.append(token)
-                event.text += text.push(token.token_id)
-            if chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED or text.stopped:
-                event.text += text.finish()
-                event.finish_reason = (
-                    "stop" if text.stopped else FINISH_NAMES.get(chunk.finish_reason, "stop")
-                )
-                generation.cached_tokens = max(generation.cached_tokens, chunk.usage.cached_tokens)
-                yield event
-                return
+            pieces = []
+            for chunk in chunks:
+                for token in chunk.tokens:
+                    event.token_ids.append(token.token_id)
+                    event.logprobs.append(token)
+                    pieces.append(text.push(token.token_id))
+                generation.completion_tokens += len(chunk.tokens)
+                if chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED or text.stopped:
+                    pieces.append(text.finish())
+                    event.text = "".join(pieces)
+                    event.finish_reason = (
+                        "stop" if text.stopped else FINISH_NAMES.get(chunk.finish_reason, "stop")
+                    )
+                    generation.cached_tokens = max(generation.cached_tokens, chunk.usage.cached_tokens)
+                    yield event
+                    return
+            event.text = "".join(pieces)
             yield event
     finally:
         span.end()
-        await chunks.aclose()
+        await batches.aclose()
 
 
 async def _merge(
     streams: list[AsyncIterator[TextEvent]], first: list[TextEvent]
 ) -> AsyncIterator[list[TextEvent]]:
-    """Interleave the choices' events as they arrive (the first event of each is already read),
-    yielding all that are ready at once: a client slower than the node gets fewer, larger writes."""
+    """The first events (already read) at once, then the choices' events as they arrive, each
+    time all that are ready: a client slower than the node gets fewer, larger writes. One choice
+    needs no interleaving: its events already carry every token that was ready."""
+    try:
+        yield first
+        if len(streams) == 1:
+            if first[0].finish_reason is None:
+                async for event in streams[0]:
+                    yield [event]
+            return
+        async for batch in _interleave(
+            [stream for stream, head in zip(streams, first, strict=True) if head.finish_reason is None]
+        ):
+            yield batch
+    except BackendError as error:
+        raise APIError(error.status, str(error), "server_error") from None
+    finally:
+        for stream in streams:
+            await stream.aclose()
+
+
+async def _interleave(streams: list[AsyncIterator[TextEvent]]) -> AsyncIterator[list[TextEvent]]:
     queue: asyncio.Queue = asyncio.Queue()
     done = object()
 
-    async def pump(stream, head: TextEvent) -> None:
+    async def pump(stream) -> None:
         try:
-            queue.put_nowait(head)
-            if head.finish_reason is None:
-                async for event in stream:
-                    queue.put_nowait(event)
+            async for event in stream:
+                queue.put_nowait(event)
         except BackendError as error:
             queue.put_nowait(error)
         finally:
             queue.put_nowait(done)
 
-    tasks = [asyncio.create_task(pump(stream, head)) for stream, head in zip(streams, first, strict=True)]
+    tasks = [asyncio.create_task(pump(stream)) for stream in streams]
     remaining = len(tasks)
     try:
         while remaining:
@@ -278,7 +303,7 @@ async def _merge(
                 if item is done:
                     remaining -= 1
                 elif isinstance(item, BackendError):
-                    raise APIError(item.status, str(item), "server_error")
+                    raise item
                 else:
                     batch.append(item)
             if batch:
@@ -286,5 +311,3 @@ async def _merge(
     finally:
         for task in tasks:
             task.cancel()
-        for stream in streams:
-            await stream.aclose()

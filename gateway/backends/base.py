@@ -22,7 +22,9 @@ class Backend(Protocol):
 
     def generate(
         self, request: pb.GenerateRequest, timeout_s: float, trace_headers: dict[str, str] | None = None
-    ) -> AsyncIterator[pb.GenerateChunk]: ...
+    ) -> AsyncIterator[list[pb.GenerateChunk]]:
+        """The request's chunks in order, each time every one that is ready (at least one)."""
+        ...
 
     async def start(self) -> None: ...
 

@@ -54,7 +54,7 @@ class CloudBackend:
 
     async def generate(
         self, request: pb.GenerateRequest, timeout_s: float, trace_headers: dict[str, str] | None = None
-    ) -> AsyncIterator[pb.GenerateChunk]:
+    ) -> AsyncIterator[list[pb.GenerateChunk]]:
         reply = self.keys.reply_stream(request.request_id)
         finished = False
         try:
@@ -71,6 +71,7 @@ class CloudBackend:
                 if loop.time() > deadline:
                     raise BackendError("the cloud pool timed out", 504, retryable=False)
                 entries = await self.redis.xread({reply: last_id}, block=READ_BLOCK_MS)
+                ready = []
                 for _, messages in entries or []:
                     for entry_id, fields in messages:
                         last_id = entry_id
@@ -79,8 +80,10 @@ class CloudBackend:
                         if chunk.error:
                             raise BackendError(chunk.error, 400, retryable=False)
                         finished = chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED
-                        pending.started()
-                        yield chunk
+                        ready.append(chunk)
+                if ready:
+                    pending.started()
+                    yield ready
         finally:
             pending.started()
             if not finished:

@@ -58,7 +58,7 @@ class EdgeBackend:
 
     async def generate(
         self, request: pb.GenerateRequest, timeout_s: float, trace_headers: dict[str, str] | None = None
-    ) -> AsyncIterator[pb.GenerateChunk]:
+    ) -> AsyncIterator[list[pb.GenerateChunk]]:
         request.trace_context.update(trace_headers or {})
         session = self._open_session()
         queue = await session.send(request)
@@ -67,16 +67,23 @@ class EdgeBackend:
         finished = False
         try:
             while not finished:
-                item = await queue.get()
-                if item is TIMED_OUT:
-                    raise BackendError("the edge node timed out", 504)
-                if isinstance(item, BackendError):
-                    raise item
-                if item.error:
-                    raise chunk_error(self.state.node_id, item)
-                finished = item.finish_reason != pb.FINISH_REASON_UNSPECIFIED
+                ready = [await queue.get()]
+                while not queue.empty():
+                    ready.append(queue.get_nowait())
+                chunks = []
+                for item in ready:
+                    if item is TIMED_OUT:
+                        raise BackendError("the edge node timed out", 504)
+                    if isinstance(item, BackendError):
+                        raise item
+                    if item.error:
+                        raise chunk_error(self.state.node_id, item)
+                    chunks.append(item)
+                    if item.finish_reason != pb.FINISH_REASON_UNSPECIFIED:
+                        finished = True
+                        break
                 pending.started()
-                yield item
+                yield chunks
         finally:
             deadline.cancel()
             pending.started()

@@ -36,7 +36,7 @@ class LocalCloudBackend:
 
     async def generate(
         self, request: pb.GenerateRequest, timeout_s: float, trace_headers: dict[str, str] | None = None
-    ) -> AsyncIterator[pb.GenerateChunk]:
+    ) -> AsyncIterator[list[pb.GenerateChunk]]:
         try:
             params = sampling_from_proto(request.sampling)
         except InvalidSamplingParams as error:
@@ -49,7 +49,7 @@ class LocalCloudBackend:
             ):
                 if time.monotonic() - started > timeout_s:
                     raise BackendError("the cloud engine timed out", 504, retryable=False)
-                yield chunk_from_outputs(request.request_id, outputs)
+                yield [chunk_from_outputs(request.request_id, outputs)]
         except InvalidRequestError as error:
             raise BackendError(str(error), 400, retryable=False) from None
         finally:
