@@ -7,7 +7,7 @@ WINDOW finished requests, per target.
 
 import time
 from collections import deque
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 DECISIONS = 50
 WINDOW = 1000
@@ -28,6 +28,10 @@ class RecentDecision:
     ttft_ms: float | None = None
     duration_ms: float | None = None
     completion_tokens: int = 0
+
+    def as_dict(self) -> dict:
+        """asdict() without its deep copies (every field is a plain value)."""
+        return {name: getattr(self, name) for name in self.__slots__}
 
 
 class RecentActivity:
@@ -63,7 +67,7 @@ class RecentActivity:
 
     def recent(self) -> list[dict]:
         """Newest first."""
-        return [asdict(d) for d in reversed(self.decisions)]
+        return [d.as_dict() for d in reversed(self.decisions)]
 
 
 def _percentile(ordered: list[float], percent: float) -> float:

@@ -4,7 +4,6 @@ import json
 import logging
 import math
 import time
-from dataclasses import asdict
 
 from aiohttp import web
 from opentelemetry import trace
@@ -136,13 +135,16 @@ async def _stream(request, generation: Generation, fmt: ResponseFormat, headers)
     )
     await response.prepare(request)
     try:
-        opening = _sse(fmt.opening())
+        unsent = _sse(fmt.opening())
+        choices_left = fmt.request.n
         batch: list[TextEvent]
         async for batch in generation.events:
-            await response.write(opening + _sse(payload for event in batch for payload in fmt.delta(event)))
-            opening = b""
-        await response.write(opening + _sse(fmt.closing()) + b"data: [DONE]\n\n")
-        await response.write_eof()
+            unsent += fmt.events_sse(batch)
+            choices_left -= sum(1 for event in batch if event.finish_reason is not None)
+            if choices_left:  # the last events leave with the closing chunks and the end of the body
+                await response.write(unsent)
+                unsent = b""
+        await response.write_eof(unsent + _sse(fmt.closing()) + b"data: [DONE]\n\n")
     except ConnectionResetError:
         await generation.events.aclose()
         return response, False
@@ -188,18 +190,13 @@ def _record(metrics, generation: Generation, outcome: str) -> None:
         duration_ms=round((now - generation.started) * 1000, 1),
         completion_tokens=generation.completion_tokens,
     )
-    logger.info(
-        json.dumps({"event": "request", **asdict(decision), "prompt_tokens": generation.prompt_tokens})
-    )
+    if logger.isEnabledFor(logging.INFO):
+        logger.info(
+            json.dumps({"event": "request", **decision.as_dict(), "prompt_tokens": generation.prompt_tokens})
+        )
     metrics.recent.record(decision, tpot * 1000 if tpot is not None else None)
-    metrics.requests.labels(target, outcome).inc()
-    metrics.duration.labels(target).observe(now - generation.started)
-    metrics.tokens.labels("prompt").inc(generation.prompt_tokens)
-    metrics.tokens.labels("completion").inc(generation.completion_tokens)
-    if ttft is not None:
-        metrics.ttft.labels(target).observe(ttft)
-        if tpot is not None:
-            metrics.tpot.labels(target).observe(tpot)
+    metrics.finished(target, outcome, now - generation.started, ttft, tpot)
+    metrics.count_tokens(generation.prompt_tokens, generation.completion_tokens)
 
 
 async def list_models(request: web.Request) -> web.Response:

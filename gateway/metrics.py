@@ -1,5 +1,6 @@
 """Prometheus metrics of one gateway app (its own registry: no process-wide singletons)."""
 
+import functools
 from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -9,7 +10,7 @@ from gateway.activity import RecentActivity
 LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 
 
-@dataclass
+@dataclass(eq=False)  # hashed by identity (its label children are cached per instance)
 class GatewayMetrics:
     registry: CollectorRegistry
     requests: Counter
@@ -21,6 +22,31 @@ class GatewayMetrics:
     privacy_forced: Counter
     queue_depth: Gauge
     recent: RecentActivity  # what the status page shows
+
+    def finished(
+        self, target: str, outcome: str, duration_s: float, ttft_s: float | None, tpot_s: float | None
+    ) -> None:
+        """One finished request's counters and latencies (label children cached: this runs per request)."""
+        requests, duration, ttft, tpot = self._children(target, outcome)
+        requests.inc()
+        duration.observe(duration_s)
+        if ttft_s is not None:
+            ttft.observe(ttft_s)
+        if tpot_s is not None:
+            tpot.observe(tpot_s)
+
+    def count_tokens(self, prompt: int, completion: int) -> None:
+        self.tokens.labels("prompt").inc(prompt)
+        self.tokens.labels("completion").inc(completion)
+
+    @functools.cache  # noqa: B019 - one GatewayMetrics per app, alive as long as the app
+    def _children(self, target: str, outcome: str) -> tuple:
+        return (
+            self.requests.labels(target, outcome),
+            self.duration.labels(target),
+            self.ttft.labels(target),
+            self.tpot.labels(target),
+        )
 
     @staticmethod
     def create() -> "GatewayMetrics":

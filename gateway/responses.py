@@ -1,5 +1,7 @@
 """OpenAI response bodies, streamed (chunks) and not, for chat and text completions."""
 
+import functools
+import json
 import time
 
 from gateway.models import ServedModel
@@ -51,9 +53,25 @@ class ResponseFormat:
     def piece(self, token_id: int) -> str:
         return self.model.tokenizer.piece(token_id)
 
-    def delta(self, event: TextEvent) -> list[dict]:
-        """Stream chunks for one event (none when it carries nothing to send)."""
-        return []
+    def delta(self, event: TextEvent) -> dict | None:
+        """The stream chunk's choice for one event (None when it carries nothing to send)."""
+        return None
+
+    def events_sse(self, events: list[TextEvent]) -> bytes:
+        """SSE `data:` lines for the events' stream chunks; the envelope is serialized once per
+        response (the bytes are those of json.dumps of the whole chunk)."""
+        out = []
+        for event in events:
+            choice = self.delta(event)
+            if choice is not None:
+                out.append(self._chunk_prefix + json.dumps(choice, ensure_ascii=False).encode() + b"]}\n\n")
+        return b"".join(out)
+
+    @functools.cached_property
+    def _chunk_prefix(self) -> bytes:
+        head = json.dumps(self._envelope(self.chunk_object_name, choices=[]), ensure_ascii=False)
+        assert head.endswith('"choices": []}')
+        return b"data: " + head[: -len("]}")].encode()
 
     def choice(self, events: list[TextEvent]) -> dict:
         """The fields of one complete choice of a non-streamed response, from its events."""
@@ -113,16 +131,15 @@ class ChatFormat(ResponseFormat):
             for i in range(self.request.n)
         ]
 
-    def delta(self, event: TextEvent) -> list[dict]:
+    def delta(self, event: TextEvent) -> dict | None:
         if not event.text and event.finish_reason is None and not self.request.logprobs:
-            return []
-        choice = {
+            return None
+        return {
             "index": event.index,
             "delta": {"content": event.text} if event.text else {},
             "logprobs": self._logprobs([event]),
             "finish_reason": event.finish_reason,
         }
-        return [self._envelope(self.chunk_object_name, choices=[choice])]
 
     def choice(self, events: list[TextEvent]) -> dict:
         content = "".join(e.text for e in events)
@@ -149,16 +166,15 @@ class CompletionFormat(ResponseFormat):
             position += len(piece)
         return {"tokens": tokens, "token_logprobs": values, "top_logprobs": tops, "text_offset": offsets}
 
-    def delta(self, event: TextEvent) -> list[dict]:
+    def delta(self, event: TextEvent) -> dict | None:
         if not event.text and event.finish_reason is None:
-            return []
-        choice = {
+            return None
+        return {
             "index": event.index,
             "text": event.text,
             "logprobs": self._logprobs([event]),
             "finish_reason": event.finish_reason,
         }
-        return [self._envelope(self.chunk_object_name, choices=[choice])]
 
     def choice(self, events: list[TextEvent]) -> dict:
         return {"text": "".join(e.text for e in events), "logprobs": self._logprobs(events)}
