@@ -1,9 +1,10 @@
 """What the gateway adds: the same streamed requests to a node directly and through the gateway.
 
-    .venv/bin/python benchmarks/gateway_overhead.py [--tokens 16] [--requests 2000]
+    .venv/bin/python benchmarks/gateway_overhead.py [--tokens 16] [--step-ms 5] [--requests 1200]
 
-The node is benchmarks/echo_node.py (its tokens are ready at once, no model behind them) so only
-protocol and gateway work is measured. "Direct" is a client of the node's Session RPC, the same
+The node is benchmarks/echo_node.py: no model behind it, it steps like an engine (the first token
+at once, then one token per running request every --step-ms), so only protocol and gateway work
+is measured, on a realistic token cadence. "Direct" is a client of the node's Session RPC, the same
 protocol the gateway speaks to its edge nodes, so the difference is the gateway's own work: HTTP,
 JSON, templating and tokenization, routing, detokenization, SSE. A client making one Generate call
 per request is measured too, for reference. The gateway runs pinned to core 0, the node and the
@@ -90,11 +91,11 @@ async def run_clients(kind: str, target: str, tokens: int, total: int) -> dict:
                 async for _ in stub.Generate(request):
                     first = first or time.perf_counter() - started
                 return first, time.perf_counter() - started
-            queue = await session.send(request)
+            inbox = await session.send(request)
             while True:
-                chunk = await queue.get()
+                chunks = await inbox.take_all()
                 first = first or time.perf_counter() - started
-                if chunk.finish_reason:
+                if chunks[-1].finish_reason:
                     return first, time.perf_counter() - started
 
         for concurrency in LEVELS:
@@ -192,7 +193,8 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--tokens", type=int, default=16)
-    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--requests", type=int, default=1200, help="per level (a quarter for 1 client)")
+    parser.add_argument("--step-ms", type=float, default=5.0, help="the echo node's step (token) interval")
     parser.add_argument("--model", help="GGUF whose tokenizer the gateway uses (default: the demo model)")
     kinds = ["session", "generate", "gateway", "aiohttp"]
     parser.add_argument("--client", choices=kinds, help=argparse.SUPPRESS)
@@ -212,7 +214,13 @@ def main() -> None:
     if pin:
         os.sched_setaffinity(0, {1})  # the node (and, in their own processes, the clients): core 1
     node = subprocess.Popen(
-        [sys.executable, str(ROOT / "benchmarks" / "echo_node.py"), str(node_port), str(args.tokens)],
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "echo_node.py"),
+            str(node_port),
+            str(args.tokens),
+            str(args.step_ms),
+        ],
         stdout=subprocess.PIPE,
         text=True,
         cwd=ROOT,
@@ -259,7 +267,7 @@ def main() -> None:
     finally:
         gateway.terminate()
         node.terminate()
-    print(f"{args.tokens} tokens per streamed request; gateway on one core")
+    print(f"{args.tokens} tokens per streamed request, one every {args.step_ms} ms; gateway on one core")
     header = ("clients", "direct TTFT", "gw TTFT", "added TTFT", "added p50", "added p99", "gw req/s")
     print("{:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>9}".format(*header))
     for concurrency, row in results.items():
@@ -289,7 +297,9 @@ def main() -> None:
                 f" {ref['requests_per_s']:>9.0f}"
             )
     RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps({"tokens": args.tokens, "results": results}, indent=2))
+    RESULTS.write_text(
+        json.dumps({"tokens": args.tokens, "step_ms": args.step_ms, "results": results}, indent=2)
+    )
     print(f"saved {RESULTS}")
 
 

@@ -61,17 +61,14 @@ class EdgeBackend:
     ) -> AsyncIterator[list[pb.GenerateChunk]]:
         request.trace_context.update(trace_headers or {})
         session = self._open_session()
-        queue = await session.send(request)
+        inbox = await session.send(request)
         pending = Pending(self.state)
-        deadline = asyncio.get_running_loop().call_later(timeout_s, queue.put_nowait, TIMED_OUT)
+        deadline = asyncio.get_running_loop().call_later(timeout_s, inbox.put, TIMED_OUT)
         finished = False
         try:
             while not finished:
-                ready = [await queue.get()]
-                while not queue.empty():
-                    ready.append(queue.get_nowait())
                 chunks = []
-                for item in ready:
+                for item in await inbox.take_all():
                     if item is TIMED_OUT:
                         raise BackendError("the edge node timed out", 504)
                     if isinstance(item, BackendError):

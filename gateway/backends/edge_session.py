@@ -3,7 +3,7 @@ carrying every request (shared/session_server.py is the other end).
 
 A request is one message on the open stream, so it skips a new call's setup, metadata and
 teardown (most of what a short gRPC stream costs in Python, about 0.4 ms per request here). One
-reader task hands each reply chunk to its request's queue. When the stream breaks (the node
+reader task hands each reply chunk to its request's inbox. When the stream breaks (the node
 restarted, the network dropped) every request on it gets a retryable BackendError and the next
 request opens a fresh stream.
 """
@@ -20,37 +20,63 @@ from shared.proto import inference_pb2_grpc as pb_grpc
 
 logger = logging.getLogger("hybridgw.gateway")
 
-# What a request's queue receives: GenerateChunk, a BackendError (the stream broke), or TIMED_OUT.
+# What a request's inbox receives: GenerateChunk, a BackendError (the stream broke), or TIMED_OUT.
 TIMED_OUT = object()
 
 
+class Inbox:
+    """One request's arrivals: put() by the stream's reader, take_all() by the request, which gets
+    every item ready at once. asyncio.Queue does more than this needs, per token."""
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self):
+        self._items: list = []
+        self._waiter: asyncio.Future | None = None
+
+    def put(self, item) -> None:
+        self._items.append(item)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def take_all(self) -> list:
+        while not self._items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        items, self._items = self._items, []
+        return items
+
+
 class SessionStream:
-    """One open Session call and the queues of the requests it carries."""
+    """One open Session call and the inboxes of the requests it carries."""
 
     def __init__(self, stub: pb_grpc.InferenceStub, node_id: str):
         self.node_id = node_id
         self.call = stub.Session()
-        self.queues: dict[str, asyncio.Queue] = {}
+        self.inboxes: dict[str, Inbox] = {}
         self.broken = False
         self._write_lock = asyncio.Lock()
         self._background: set[asyncio.Task] = set()
         self._reader = asyncio.create_task(self._read())
 
-    async def send(self, request: pb.GenerateRequest) -> asyncio.Queue:
-        """Registers the request's queue, then writes it; raises BackendError when it cannot."""
-        queue: asyncio.Queue = asyncio.Queue()
-        self.queues[request.request_id] = queue
+    async def send(self, request: pb.GenerateRequest) -> Inbox:
+        """Registers the request's inbox, then writes it; raises BackendError when it cannot."""
+        inbox = Inbox()
+        self.inboxes[request.request_id] = inbox
         try:
             await self._write(pb.SessionMessage(generate=request))
         except BackendError:
-            self.queues.pop(request.request_id, None)
+            self.inboxes.pop(request.request_id, None)
             raise
-        return queue
+        return inbox
 
     def cancel(self, request_id: str) -> None:
         """Stop listening for an unfinished request and tell the node to abort it (without waiting);
         after the request's last chunk, nothing to do."""
-        if self.queues.pop(request_id, None) is None or self.broken:
+        if self.inboxes.pop(request_id, None) is None or self.broken:
             return
         task = asyncio.create_task(self._write_quietly(pb.SessionMessage(cancel=request_id)))
         self._background.add(task)
@@ -83,11 +109,11 @@ class SessionStream:
                 if message is grpc.aio.EOF:
                     break
                 for chunk in message.chunks:
-                    queue = self.queues.get(chunk.request_id)
-                    if queue is not None:
-                        queue.put_nowait(chunk)
+                    inbox = self.inboxes.get(chunk.request_id)
+                    if inbox is not None:
+                        inbox.put(chunk)
                         if chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED:
-                            del self.queues[chunk.request_id]  # its last chunk: nothing more to route
+                            del self.inboxes[chunk.request_id]  # its last chunk: nothing more to route
         except grpc.aio.AioRpcError as error:
             ending = _describe(error)
         finally:
@@ -95,9 +121,9 @@ class SessionStream:
 
     def _fail(self, error: BackendError) -> None:
         self.broken = True
-        for queue in self.queues.values():
-            queue.put_nowait(error)
-        self.queues.clear()
+        for inbox in self.inboxes.values():
+            inbox.put(error)
+        self.inboxes.clear()
 
 
 def _describe(error: Exception) -> str:

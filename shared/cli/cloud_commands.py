@@ -2,11 +2,11 @@
 
 import argparse
 import asyncio
-import logging
 import os
 import socket
-import sys
 from pathlib import Path
+
+from shared.cli.logs import setup_logging
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -52,7 +52,7 @@ def _cloud(args: argparse.Namespace) -> int:
     from shared.redis_keys import RedisKeys
     from shared.telemetry import setup_tracing
 
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    setup_logging()
     setup_tracing("hybridgw-cloud")
     device = default_device()
     dtype = (

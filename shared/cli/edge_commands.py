@@ -2,12 +2,13 @@
 
 import argparse
 import asyncio
-import logging
 import os
 import socket
 import sys
 import time
 from pathlib import Path
+
+from shared.cli.logs import setup_logging
 
 DEFAULT_THREADS = os.cpu_count() or 1
 
@@ -117,7 +118,7 @@ def _edge(args: argparse.Namespace) -> int:
     from shared.inference_server import serve
     from shared.telemetry import setup_tracing
 
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    setup_logging()
     setup_tracing("hybridgw-edge")
     engine = EdgeEngine(
         EngineConfig(

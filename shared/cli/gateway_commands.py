@@ -1,9 +1,9 @@
 """`hybridgw gateway`: the OpenAI-compatible front door over edge nodes and the cloud pool."""
 
 import argparse
-import logging
 import os
-import sys
+
+from shared.cli.logs import setup_logging
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -51,7 +51,7 @@ def _gateway(args: argparse.Namespace) -> int:
     from shared.cli.serving import serve_app
     from shared.telemetry import setup_tracing
 
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    setup_logging()
     if args.config:
         from gateway.config_file import ConfigError, load_config
 

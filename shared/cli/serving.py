@@ -30,6 +30,18 @@ def serve_app(app, host: str, port: int, announce: bool = True) -> None:
             handler_cancellation=True,
             print=(lambda line: print(line, file=sys.stderr)) if announce else None,
             access_log=None,
+            loop=new_event_loop(),
         )
     except OSError as error:  # lost a race for the address after the check
         raise ListenError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+
+
+def new_event_loop():
+    """uvloop's loop where it is installed (every platform but Windows), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        import asyncio
+
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()

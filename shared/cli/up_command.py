@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 
+from shared.cli.logs import setup_logging
+
 MODEL_NAME = "smollm2-135m"
 
 
@@ -59,7 +61,6 @@ def _start(args: list[str], ready_text: str, name: str) -> subprocess.Popen:
 
 
 def _up(args: argparse.Namespace) -> int:
-    import logging
 
     from formats.model_pull import DEFAULT_MODEL, pull
     from formats.model_pull import model_path as demo_model_path
@@ -68,7 +69,7 @@ def _up(args: argparse.Namespace) -> int:
     from shared.cli.serving import ensure_can_listen, serve_app
     from shared.telemetry import setup_tracing
 
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    setup_logging()
     model_path = str(demo_model_path(DEFAULT_MODEL))
     edge_port = _free_port()
     embedded = {

@@ -35,7 +35,7 @@ async def test_concurrent_requests_share_one_session_and_match_generate(edge_nod
         assert results == expected
         session = backend._session
         assert await _collect(backend, node_request([7], max_tokens=2)) and backend._session is session
-        assert session.queues == {}  # finished requests leave nothing behind
+        assert session.inboxes == {}  # finished requests leave nothing behind
     finally:
         await backend.close()
 
