@@ -25,64 +25,52 @@ async def _wait_idle(node: EdgeNode) -> None:
     raise AssertionError("the node still runs a request")
 
 
-async def test_concurrent_requests_share_one_session_and_match_generate(edge_node):
+@pytest.fixture
+async def backend(edge_node):
     backend = EdgeBackend("edge-a", f"127.0.0.1:{edge_node.port}", frozenset({"tiny"}))
     await backend.start()
-    try:
-        requests = [node_request([1, 2, 3], max_tokens=6), node_request([4, 5], max_tokens=4)]
-        expected = [[t.token_id for c in edge_node.stub.Generate(r) for t in c.tokens] for r in requests]
-        results = await asyncio.gather(*(_collect(backend, r) for r in requests))
-        assert results == expected
-        session = backend._session
-        assert await _collect(backend, node_request([7], max_tokens=2)) and backend._session is session
-        assert session.inboxes == {}  # finished requests leave nothing behind
-    finally:
-        await backend.close()
+    yield backend
+    await backend.close()
 
 
-async def test_node_errors_become_typed_backend_errors(edge_node):
-    backend = EdgeBackend("edge-a", f"127.0.0.1:{edge_node.port}", frozenset({"tiny"}))
-    await backend.start()
-    try:
-        with pytest.raises(BackendError) as error:
-            await _collect(backend, node_request([1, 2], temperature=-1.0))
-        assert error.value.status == 400 and not error.value.retryable
-        assert "temperature" in str(error.value)
-        assert len(await _collect(backend, node_request([1, 2], max_tokens=3))) == 3  # the session goes on
-    finally:
-        await backend.close()
+async def test_concurrent_requests_share_one_session_and_match_generate(edge_node, backend):
+    requests = [node_request([1, 2, 3], max_tokens=6), node_request([4, 5], max_tokens=4)]
+    expected = [[t.token_id for c in edge_node.stub.Generate(r) for t in c.tokens] for r in requests]
+    results = await asyncio.gather(*(_collect(backend, r) for r in requests))
+    assert results == expected
+    session = backend._session
+    assert await _collect(backend, node_request([7], max_tokens=2)) and backend._session is session
+    assert session.inboxes == {}  # finished requests leave nothing behind
 
 
-async def test_a_deadline_ends_the_request_and_cancels_it_on_the_node(edge_node):
-    backend = EdgeBackend("edge-a", f"127.0.0.1:{edge_node.port}", frozenset({"tiny"}))
-    await backend.start()
-    try:
-        with pytest.raises(BackendError) as error:
-            await _collect(backend, node_request([1, 2, 3], max_tokens=100), timeout_s=0.0)
-        assert error.value.status == 504
-        await _wait_idle(edge_node)
-    finally:
-        await backend.close()
+async def test_node_errors_become_typed_backend_errors(edge_node, backend):
+    with pytest.raises(BackendError) as error:
+        await _collect(backend, node_request([1, 2], temperature=-1.0))
+    assert error.value.status == 400 and not error.value.retryable
+    assert "temperature" in str(error.value)
+    assert len(await _collect(backend, node_request([1, 2], max_tokens=3))) == 3  # the session goes on
 
 
-async def test_leaving_a_stream_early_cancels_the_request_on_the_node(edge_node):
-    backend = EdgeBackend("edge-a", f"127.0.0.1:{edge_node.port}", frozenset({"tiny"}))
-    await backend.start()
-    try:
-        request = node_request([1, 2, 3], max_tokens=100)
-        stream = backend.generate(request, 30)
-        assert (await anext(stream))[0].tokens
-        await stream.aclose()
-        await _wait_idle(edge_node)
-        for _ in range(100):  # the node's log line arrives through its stderr
-            if any(e["request_id"] == request.request_id for e in edge_node.requests_logged()):
-                break
-            await asyncio.sleep(0.02)
-        logged = {e["request_id"]: e for e in edge_node.requests_logged()}
-        assert logged[request.request_id]["outcome"] == "cancelled"
-        assert logged[request.request_id]["completion_tokens"] < 100
-    finally:
-        await backend.close()
+async def test_a_deadline_ends_the_request_and_cancels_it_on_the_node(edge_node, backend):
+    with pytest.raises(BackendError) as error:
+        await _collect(backend, node_request([1, 2, 3], max_tokens=100), timeout_s=0.0)
+    assert error.value.status == 504
+    await _wait_idle(edge_node)
+
+
+async def test_leaving_a_stream_early_cancels_the_request_on_the_node(edge_node, backend):
+    request = node_request([1, 2, 3], max_tokens=100)
+    stream = backend.generate(request, 30)
+    assert (await anext(stream))[0].tokens
+    await stream.aclose()
+    await _wait_idle(edge_node)
+    for _ in range(100):  # the node's log line arrives through its stderr
+        if any(e["request_id"] == request.request_id for e in edge_node.requests_logged()):
+            break
+        await asyncio.sleep(0.02)
+    logged = {e["request_id"]: e for e in edge_node.requests_logged()}
+    assert logged[request.request_id]["outcome"] == "cancelled"
+    assert logged[request.request_id]["completion_tokens"] < 100
 
 
 async def test_after_the_node_restarts_the_next_request_opens_a_fresh_session(model_path):
