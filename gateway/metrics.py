@@ -36,8 +36,13 @@ class GatewayMetrics:
             tpot.observe(tpot_s)
 
     def count_tokens(self, prompt: int, completion: int) -> None:
-        self.tokens.labels("prompt").inc(prompt)
-        self.tokens.labels("completion").inc(completion)
+        prompt_tokens, completion_tokens = self._token_children
+        prompt_tokens.inc(prompt)
+        completion_tokens.inc(completion)
+
+    @functools.cached_property
+    def _token_children(self) -> tuple:
+        return self.tokens.labels("prompt"), self.tokens.labels("completion")
 
     @functools.cache  # noqa: B019 - one GatewayMetrics per app, alive as long as the app
     def _children(self, target: str, outcome: str) -> tuple:

@@ -17,6 +17,7 @@ from gateway.activity import RecentDecision
 from gateway.backends.base import Backend, BackendError
 from gateway.config import RoutingPolicy
 from gateway.errors import APIError, invalid
+from gateway.inbox import Inbox
 from gateway.metrics import GatewayMetrics
 from gateway.models import ServedModel
 from gateway.privacy import PrivacyDecision, PrivacyMode, classify
@@ -279,27 +280,24 @@ async def _merge(
 
 
 async def _interleave(streams: list[AsyncIterator[TextEvent]]) -> AsyncIterator[list[TextEvent]]:
-    queue: asyncio.Queue = asyncio.Queue()
+    inbox = Inbox()
     done = object()
 
     async def pump(stream) -> None:
         try:
             async for event in stream:
-                queue.put_nowait(event)
+                inbox.put(event)
         except BackendError as error:
-            queue.put_nowait(error)
+            inbox.put(error)
         finally:
-            queue.put_nowait(done)
+            inbox.put(done)
 
     tasks = [asyncio.create_task(pump(stream)) for stream in streams]
     remaining = len(tasks)
     try:
         while remaining:
-            ready = [await queue.get()]
-            while not queue.empty():
-                ready.append(queue.get_nowait())
             batch = []
-            for item in ready:
+            for item in await inbox.take_all():
                 if item is done:
                     remaining -= 1
                 elif isinstance(item, BackendError):

@@ -10,44 +10,16 @@ request opens a fresh stream.
 
 import asyncio
 import contextlib
-import logging
 
 import grpc
 
 from gateway.backends.base import BackendError
+from gateway.inbox import Inbox
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
 
-logger = logging.getLogger("hybridgw.gateway")
-
 # What a request's inbox receives: GenerateChunk, a BackendError (the stream broke), or TIMED_OUT.
 TIMED_OUT = object()
-
-
-class Inbox:
-    """One request's arrivals: put() by the stream's reader, take_all() by the request, which gets
-    every item ready at once. asyncio.Queue does more than this needs, per token."""
-
-    __slots__ = ("_items", "_waiter")
-
-    def __init__(self):
-        self._items: list = []
-        self._waiter: asyncio.Future | None = None
-
-    def put(self, item) -> None:
-        self._items.append(item)
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
-
-    async def take_all(self) -> list:
-        while not self._items:
-            self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
-        items, self._items = self._items, []
-        return items
 
 
 class SessionStream:
