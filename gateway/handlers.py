@@ -5,6 +5,7 @@ import logging
 import math
 import time
 
+import orjson
 from aiohttp import web
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
@@ -82,7 +83,8 @@ async def _generate(request: web.Request, parse, format_class: type[ResponseForm
                 return response
         else:
             events = [event async for batch in generation.events for event in batch]
-            response = web.json_response(fmt.full(events), headers=headers)
+            body_bytes = orjson.dumps(fmt.full(events))
+            response = web.Response(body=body_bytes, content_type="application/json", headers=headers)
         outcome = "ok"
         return response
     finally:
@@ -152,7 +154,7 @@ async def _stream(request, generation: Generation, fmt: ResponseFormat, headers)
 
 
 def _sse(payloads) -> bytes:
-    return b"".join(b"data: " + json.dumps(p, ensure_ascii=False).encode() + b"\n\n" for p in payloads)
+    return b"".join(b"data: " + orjson.dumps(p) + b"\n\n" for p in payloads)
 
 
 def _latency_target(request: web.Request, default_ms: float | None) -> float | None:

@@ -1,8 +1,9 @@
 """OpenAI response bodies, streamed (chunks) and not, for chat and text completions."""
 
 import functools
-import json
 import time
+
+import orjson
 
 from gateway.models import ServedModel
 from gateway.pipeline import Generation, TextEvent
@@ -59,19 +60,19 @@ class ResponseFormat:
 
     def events_sse(self, events: list[TextEvent]) -> bytes:
         """SSE `data:` lines for the events' stream chunks; the envelope is serialized once per
-        response (the bytes are those of json.dumps of the whole chunk)."""
+        response (the bytes are those of serializing the whole chunk)."""
         out = []
         for event in events:
             choice = self.delta(event)
             if choice is not None:
-                out.append(self._chunk_prefix + json.dumps(choice, ensure_ascii=False).encode() + b"]}\n\n")
+                out.append(self._chunk_prefix + orjson.dumps(choice) + b"]}\n\n")
         return b"".join(out)
 
     @functools.cached_property
     def _chunk_prefix(self) -> bytes:
-        head = json.dumps(self._envelope(self.chunk_object_name, choices=[]), ensure_ascii=False)
-        assert head.endswith('"choices": []}')
-        return b"data: " + head[: -len("]}")].encode()
+        head = orjson.dumps(self._envelope(self.chunk_object_name, choices=[]))
+        assert head.endswith(b'"choices":[]}')
+        return b"data: " + head[: -len(b"]}")]
 
     def choice(self, events: list[TextEvent]) -> dict:
         """The fields of one complete choice of a non-streamed response, from its events."""

@@ -1,9 +1,10 @@
 """Validation of OpenAI request bodies into typed requests, with OpenAI's parameter names in errors."""
 
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from gateway.errors import invalid
 
@@ -40,12 +41,12 @@ class GenerationRequest:
 
 def parse_body(raw: bytes) -> dict:
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise invalid("The request body is not valid UTF-8.", code="invalid_encoding") from None
-    try:
-        body = json.loads(text)
-    except json.JSONDecodeError as exc:
+        body = orjson.loads(raw)  # checks the UTF-8 as it goes
+    except orjson.JSONDecodeError as exc:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise invalid("The request body is not valid UTF-8.", code="invalid_encoding") from None
         raise invalid(
             f"The request body is not valid JSON: {exc.msg} (line {exc.lineno}).", code="invalid_json"
         ) from None
