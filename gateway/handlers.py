@@ -1,9 +1,11 @@
 """The OpenAI endpoints: /v1/chat/completions, /v1/completions, /v1/models; health and metrics."""
 
+import asyncio
 import json
 import logging
 import math
 import time
+import uuid
 
 import orjson
 from aiohttp import web
@@ -18,7 +20,7 @@ from gateway.errors import APIError, model_not_found
 from gateway.pipeline import Generation, TextEvent, prepare, start_generation
 from gateway.responses import ChatFormat, CompletionFormat, ResponseFormat
 from gateway.schemas import parse_body, parse_chat, parse_completion
-from shared.telemetry import extract_context, tracer
+from shared.telemetry import extract_context, forwarded_context, recording, tracer
 
 logger = logging.getLogger("hybridgw.gateway")
 PRIVACY_HEADER = "X-Hybridgw-Privacy"
@@ -34,17 +36,23 @@ async def completions(request: web.Request) -> web.StreamResponse:
 
 
 async def _traced(request: web.Request, operation: str, parse, format_class) -> web.StreamResponse:
-    """One span per request, the root of the trace that follows it to the engine on the node."""
+    """One span per request, the root of the trace that follows it to the engine on the node.
+    With tracing off, no spans: the caller's trace context goes on to the node as it came."""
+    if not recording():
+        return await _generate(request, parse, format_class, forwarded_context(request.headers))
     span_tracer = tracer("hybridgw.gateway")
     with span_tracer.start_as_current_span(
         f"{operation}", kind=SpanKind.SERVER, context=extract_context(request.headers)
     ) as span:
         span.set_attribute("gen_ai.operation.name", operation)
         span.set_attribute("http.route", request.path)
-        return await _generate(request, parse, format_class)
+        return await _generate(request, parse, format_class, None)
 
 
-async def _generate(request: web.Request, parse, format_class: type[ResponseFormat]) -> web.StreamResponse:
+async def _generate(
+    request: web.Request, parse, format_class: type[ResponseFormat], forwarded: dict[str, str] | None
+) -> web.StreamResponse:
+    """`forwarded`: the caller's trace headers when no spans are recorded, else None."""
     app = request.app
     config, metrics = app[app_keys.CONFIG], app[app_keys.METRICS]
     key = app[app_keys.KEYS].authenticate(request)
@@ -58,7 +66,12 @@ async def _generate(request: web.Request, parse, format_class: type[ResponseForm
         await _admit(app, key, len(ids) + max_tokens * body.n)
     privacy_mode = key.privacy_mode if key is not None else config.privacy_mode
     default_target = (key.latency_target_ms if key is not None else None) or config.routing.latency_target_ms
+    request_id = uuid.uuid4().hex
+    fmt = format_class(request_id, body, model)
+    asyncio.get_running_loop().call_soon(fmt.serialize_ahead)  # runs while the request is on its way
     generation = await start_generation(
+        request_id,
+        forwarded,
         model,
         body,
         ids,
@@ -71,8 +84,8 @@ async def _generate(request: web.Request, parse, format_class: type[ResponseForm
         metrics,
         app[app_keys.RNG],
     )
-    _annotate(trace.get_current_span(), body, generation)
-    fmt = format_class(generation, body, model)
+    if forwarded is None:
+        _annotate(trace.get_current_span(), body, generation)
     headers = {"X-Hybridgw-Target": generation.target, "X-Hybridgw-Node": generation.node_id}
     outcome = "error"
     try:
@@ -83,14 +96,15 @@ async def _generate(request: web.Request, parse, format_class: type[ResponseForm
                 return response
         else:
             events = [event async for batch in generation.events for event in batch]
-            body_bytes = orjson.dumps(fmt.full(events))
+            body_bytes = orjson.dumps(fmt.full(events, generation))
             response = web.Response(body=body_bytes, content_type="application/json", headers=headers)
         outcome = "ok"
         return response
     finally:
-        span = trace.get_current_span()
-        span.set_attribute("gen_ai.usage.input_tokens", generation.prompt_tokens)
-        span.set_attribute("gen_ai.usage.output_tokens", generation.completion_tokens)
+        if forwarded is None:
+            span = trace.get_current_span()
+            span.set_attribute("gen_ai.usage.input_tokens", generation.prompt_tokens)
+            span.set_attribute("gen_ai.usage.output_tokens", generation.completion_tokens)
         _record(metrics, generation, outcome)
 
 
@@ -137,7 +151,7 @@ async def _stream(request, generation: Generation, fmt: ResponseFormat, headers)
     )
     await response.prepare(request)
     try:
-        unsent = _sse(fmt.opening())
+        unsent = fmt.opening_sse
         choices_left = fmt.request.n
         batch: list[TextEvent]
         async for batch in generation.events:
@@ -146,7 +160,7 @@ async def _stream(request, generation: Generation, fmt: ResponseFormat, headers)
             if choices_left:  # the last events leave with the closing chunks and the end of the body
                 await response.write(unsent)
                 unsent = b""
-        await response.write_eof(unsent + _sse(fmt.closing()) + b"data: [DONE]\n\n")
+        await response.write_eof(unsent + _sse(fmt.closing(generation)) + b"data: [DONE]\n\n")
     except ConnectionResetError:
         await generation.events.aclose()
         return response, False

@@ -5,7 +5,6 @@ SSE). A node that fails before the first token is cooled down and the request re
 import asyncio
 import random
 import time
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -93,6 +92,8 @@ def prepare(model: ServedModel, request: GenerationRequest) -> tuple[list[int], 
 
 
 async def start_generation(
+    request_id: str,
+    forwarded: dict[str, str] | None,
     model: ServedModel,
     request: GenerationRequest,
     ids: list[int],
@@ -105,6 +106,7 @@ async def start_generation(
     metrics: GatewayMetrics,
     rng: random.Random,
 ) -> Generation:
+    """`forwarded`: the caller's trace headers to pass on when no spans are recorded, else None."""
     privacy = classify(request.texts, privacy_mode, privacy_header)
     if privacy.is_private and privacy.reason != "key":
         metrics.privacy_forced.labels(privacy.reason).inc()
@@ -123,7 +125,7 @@ async def start_generation(
         _raise_for(decision, privacy, model.name, metrics)
         backend = next(b for b in candidates if b.state.node_id == decision.node_id)
         generation = Generation(
-            uuid.uuid4().hex,
+            request_id,
             model.name,
             backend.state.node_id,
             backend.state.kind.value,
@@ -132,7 +134,8 @@ async def start_generation(
             privacy,
         )
         streams = [
-            _choice_stream(backend, generation, i, ids, request, max_tokens, model) for i in range(request.n)
+            _choice_stream(backend, generation, i, ids, request, max_tokens, model, forwarded)
+            for i in range(request.n)
         ]
         try:
             if len(streams) == 1:
@@ -197,6 +200,7 @@ async def _choice_stream(
     request: GenerationRequest,
     max_tokens: int,
     model: ServedModel,
+    forwarded: dict[str, str] | None,
 ) -> AsyncIterator[TextEvent]:
     sampling = pb.SamplingParams(
         temperature=request.temperature,
@@ -215,17 +219,19 @@ async def _choice_stream(
         sampling=sampling,
     )
     text = TextStream(model.tokenizer, request.stop)
-    span = tracer("hybridgw.gateway").start_span(
-        f"generate {backend.state.node_id}",
-        kind=SpanKind.CLIENT,
-        attributes={
-            "hybridgw.node": backend.state.node_id,
-            "hybridgw.target": backend.state.kind.value,
-            "gen_ai.request.model": model.name,
-        },
-    )
-    with trace.use_span(span, end_on_exit=False):
-        trace_headers = inject_context()
+    span, trace_headers = None, forwarded
+    if forwarded is None:  # recording: the dispatch span, whose context goes to the node
+        span = tracer("hybridgw.gateway").start_span(
+            f"generate {backend.state.node_id}",
+            kind=SpanKind.CLIENT,
+            attributes={
+                "hybridgw.node": backend.state.node_id,
+                "hybridgw.target": backend.state.kind.value,
+                "gen_ai.request.model": model.name,
+            },
+        )
+        with trace.use_span(span, end_on_exit=False):
+            trace_headers = inject_context()
     batches = backend.generate(node_request, REQUEST_TIMEOUT_S, trace_headers)
     try:
         async for chunks in batches:
@@ -251,7 +257,8 @@ async def _choice_stream(
             event.text = "".join(pieces)
             yield event
     finally:
-        span.end()
+        if span is not None:
+            span.end()
         await batches.aclose()
 
 

@@ -15,12 +15,21 @@ class ResponseFormat:
     chunk_object_name = ""
     id_prefix = ""
 
-    def __init__(self, generation: Generation, request: GenerationRequest, model: ServedModel):
-        self.generation = generation
+    def __init__(self, request_id: str, request: GenerationRequest, model: ServedModel):
         self.request = request
         self.model = model
-        self.id = f"{self.id_prefix}{generation.request_id}"
+        self.id = f"{self.id_prefix}{request_id}"
         self.created = int(time.time())
+
+    def serialize_ahead(self) -> None:
+        """The stream's constant bytes (chunk envelope, opening chunks), made while the request
+        travels to the node rather than after its first token (else when first needed)."""
+        self.opening_sse  # noqa: B018 - cached properties, computed now
+        self._chunk_prefix  # noqa: B018
+
+    @functools.cached_property
+    def opening_sse(self) -> bytes:
+        return b"".join(b"data: " + orjson.dumps(chunk) + b"\n\n" for chunk in self.opening())
 
     def _envelope(self, object_name: str, **fields) -> dict:
         return {
@@ -32,8 +41,7 @@ class ResponseFormat:
             **fields,
         }
 
-    def usage(self) -> dict:
-        g = self.generation
+    def usage(self, g: Generation) -> dict:
         usage = {
             "prompt_tokens": g.prompt_tokens,
             "completion_tokens": g.completion_tokens,
@@ -46,9 +54,9 @@ class ResponseFormat:
     def opening(self) -> list[dict]:
         return []
 
-    def closing(self) -> list[dict]:
+    def closing(self, generation: Generation) -> list[dict]:
         if self.request.include_usage:
-            return [self._envelope(self.chunk_object_name, choices=[], usage=self.usage())]
+            return [self._envelope(self.chunk_object_name, choices=[], usage=self.usage(generation))]
         return []
 
     def piece(self, token_id: int) -> str:
@@ -78,13 +86,13 @@ class ResponseFormat:
         """The fields of one complete choice of a non-streamed response, from its events."""
         return {}
 
-    def full(self, events: list[TextEvent]) -> dict:
+    def full(self, events: list[TextEvent], generation: Generation) -> dict:
         choices = []
         for index in range(self.request.n):
             mine = [e for e in events if e.index == index]
             finish = next((e.finish_reason for e in reversed(mine) if e.finish_reason), "stop")
             choices.append({"index": index, **self.choice(mine), "finish_reason": finish})
-        return self._envelope(self.object_name, choices=choices, usage=self.usage())
+        return self._envelope(self.object_name, choices=choices, usage=self.usage(generation))
 
 
 class ChatFormat(ResponseFormat):

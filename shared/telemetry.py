@@ -80,6 +80,20 @@ def tracer(name: str) -> trace.Tracer:
     return trace.get_tracer(name)
 
 
+W3C_HEADERS = ("traceparent", "tracestate", "baggage")
+
+
+def recording() -> bool:
+    """Whether spans are recorded: false until a tracer provider is installed (setup_tracing)."""
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+
+
+def forwarded_context(headers: Mapping[str, str]) -> dict[str, str]:
+    """A caller's W3C trace headers, to pass on as they came when this hop records no spans (the
+    next hop that records validates them): no span objects on the request path."""
+    return {name: headers[name] for name in W3C_HEADERS if name in headers}
+
+
 def inject_context() -> dict[str, str]:
     """The current trace context as W3C headers (traceparent, tracestate)."""
     carrier: dict[str, str] = {}

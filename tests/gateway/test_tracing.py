@@ -5,13 +5,15 @@ import asyncio
 import json
 
 import redis.asyncio as aioredis
+from multidict import CIMultiDict
 
 from cloud.engine_core import CloudEngineCore
 from cloud.llm_engine import LLMEngine
 from cloud.worker import CloudWorker
+from gateway import handlers
 from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from shared.async_engine import AsyncEngine
-from shared.telemetry import setup_tracing
+from shared.telemetry import forwarded_context, setup_tracing
 from tests.fixtures.edge_node import EdgeNode
 from tests.gateway.test_api import MESSAGES, Gateway
 
@@ -65,3 +67,36 @@ async def test_traces_connect_gateway_and_engines(model_path, tmp_path, monkeypa
         s for s in spans if s["name"] == "engine.generate" and s["trace_id"] == roots[0]["trace_id"]
     )
     assert edge_engine["service"] == "hybridgw-edge"  # recorded by the node process itself
+
+
+async def test_without_tracing_the_callers_context_reaches_the_engine(model_path, tmp_path, monkeypatch):
+    """A gateway that records no spans passes the caller's traceparent on: the engine's span on
+    the node joins the caller's trace, under the caller's span."""
+    trace_file = tmp_path / "spans.jsonl"
+    monkeypatch.setattr(handlers, "recording", lambda: False)  # as before setup_tracing, in any test order
+    node = EdgeNode(model_path, env={"HYBRIDGW_TRACE_FILE": str(trace_file)})
+    trace_id, caller_span = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    config = GatewayConfig(
+        models=[ModelEntry("tiny", str(model_path), context_length=128)],
+        edge_nodes=[EdgeNodeEntry("edge-a", f"127.0.0.1:{node.port}", ["tiny"])],
+    )
+    try:
+        async with Gateway(config) as gw:
+            await gw.client.chat.completions.create(
+                model="tiny",
+                messages=MESSAGES,
+                max_tokens=2,
+                temperature=0,
+                extra_headers={"traceparent": f"00-{trace_id}-{caller_span}-01", "X-Unrelated": "1"},
+            )
+    finally:
+        node.stop()
+    engine_span = next(s for s in _spans(trace_file) if s["name"] == "engine.generate")
+    assert engine_span["trace_id"] == trace_id
+    assert engine_span["parent_id"] == caller_span
+
+
+def test_forwarded_context_keeps_only_w3c_headers():
+    headers = CIMultiDict({"TraceParent": "00-a-b-01", "tracestate": "k=v", "Authorization": "Bearer x"})
+    assert forwarded_context(headers) == {"traceparent": "00-a-b-01", "tracestate": "k=v"}
+    assert forwarded_context(CIMultiDict()) == {}
