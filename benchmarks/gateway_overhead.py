@@ -104,19 +104,14 @@ async def run_clients(kind: str, target: str, tokens: int, total: int) -> dict:
             session.close()
         await channel.close()
         return results
-    body = {
-        "model": "bench",
-        "messages": [{"role": "user", "content": "hi"}],
-        "max_tokens": tokens,
-        "stream": True,
-    }
+    bodies = map(_body, itertools.count(), itertools.repeat(tokens))
     if kind == "gateway":
         url = urlsplit(target)
         client = SSEClient(url.hostname, url.port)
-        request = SSEClient.request_bytes(url.hostname, "/v1/chat/completions", json.dumps(body).encode())
 
         async def one_request():
-            return await client.stream(request)
+            body = json.dumps(next(bodies)).encode()
+            return await client.stream(SSEClient.request_bytes(url.hostname, "/v1/chat/completions", body))
 
         for concurrency in LEVELS:
             results[concurrency] = await drive(concurrency, _count(total, concurrency), one_request)
@@ -127,7 +122,7 @@ async def run_clients(kind: str, target: str, tokens: int, total: int) -> dict:
         async def one_request():
             started = time.perf_counter()
             first = None
-            async with session.post(f"{target}/v1/chat/completions", json=body) as response:
+            async with session.post(f"{target}/v1/chat/completions", json=next(bodies)) as response:
                 if response.status != 200:
                     raise RuntimeError(f"gateway answered {response.status}: {await response.text()}")
                 async for line in response.content:
@@ -138,6 +133,17 @@ async def run_clients(kind: str, target: str, tokens: int, total: int) -> dict:
         for concurrency in LEVELS:
             results[concurrency] = await drive(concurrency, _count(total, concurrency), one_request)
     return results
+
+
+def _body(number: int, tokens: int) -> dict:
+    """Every request's message differs (as users' do), so no cache at the gateway sees a repeat;
+    the template's system prompt and role headers repeat, as they do in real traffic."""
+    return {
+        "model": "bench",
+        "messages": [{"role": "user", "content": f"Hi, this is request {number}."}],
+        "max_tokens": tokens,
+        "stream": True,
+    }
 
 
 def _count(total: int, concurrency: int) -> int:

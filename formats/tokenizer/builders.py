@@ -13,6 +13,12 @@ from formats.tokenizer.vocab import Vocab
 _SPECIAL_TYPES = (TokenType.CONTROL, TokenType.UNKNOWN)
 
 
+def split_out_tokens(vocab: Vocab) -> list[str]:
+    """The texts split out of a prompt as single tokens when special tokens are parsed."""
+    split_out = np.isin(vocab.token_types, [*_SPECIAL_TYPES, TokenType.USER_DEFINED])
+    return [vocab.tokens[i] for i in np.flatnonzero(split_out).tolist() if vocab.tokens[i]]
+
+
 def build_tokenizer(vocab: Vocab) -> Tokenizer:
     tokenizer = _byte_level_bpe(vocab) if vocab.model == "gpt2" else _sentencepiece_bpe(vocab)
     added = []

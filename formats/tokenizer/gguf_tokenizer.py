@@ -6,7 +6,8 @@ from typing import Any
 import numpy as np
 
 from formats.gguf_reader import GGUFReader
-from formats.tokenizer.builders import build_tokenizer
+from formats.tokenizer.builders import build_tokenizer, split_out_tokens
+from formats.tokenizer.segment_cache import SegmentCache
 from formats.tokenizer.token_types import TokenType
 from formats.tokenizer.vocab import Vocab
 
@@ -24,6 +25,16 @@ class GGUFTokenizer:
         self._tokenizer = build_tokenizer(vocab)
         special_types = [TokenType.CONTROL, TokenType.UNKNOWN, TokenType.UNUSED]
         self._special_ids = frozenset(np.flatnonzero(np.isin(vocab.token_types, special_types)).tolist())
+        self._segments = self._segment_cache() if vocab.model == "gpt2" else None
+
+    def _segment_cache(self) -> SegmentCache:
+        """Prompts with special tokens parsed, fragment by fragment, the fragments' ids cached."""
+        specials = {token: self._tokenizer.token_to_id(token) for token in split_out_tokens(self.vocab)}
+
+        def encode_fragment(text: str) -> list[int]:
+            return self._tokenizer.encode(text, add_special_tokens=False).ids
+
+        return SegmentCache(specials, encode_fragment)
 
     @staticmethod
     def from_metadata(metadata: dict[str, Any]) -> "GGUFTokenizer":
@@ -51,8 +62,11 @@ class GGUFTokenizer:
         return self.vocab.end_of_generation_ids
 
     def encode(self, text: str, add_special: bool = True, parse_special: bool = False) -> list[int]:
-        self._tokenizer.encode_special_tokens = not parse_special
-        ids = self._tokenizer.encode(text, add_special_tokens=False).ids
+        if parse_special and self._segments is not None:
+            ids = self._segments.encode(text)
+        else:
+            self._tokenizer.encode_special_tokens = not parse_special
+            ids = self._tokenizer.encode(text, add_special_tokens=False).ids
         if add_special and self.vocab.add_bos and self.vocab.bos_token_id is not None:
             ids.insert(0, self.vocab.bos_token_id)
         if add_special and self.vocab.add_eos and self.vocab.eos_token_id is not None:
