@@ -5,7 +5,6 @@ import json
 import logging
 import math
 import time
-import uuid
 
 import orjson
 from aiohttp import web
@@ -18,6 +17,7 @@ from gateway.activity import RecentDecision
 from gateway.auth import check_model_allowed
 from gateway.errors import APIError, model_not_found
 from gateway.pipeline import Generation, TextEvent, prepare, start_generation
+from gateway.request_ids import new_request_id
 from gateway.responses import ChatFormat, CompletionFormat, ResponseFormat
 from gateway.schemas import parse_body, parse_chat, parse_completion
 from shared.telemetry import extract_context, forwarded_context, recording, tracer
@@ -66,7 +66,7 @@ async def _generate(
         await _admit(app, key, len(ids) + max_tokens * body.n)
     privacy_mode = key.privacy_mode if key is not None else config.privacy_mode
     default_target = (key.latency_target_ms if key is not None else None) or config.routing.latency_target_ms
-    request_id = uuid.uuid4().hex
+    request_id = new_request_id()
     fmt = format_class(request_id, body, model)
     asyncio.get_running_loop().call_soon(fmt.serialize_ahead)  # runs while the request is on its way
     generation = await start_generation(
@@ -156,7 +156,9 @@ async def _stream(request, generation: Generation, fmt: ResponseFormat, headers)
         batch: list[TextEvent]
         async for batch in generation.events:
             unsent += fmt.events_sse(batch)
-            choices_left -= sum(1 for event in batch if event.finish_reason is not None)
+            for event in batch:
+                if event.finish_reason is not None:
+                    choices_left -= 1
             if choices_left:  # the last events leave with the closing chunks and the end of the body
                 await response.write(unsent)
                 unsent = b""

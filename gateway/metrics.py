@@ -35,6 +35,13 @@ class GatewayMetrics:
         if tpot_s is not None:
             tpot.observe(tpot_s)
 
+    def routed(self, outcome: str, reason: str) -> None:
+        self._routing_child(outcome, reason).inc()
+
+    @functools.cache  # noqa: B019 - as _children
+    def _routing_child(self, outcome: str, reason: str):
+        return self.routing.labels(outcome, reason)
+
     def count_tokens(self, prompt: int, completion: int) -> None:
         prompt_tokens, completion_tokens = self._token_children
         prompt_tokens.inc(prompt)

@@ -121,7 +121,7 @@ async def start_generation(
     for attempt in range(policy.max_attempts):
         candidates = [b for b in backends if b.state.node_id not in excluded]
         decision = route(route_request, [b.state for b in candidates], time.monotonic(), rng)
-        metrics.routing.labels(decision.outcome.value, decision.reason).inc()
+        metrics.routed(decision.outcome.value, decision.reason)
         _raise_for(decision, privacy, model.name, metrics)
         backend = next(b for b in candidates if b.state.node_id == decision.node_id)
         generation = Generation(
