@@ -7,10 +7,12 @@ at once, then one token per running request every --step-ms), so only protocol a
 is measured, on a realistic token cadence. "Direct" is a client of the node's Session RPC, the same
 protocol the gateway speaks to its edge nodes, so the difference is the gateway's own work: HTTP,
 JSON, templating and tokenization, routing, detokenization, SSE. A client making one Generate call
-per request is measured too, for reference. The gateway runs pinned to core 0, the node and the
-clients to core 1; each path's clients run in their own process. For 1, 32 and 256 concurrent
-clients: time to first token and to the last token, p50 and p99, the added latency (first token,
-whole stream), and the request rate the gateway sustained.
+per request is measured too, for reference, and so is a null proxy (benchmarks/null_proxy.py: HTTP
+in, Session out, no gateway work on the same aiohttp/grpc.aio stack): what any such hop costs
+here, so that the gateway's own work is the rest. The gateway (and the null proxy) runs pinned
+to core 0, the node and the clients to core 1; each path's clients run in their own process. For
+1, 32 and 256 concurrent clients: time to first token and to the last token, p50 and p99, the
+added latency (first token, whole stream), and the request rate the gateway sustained.
 Writes benchmarks/results/gateway_overhead.json.
 """
 
@@ -146,6 +148,15 @@ def _body(number: int, tokens: int) -> dict:
     }
 
 
+def _wait_for(port: int) -> None:
+    for _ in range(300):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.1)
+
+
 def _count(total: int, concurrency: int) -> int:
     return max(total // (4 if concurrency == 1 else 1), concurrency)
 
@@ -253,26 +264,29 @@ def main() -> None:
         stderr=subprocess.DEVNULL,
         cwd=ROOT,
     )
+    address = f"127.0.0.1:{node_port}"
+    null_proxy_port = free_port()
+    null_proxy_script = str(ROOT / "benchmarks" / "null_proxy.py")
+    null_proxy = subprocess.Popen(
+        [*pin, sys.executable, null_proxy_script, str(null_proxy_port), address, str(args.tokens)], cwd=ROOT
+    )
+    null_proxy_url = f"http://127.0.0.1:{null_proxy_port}"
     url = f"http://127.0.0.1:{gateway_port}"
     try:
-        for _ in range(300):
-            try:
-                with socket.create_connection(("127.0.0.1", gateway_port), timeout=0.2):
-                    break
-            except OSError:
-                time.sleep(0.1)
+        for port in (gateway_port, null_proxy_port):
+            _wait_for(port)
         time.sleep(1.0)
-        address = f"127.0.0.1:{node_port}"
         direct = clients("session", address, args.tokens, args.requests)
         gateway_path = clients("gateway", url, args.tokens, args.requests)
         references = {
+            "null_proxy": clients("gateway", null_proxy_url, args.tokens, args.requests),
             "generate": clients("generate", address, args.tokens, args.requests),
             "aiohttp": clients("aiohttp", url, args.tokens, args.requests),
         }
         results = compare(direct, gateway_path, references)
     finally:
-        gateway.terminate()
-        node.terminate()
+        for process in (gateway, null_proxy, node):
+            process.terminate()
     print(f"{args.tokens} tokens per streamed request, one every {args.step_ms} ms; gateway on one core")
     header = ("clients", "direct TTFT", "gw TTFT", "added TTFT", "added p50", "added p99", "gw req/s")
     print("{:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>9}".format(*header))
@@ -291,6 +305,7 @@ def main() -> None:
         )
     print("for reference (p50 TTFT / whole stream, requests per s):")
     labels = {
+        "null_proxy": "null proxy (HTTP in, the node's Session out, no gateway work), for the hop's own cost",
         "generate": "one Generate call per request, direct",
         "aiohttp": "aiohttp client, through the gateway",
     }

@@ -1,0 +1,62 @@
+"""Benchmark reference: the cheapest HTTP-to-gRPC hop, a proxy that does no gateway work at all.
+
+It takes a POST, sends a fixed request over the node's Session stream (the gateway's own client,
+gateway/backends/edge_session.py) and writes each reply as a bare SSE event: no JSON parsing, no
+templating or tokenization, no privacy check, routing, detokenization or OpenAI chunks. On the
+same stack as the gateway (aiohttp on uvloop, grpc.aio), its added latency is what any such hop
+costs on this machine; the gateway's own work is what it adds beyond it.
+Run: python benchmarks/null_proxy.py PORT NODE_ADDRESS TOKENS
+"""
+
+import itertools
+import sys
+
+import grpc
+from aiohttp import web
+
+from gateway.backends.edge_session import SessionStream
+from shared.cli.serving import new_event_loop
+from shared.proto import inference_pb2 as pb
+from shared.proto import inference_pb2_grpc as pb_grpc
+
+SESSION = web.AppKey("session", SessionStream)
+
+
+def create_app(node_address: str, tokens: int) -> web.Application:
+    app = web.Application()
+    sampling = pb.SamplingParams(max_tokens=tokens)
+    request_ids = itertools.count()
+
+    async def open_session(app: web.Application):
+        channel = grpc.aio.insecure_channel(node_address)
+        app[SESSION] = SessionStream(pb_grpc.InferenceStub(channel), "node")
+        yield
+        app[SESSION].close()
+        await channel.close()
+
+    async def proxy(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        node_request = pb.GenerateRequest(
+            request_id=str(next(request_ids)), prompt_token_ids=[1, 2, 3], sampling=sampling
+        )
+        inbox = await request.app[SESSION].send(node_request)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        while True:
+            chunks = await inbox.take_all()
+            events = b"".join(b'data: {"token": %d}\n\n' % t.token_id for c in chunks for t in c.tokens)
+            if chunks[-1].finish_reason:
+                await response.write_eof(events + b"data: [DONE]\n\n")
+                return response
+            await response.write(events)
+
+    app.cleanup_ctx.append(open_session)
+    app.router.add_post("/v1/chat/completions", proxy)
+    return app
+
+
+if __name__ == "__main__":
+    port, node_address, tokens = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    web.run_app(
+        create_app(node_address, tokens), host="127.0.0.1", port=port, print=None, loop=new_event_loop()
+    )
