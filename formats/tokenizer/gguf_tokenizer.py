@@ -6,7 +6,9 @@ from typing import Any
 import numpy as np
 
 from formats.gguf_reader import GGUFReader
+from formats.tokenizer.ascii_words import AsciiWordEncoder
 from formats.tokenizer.builders import build_tokenizer, split_out_tokens
+from formats.tokenizer.pretokenizers import PRE_TOKENIZER_REGEXES
 from formats.tokenizer.segment_cache import SegmentCache
 from formats.tokenizer.token_types import TokenType
 from formats.tokenizer.vocab import Vocab
@@ -34,7 +36,9 @@ class GGUFTokenizer:
         def encode_fragment(text: str) -> list[int]:
             return self._tokenizer.encode(text, add_special_tokens=False).ids
 
-        return SegmentCache(specials, encode_fragment)
+        regexes = PRE_TOKENIZER_REGEXES[self.vocab.pre]
+        words = AsciiWordEncoder.create(regexes, self._tokenizer, encode_fragment)
+        return SegmentCache(specials, words.encode if words is not None else encode_fragment)
 
     @staticmethod
     def from_metadata(metadata: dict[str, Any]) -> "GGUFTokenizer":
