@@ -4,12 +4,12 @@ Text that could still turn into a stop string is held back until it cannot (or t
 so a client never sees the beginning of a stop sequence.
 """
 
-from formats.tokenizer import GGUFTokenizer, IncrementalDetokenizer
+from formats.tokenizer import GGUFTokenizer
 
 
 class TextStream:
     def __init__(self, tokenizer: GGUFTokenizer, stop: list[str]):
-        self.detokenizer = IncrementalDetokenizer(tokenizer, skip_special=True)
+        self.detokenizer = tokenizer.detokenizer(skip_special=True)
         self.stop = stop
         self.pending = ""
         self.stopped = False

@@ -37,6 +37,7 @@ def _byte_level_chars() -> dict[int, str]:
     return table
 
 
+BYTE_OF_CHAR = {char: bytes([byte]) for byte, char in _byte_level_chars().items()}  # for decoding
 _TO_BYTE_LEVEL = str.maketrans({chr(byte): char for byte, char in _byte_level_chars().items() if byte < 128})
 
 

@@ -6,8 +6,10 @@ from typing import Any
 import numpy as np
 
 from formats.gguf_reader import GGUFReader
-from formats.tokenizer.ascii_words import AsciiWordEncoder
+from formats.tokenizer.ascii_words import BYTE_OF_CHAR, AsciiWordEncoder
 from formats.tokenizer.builders import build_tokenizer, split_out_tokens
+from formats.tokenizer.byte_detokenizer import ByteLevelDetokenizer
+from formats.tokenizer.detokenizer import IncrementalDetokenizer
 from formats.tokenizer.pretokenizers import PRE_TOKENIZER_REGEXES
 from formats.tokenizer.segment_cache import SegmentCache
 from formats.tokenizer.token_types import TokenType
@@ -28,6 +30,8 @@ class GGUFTokenizer:
         special_types = [TokenType.CONTROL, TokenType.UNKNOWN, TokenType.UNUSED]
         self._special_ids = frozenset(np.flatnonzero(np.isin(vocab.token_types, special_types)).tolist())
         self._segments = self._segment_cache() if vocab.model == "gpt2" else None
+        self._added_ids = frozenset(self._tokenizer.token_to_id(token) for token in split_out_tokens(vocab))
+        self._token_bytes: dict[int, bytes] = {}
 
     def _segment_cache(self) -> SegmentCache:
         """Prompts with special tokens parsed, fragment by fragment, the fragments' ids cached."""
@@ -81,6 +85,26 @@ class GGUFTokenizer:
         if skip_special:
             token_ids = [t for t in token_ids if t not in self._special_ids]
         return self._tokenizer.decode(token_ids, skip_special_tokens=False)
+
+    def detokenizer(self, skip_special: bool = False, context_ids: list[int] | None = None):
+        """A streaming detokenizer: from the byte table for byte-level BPE, else by re-decoding
+        a short window (SentencePiece's space handling depends on what precedes a token)."""
+        if self.vocab.model == "gpt2":
+            skipped = self._special_ids if skip_special else frozenset()
+            return ByteLevelDetokenizer(self.token_bytes, skipped, context_ids)
+        return IncrementalDetokenizer(self, skip_special, context_ids)
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes a byte-level BPE token stands for (an added token: its text as UTF-8)."""
+        cached = self._token_bytes.get(token_id)
+        if cached is None:
+            text = self.vocab.tokens[token_id]
+            if token_id in self._added_ids:
+                cached = text.encode()
+            else:
+                cached = b"".join(BYTE_OF_CHAR.get(char) or char.encode() for char in text)
+            self._token_bytes[token_id] = cached
+        return cached
 
     def to_hf_json(self) -> str:
         """The equivalent Hugging Face tokenizer.json, for checkpoints exported from a GGUF file."""

@@ -57,7 +57,7 @@ def _backend_argument(parser: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     from edge.engine import EdgeEngine, EngineConfig
     from formats.chat_template import chat_template_for
-    from formats.tokenizer import GGUFTokenizer, IncrementalDetokenizer
+    from formats.tokenizer import GGUFTokenizer
     from shared.sampling import SamplingParams
 
     started = time.perf_counter()
@@ -85,7 +85,7 @@ def _run(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
     )
     engine.add_request("run", prompt_ids, params)
-    detokenizer = IncrementalDetokenizer(tokenizer, skip_special=True)
+    detokenizer = tokenizer.detokenizer(skip_special=True)
     if not args.chat:
         sys.stdout.write(args.prompt)
     first_token_at = None

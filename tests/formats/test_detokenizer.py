@@ -1,8 +1,11 @@
 """Streaming detokenization: pieces concatenate to the full decode, no broken characters."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from formats.tokenizer import GGUFTokenizer, IncrementalDetokenizer
+from formats.tokenizer.byte_detokenizer import ByteLevelDetokenizer
 from tests.formats.test_tokenizer import TINY_REFERENCE, _metadata
 from tests.formats.tokenizer_corpus import CORPUS
 
@@ -63,3 +66,48 @@ def test_context_ids_are_not_emitted():
     detokenizer = IncrementalDetokenizer(tokenizer, context_ids=prompt)
     text = "".join(detokenizer.push(t) for t in completion) + detokenizer.flush()
     assert text == " def add"
+
+
+BYTE_LEVEL = _tokenizers()[0]
+
+
+def _byte_table_stream(tokenizer, ids, skip_special=False) -> list[str]:
+    detokenizer = tokenizer.detokenizer(skip_special=skip_special)
+    assert isinstance(detokenizer, ByteLevelDetokenizer)
+    return [*(detokenizer.push(token_id) for token_id in ids), detokenizer.flush()]
+
+
+def test_byte_level_vocabularies_stream_from_the_byte_table():
+    assert isinstance(_tokenizers()[1].detokenizer(), IncrementalDetokenizer)  # SentencePiece: window
+    for text in CORPUS:
+        ids = BYTE_LEVEL.encode(text, add_special=False, parse_special=True)
+        pieces = _byte_table_stream(BYTE_LEVEL, ids)
+        assert "".join(pieces) == text
+        assert not any("\ufffd" in piece for piece in pieces)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ids=st.lists(st.integers(0, BYTE_LEVEL.vocab_size - 1), max_size=24), skip=st.booleans())
+def test_any_id_sequence_streams_to_the_full_decode(ids, skip):
+    """Random ids: bytes that never form a character, specials, added tokens; as the tokenizer
+    decodes them, U+FFFD for U+FFFD."""
+    expected = BYTE_LEVEL.decode(ids, skip_special=skip)
+    assert "".join(_byte_table_stream(BYTE_LEVEL, ids, skip)) == expected
+
+
+@pytest.mark.demo_model
+def test_every_demo_token_stands_for_the_bytes_the_tokenizer_decodes(demo_model_path):
+    tokenizer = GGUFTokenizer.from_file(demo_model_path)
+    for token_id in range(tokenizer.vocab_size):
+        piece = tokenizer.decode([token_id])
+        assert tokenizer.token_bytes(token_id).decode("utf-8", "replace") == piece, token_id
+    text = "Emoji: 🎉🚀 and 日本語, café"
+    ids = tokenizer.encode(text, add_special=False)
+    assert "".join(_byte_table_stream(tokenizer, ids)) == text
+
+
+def test_byte_table_context_ids_are_not_emitted():
+    prompt = BYTE_LEVEL.encode("Hello world", add_special=False)
+    completion = BYTE_LEVEL.encode(" def add", add_special=False)
+    detokenizer = BYTE_LEVEL.detokenizer(context_ids=prompt)
+    assert "".join(detokenizer.push(t) for t in completion) + detokenizer.flush() == " def add"
