@@ -34,8 +34,7 @@ FINISH_NAMES = {pb.FINISH_REASON_STOP: "stop", pb.FINISH_REASON_LENGTH: "length"
 class TextEvent:
     index: int  # choice
     text: str
-    token_ids: list[int] = field(default_factory=list)
-    logprobs: list[pb.GeneratedToken] = field(default_factory=list)
+    logprobs: list[pb.GeneratedToken] = field(default_factory=list)  # when the request asks for them
     finish_reason: str | None = None
 
 
@@ -240,11 +239,12 @@ async def _choice_stream(
             event = TextEvent(index, "")
             pieces = []
             for chunk in chunks:
-                for token in chunk.tokens:
-                    event.token_ids.append(token.token_id)
-                    event.logprobs.append(token)
+                tokens = chunk.tokens
+                if request.logprobs:
+                    event.logprobs.extend(tokens)
+                for token in tokens:
                     pieces.append(text.push(token.token_id))
-                generation.completion_tokens += len(chunk.tokens)
+                generation.completion_tokens += len(tokens)
                 if chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED or text.stopped:
                     pieces.append(text.finish())
                     event.text = "".join(pieces)
