@@ -15,6 +15,7 @@ from tokenizers import Tokenizer
 
 MAX_CACHED_WORDS = 1 << 16  # then the cache starts over (words are short; this is a few MB)
 MAX_CACHED_WORD_CHARS = 64
+MAX_TEXT_CHARS = 1 << 16  # longer text goes to the full tokenizer (Rust, no per-word Python loop)
 
 # Unicode property -> the ASCII characters that have it, as the body of a character class.
 _ASCII_CLASSES = {
@@ -103,7 +104,7 @@ class AsciiWordEncoder:
         return AsciiWordEncoder(patterns, tokenizer, encode_full)
 
     def encode(self, text: str) -> list[int]:
-        if not text.isascii():
+        if len(text) > MAX_TEXT_CHARS or not text.isascii():
             return self._encode_full(text)
         ids: list[int] = []
         for word in self._split(text):

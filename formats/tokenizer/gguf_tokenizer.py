@@ -11,7 +11,7 @@ from formats.tokenizer.builders import build_tokenizer, split_out_tokens
 from formats.tokenizer.byte_detokenizer import ByteLevelDetokenizer
 from formats.tokenizer.detokenizer import IncrementalDetokenizer
 from formats.tokenizer.pretokenizers import PRE_TOKENIZER_REGEXES
-from formats.tokenizer.segment_cache import SegmentCache
+from formats.tokenizer.segment_cache import MAX_SPECIALS, SegmentCache
 from formats.tokenizer.token_types import TokenType
 from formats.tokenizer.vocab import Vocab
 
@@ -29,7 +29,9 @@ class GGUFTokenizer:
         self._tokenizer = build_tokenizer(vocab)
         special_types = [TokenType.CONTROL, TokenType.UNKNOWN, TokenType.UNUSED]
         self._special_ids = frozenset(np.flatnonzero(np.isin(vocab.token_types, special_types)).tolist())
-        self._segments = self._segment_cache() if vocab.model == "gpt2" else None
+        self._segments = None
+        if vocab.model == "gpt2" and len(split_out_tokens(vocab)) <= MAX_SPECIALS:
+            self._segments = self._segment_cache()
         self._added_ids = frozenset(self._tokenizer.token_to_id(token) for token in split_out_tokens(vocab))
         self._token_bytes: dict[int, bytes] = {}
 
@@ -95,9 +97,12 @@ class GGUFTokenizer:
         return IncrementalDetokenizer(self, skip_special, context_ids)
 
     def token_bytes(self, token_id: int) -> bytes:
-        """The bytes a byte-level BPE token stands for (an added token: its text as UTF-8)."""
+        """The bytes a byte-level BPE token stands for (an added token: its text as UTF-8); none
+        for an id outside the vocabulary, as decode skips it."""
         cached = self._token_bytes.get(token_id)
         if cached is None:
+            if not 0 <= token_id < self.vocab.size:
+                return b""
             text = self.vocab.tokens[token_id]
             if token_id in self._added_ids:
                 cached = text.encode()

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 MAX_CACHED_CHARS = 1 << 22  # all cached fragments together (~4 M characters, a few tens of MB)
 MAX_FRAGMENT_CHARS = 1 << 16  # longer fragments are tokenized every time, never cached
+MAX_SPECIALS = 1 << 15  # a vocabulary with more split-out tokens gets no cache (its regex would be huge)
 
 
 class SegmentCache:

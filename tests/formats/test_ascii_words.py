@@ -80,3 +80,12 @@ def test_the_word_cache_starts_over_when_full(monkeypatch):
     text = "one two three four five"
     assert encoder.encode(text) == _uncached(tokenizer, text)
     assert 0 < len(encoder._words) <= 3
+
+
+def test_long_text_goes_to_the_full_tokenizer(monkeypatch):
+    monkeypatch.setattr(ascii_words, "MAX_TEXT_CHARS", 8)
+    calls = []
+    encoder = AsciiWordEncoder.create(
+        [r"\p{L}+"], TOKENIZERS[0]._tokenizer, lambda text: calls.append(text) or [1]
+    )
+    assert encoder.encode("nine char") == [1] and calls == ["nine char"]

@@ -111,3 +111,8 @@ def test_byte_table_context_ids_are_not_emitted():
     completion = BYTE_LEVEL.encode(" def add", add_special=False)
     detokenizer = BYTE_LEVEL.detokenizer(context_ids=prompt)
     assert "".join(detokenizer.push(t) for t in completion) + detokenizer.flush() == " def add"
+
+
+def test_ids_outside_the_vocabulary_stand_for_nothing_as_in_decode():
+    ids = [*BYTE_LEVEL.encode("ok", add_special=False), BYTE_LEVEL.vocab_size, 10**9, -1]
+    assert "".join(_byte_table_stream(BYTE_LEVEL, ids)) == "ok"

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from formats.tokenizer import GGUFTokenizer
+from formats.tokenizer import gguf_tokenizer as gguf_tokenizer_module
 from formats.tokenizer import segment_cache as segment_cache_module
 from formats.tokenizer.builders import split_out_tokens
 from formats.tokenizer.segment_cache import SegmentCache
@@ -86,3 +87,12 @@ def test_the_cache_stays_within_its_bound(monkeypatch):
     cache.encode("ddddddd")  # longer than a cached fragment may be
     cache.encode("ddddddd")
     assert calls[-2:] == ["ddddddd", "ddddddd"] and cache.cached_chars <= 10
+
+
+def test_a_vocabulary_with_too_many_special_tokens_keeps_the_plain_tokenizer(monkeypatch):
+    vocab = BYTE_LEVEL[0]
+    monkeypatch.setattr(gguf_tokenizer_module, "MAX_SPECIALS", len(split_out_tokens(TOKENIZERS[0].vocab)) - 1)
+    tokenizer = GGUFTokenizer.from_metadata(_metadata(vocab["vocab"], vocab["pre"]))
+    assert tokenizer._segments is None
+    text = "<|im_start|>user\nhi<|im_end|>"
+    assert tokenizer.encode(text, add_special=False, parse_special=True) == _uncached(tokenizer, text)
