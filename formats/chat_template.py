@@ -18,6 +18,7 @@ import jinja2.ext
 import jinja2.sandbox
 
 from formats.errors import ChatTemplateError
+from formats.native_templates import NATIVE_TEMPLATES, plain_messages
 
 CHATML_TEMPLATE = (
     "{% for message in messages %}"
@@ -139,6 +140,7 @@ class ChatTemplate:
         self.eos_token = eos_token
         if len(self.source) > MAX_TEMPLATE_CHARS:
             raise ChatTemplateError(f"chat template is longer than {MAX_TEMPLATE_CHARS} characters")
+        self._native = NATIVE_TEMPLATES.get(self.source)  # a known template, rendered in Python
         self._environment = _BudgetedSandbox()
         self._environment.filters["tojson"] = _tojson
         for name, fn in list(self._environment.filters.items()):
@@ -160,6 +162,11 @@ class ChatTemplate:
         add_generation_prompt: bool = True,
         **extra: Any,
     ) -> str:
+        if self._native is not None and not extra and plain_messages(messages):
+            text = self._native(messages, add_generation_prompt)
+            if len(text) > MAX_OUTPUT_CHARS:
+                raise ChatTemplateError(f"chat template output exceeds {MAX_OUTPUT_CHARS} characters")
+            return text
         self._environment.loop_budget = MAX_LOOP_ITERATIONS
         variables = {
             "messages": [dict(m) for m in messages],
