@@ -29,15 +29,16 @@ class GGUFTokenizer:
         self._tokenizer = build_tokenizer(vocab)
         special_types = [TokenType.CONTROL, TokenType.UNKNOWN, TokenType.UNUSED]
         self._special_ids = frozenset(np.flatnonzero(np.isin(vocab.token_types, special_types)).tolist())
-        self._segments = None
-        if vocab.model == "gpt2" and len(split_out_tokens(vocab)) <= MAX_SPECIALS:
-            self._segments = self._segment_cache()
-        self._added_ids = frozenset(self._tokenizer.token_to_id(token) for token in split_out_tokens(vocab))
+        # Text split out as one token each (special tokens parsed), and their ids.
+        split_out = {token: self._tokenizer.token_to_id(token) for token in split_out_tokens(vocab)}
+        self._added_ids = frozenset(split_out.values())
         self._token_bytes: dict[int, bytes] = {}
+        self._segments = None
+        if vocab.model == "gpt2" and len(split_out) <= MAX_SPECIALS:
+            self._segments = self._segment_cache(split_out)
 
-    def _segment_cache(self) -> SegmentCache:
+    def _segment_cache(self, specials: dict[str, int]) -> SegmentCache:
         """Prompts with special tokens parsed, fragment by fragment, the fragments' ids cached."""
-        specials = {token: self._tokenizer.token_to_id(token) for token in split_out_tokens(self.vocab)}
 
         def encode_fragment(text: str) -> list[int]:
             return self._tokenizer.encode(text, add_special_tokens=False).ids
