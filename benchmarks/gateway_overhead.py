@@ -10,9 +10,11 @@ JSON, templating and tokenization, routing, detokenization, SSE. A client making
 per request is measured too, for reference, and so is a null proxy (benchmarks/null_proxy.py: HTTP
 in, Session out, no gateway work on the same aiohttp/grpc.aio stack): what any such hop costs
 here, so that the gateway's own work is the rest. The gateway (and the null proxy) runs pinned
-to core 0, the node and the clients to core 1; each path's clients run in their own process. For
-1, 32 and 256 concurrent clients: time to first token and to the last token, p50 and p99, the
-added latency (first token, whole stream), and the request rate the gateway sustained.
+to core 0, the node and the clients to core 1; each path's clients run in their own process, and
+each level's requests go in rounds with the paths taking turns, so a drifting machine drifts
+under every path alike. For 1, 32 and 256 concurrent clients: time to first token and to the
+last token, p50 and p99, the added latency (first token, whole stream), and the request rate the
+gateway sustained.
 Writes benchmarks/results/gateway_overhead.json.
 """
 
@@ -65,17 +67,29 @@ async def drive(concurrency: int, total: int, one_request) -> tuple[list[float],
 
     started = time.perf_counter()
     await asyncio.gather(*(client() for _ in range(concurrency)))
-    return ttfts, totals, total / (time.perf_counter() - started)
+    return ttfts, totals, time.perf_counter() - started
 
 
 LEVELS = (1, 32, 256)
+ROUNDS = 3  # each level's requests in this many rounds, the paths taking turns (the VM drifts)
 
 
-async def run_clients(kind: str, target: str, tokens: int, total: int) -> dict:
-    """One client process, one path -> {clients: [ttfts, totals, rate]}. `session`: the node's
-    Session RPC, as the gateway itself calls it (target host:port); `generate`: one Generate call
-    per request, as a simple gRPC client would; `gateway`: HTTP + SSE through the gateway (URL)."""
-    results = {}
+async def serve_client(kind: str, target: str, tokens: int) -> None:
+    """A client process for one path: reads "CONCURRENCY COUNT" lines, answers each with a JSON
+    line [ttfts, totals, elapsed_s]."""
+    one_request, close = await make_client(kind, target, tokens)
+    loop = asyncio.get_running_loop()
+    while line := await loop.run_in_executor(None, sys.stdin.readline):
+        concurrency, count = map(int, line.split())
+        print(json.dumps(await drive(concurrency, count, one_request)), flush=True)
+    await close()
+
+
+async def make_client(kind: str, target: str, tokens: int):
+    """-> (one_request, close). `session`: the node's Session RPC, as the gateway itself calls it
+    (target host:port); `generate`: one Generate call per request, as a simple gRPC client would;
+    `gateway`: HTTP + SSE through the gateway (URL), with a minimal client; `aiohttp`: the same
+    with aiohttp's client."""
     if kind in ("session", "generate"):
         channel = grpc.aio.insecure_channel(target)
         stub = pb_grpc.InferenceStub(channel)
@@ -100,12 +114,12 @@ async def run_clients(kind: str, target: str, tokens: int, total: int) -> dict:
                 if chunks[-1].finish_reason:
                     return first, time.perf_counter() - started
 
-        for concurrency in LEVELS:
-            results[concurrency] = await drive(concurrency, _count(total, concurrency), one_request)
-        if session is not None:
-            session.close()
-        await channel.close()
-        return results
+        async def close_grpc():
+            if session is not None:
+                session.close()
+            await channel.close()
+
+        return one_request, close_grpc
     bodies = map(_body, itertools.count(), itertools.repeat(tokens))
     if kind == "gateway":
         url = urlsplit(target)
@@ -115,26 +129,21 @@ async def run_clients(kind: str, target: str, tokens: int, total: int) -> dict:
             body = json.dumps(next(bodies)).encode()
             return await client.stream(SSEClient.request_bytes(url.hostname, "/v1/chat/completions", body))
 
-        for concurrency in LEVELS:
-            results[concurrency] = await drive(concurrency, _count(total, concurrency), one_request)
-        await client.close()
-        return results
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+        return one_request, client.close
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
 
-        async def one_request():
-            started = time.perf_counter()
-            first = None
-            async with session.post(f"{target}/v1/chat/completions", json=next(bodies)) as response:
-                if response.status != 200:
-                    raise RuntimeError(f"gateway answered {response.status}: {await response.text()}")
-                async for line in response.content:
-                    if line.startswith(b"data: {") and first is None:
-                        first = time.perf_counter() - started
-            return first, time.perf_counter() - started
+    async def one_request():
+        started = time.perf_counter()
+        first = None
+        async with session.post(f"{target}/v1/chat/completions", json=next(bodies)) as response:
+            if response.status != 200:
+                raise RuntimeError(f"gateway answered {response.status}: {await response.text()}")
+            async for line in response.content:
+                if line.startswith(b"data: {") and first is None:
+                    first = time.perf_counter() - started
+        return first, time.perf_counter() - started
 
-        for concurrency in LEVELS:
-            results[concurrency] = await drive(concurrency, _count(total, concurrency), one_request)
-    return results
+    return one_request, session.close
 
 
 def _body(number: int, tokens: int) -> dict:
@@ -161,13 +170,47 @@ def _count(total: int, concurrency: int) -> int:
     return max(total // (4 if concurrency == 1 else 1), concurrency)
 
 
-def clients(kind: str, target: str, tokens: int, total: int) -> dict:
-    """run_clients in a fresh process pinned to core 1 (beside the node, apart from the gateway),
-    so neither path's client carries the other's machinery (gRPC's poller thread, say)."""
-    command = [sys.executable, __file__, "--client", kind, "--target", target]
-    command += ["--tokens", str(tokens), "--requests", str(total)]
-    result = subprocess.run(command, capture_output=True, text=True, check=True, cwd=ROOT)
-    return {int(k): v for k, v in json.loads(result.stdout.strip().splitlines()[-1]).items()}
+class ClientProcess:
+    """One path's clients in their own process pinned to core 1 (beside the node, apart from the
+    gateway), so no path's client carries another's machinery (gRPC's poller thread, say)."""
+
+    def __init__(self, kind: str, target: str, tokens: int):
+        command = [sys.executable, __file__, "--client", kind, "--target", target, "--tokens", str(tokens)]
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT
+        )
+
+    def run(self, concurrency: int, count: int) -> tuple[list[float], list[float], float]:
+        self.process.stdin.write(f"{concurrency} {count}\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"a client process ended (exit status {self.process.wait()})")
+        return tuple(json.loads(line))
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def measure(paths: dict[str, ClientProcess], total: int) -> dict[str, dict]:
+    """Every level's requests in ROUNDS rounds, the paths taking turns in a rotating order, so a
+    machine that drifts during the run drifts under every path alike.
+    -> {path: {clients: (ttfts, totals, requests per second)}}."""
+    results: dict[str, dict] = {name: {} for name in paths}
+    for concurrency in LEVELS:
+        per_round = max(concurrency, _count(total, concurrency) // ROUNDS)
+        gathered = {name: ([], [], 0.0) for name in paths}
+        order = list(paths)
+        for round_index in range(ROUNDS):
+            shift = round_index % len(order)
+            for name in order[shift:] + order[:shift]:
+                ttfts, totals, elapsed = paths[name].run(concurrency, per_round)
+                all_ttfts, all_totals, all_elapsed = gathered[name]
+                gathered[name] = (all_ttfts + ttfts, all_totals + totals, all_elapsed + elapsed)
+        for name, (ttfts, totals, elapsed) in gathered.items():
+            results[name][concurrency] = (ttfts, totals, len(ttfts) / elapsed)
+    return results
 
 
 def compare(direct: dict, gateway: dict, references: dict[str, dict]) -> dict:
@@ -220,7 +263,7 @@ def main() -> None:
     if args.client:
         if os.cpu_count() > 1:
             os.sched_setaffinity(0, {1})
-        print(json.dumps(asyncio.run(run_clients(args.client, args.target, args.tokens, args.requests))))
+        asyncio.run(serve_client(args.client, args.target, args.tokens))
         return
     if args.model is None:
         from formats.model_pull import DEFAULT_MODEL, pull
@@ -276,14 +319,20 @@ def main() -> None:
         for port in (gateway_port, null_proxy_port):
             _wait_for(port)
         time.sleep(1.0)
-        direct = clients("session", address, args.tokens, args.requests)
-        gateway_path = clients("gateway", url, args.tokens, args.requests)
-        references = {
-            "null_proxy": clients("gateway", null_proxy_url, args.tokens, args.requests),
-            "generate": clients("generate", address, args.tokens, args.requests),
-            "aiohttp": clients("aiohttp", url, args.tokens, args.requests),
+        paths = {
+            "direct": ClientProcess("session", address, args.tokens),
+            "gateway": ClientProcess("gateway", url, args.tokens),
+            "null_proxy": ClientProcess("gateway", null_proxy_url, args.tokens),
+            "generate": ClientProcess("generate", address, args.tokens),
+            "aiohttp": ClientProcess("aiohttp", url, args.tokens),
         }
-        results = compare(direct, gateway_path, references)
+        try:
+            measured = measure(paths, args.requests)
+        finally:
+            for client in paths.values():
+                client.close()
+        direct, gateway_path = measured.pop("direct"), measured.pop("gateway")
+        results = compare(direct, gateway_path, measured)
     finally:
         for process in (gateway, null_proxy, node):
             process.terminate()
