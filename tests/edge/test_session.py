@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from formats.ggml_types import GGMLType
 from shared.proto import inference_pb2 as pb
 from tests.edge.test_server import token_offsets
+from tests.fixtures import edge_node as shared_fixtures
 from tests.fixtures.edge_node import EdgeNode, node_request
 
 
@@ -60,16 +60,13 @@ def tokens(chunks: list[pb.GenerateChunk]) -> list[int]:
     return [token.token_id for chunk in chunks for token in chunk.tokens]
 
 
-@pytest.fixture(scope="module")
-def model_path(tiny_model):
-    return tiny_model(GGMLType.Q8_0)
+model_path = shared_fixtures.model_path
+edge_node = shared_fixtures.edge_node
 
 
 @pytest.fixture(scope="module")
-def node(model_path):
-    node = EdgeNode(model_path, slots=2)
-    yield node
-    assert node.stop() == 0
+def node(edge_node):
+    return edge_node
 
 
 def _wait_idle(node: EdgeNode) -> None:
