@@ -1,6 +1,5 @@
 """The OpenAI endpoints: /v1/chat/completions, /v1/completions, /v1/models; health and metrics."""
 
-import asyncio
 import json
 import logging
 import math
@@ -68,36 +67,44 @@ async def _generate(
     default_target = (key.latency_target_ms if key is not None else None) or config.routing.latency_target_ms
     request_id = new_request_id()
     fmt = format_class(request_id, body, model)
-    asyncio.get_running_loop().call_soon(fmt.serialize_ahead)  # runs while the request is on its way
-    generation = await start_generation(
-        request_id,
-        forwarded,
-        model,
-        body,
-        ids,
-        max_tokens,
-        app[app_keys.BACKENDS],
-        privacy_mode,
-        request.headers.get(PRIVACY_HEADER),
-        _latency_target(request, default_target),
-        config.routing,
-        metrics,
-        app[app_keys.RNG],
-    )
+    ahead = StreamAhead(request, fmt) if body.stream else None
+    try:
+        generation = await start_generation(
+            request_id,
+            forwarded,
+            model,
+            body,
+            ids,
+            max_tokens,
+            app[app_keys.BACKENDS],
+            privacy_mode,
+            request.headers.get(PRIVACY_HEADER),
+            _latency_target(request, default_target),
+            config.routing,
+            metrics,
+            app[app_keys.RNG],
+            ahead.prepare if ahead is not None else None,
+        )
+    except APIError as error:
+        if ahead is None or ahead.response is None:
+            raise
+        return await ahead.error(error)
     if forwarded is None:
         _annotate(trace.get_current_span(), body, generation)
-    headers = {"X-Hybridgw-Target": generation.target, "X-Hybridgw-Node": generation.node_id}
     outcome = "error"
     try:
-        if body.stream:
-            response, completed = await _stream(request, generation, fmt, headers)
+        if ahead is not None:
+            completed = await _stream(ahead.response, generation, fmt)
+            response = ahead.response
             if not completed:
                 outcome = "client_disconnected"  # the node's work was cancelled with the stream
                 return response
         else:
             events = [event async for batch in generation.events for event in batch]
             body_bytes = orjson.dumps(fmt.full(events, generation))
-            response = web.Response(body=body_bytes, content_type="application/json", headers=headers)
+            response = web.Response(
+                body=body_bytes, content_type="application/json", headers=_where(generation)
+            )
         outcome = "ok"
         return response
     finally:
@@ -137,19 +144,49 @@ async def _admit(app: web.Application, key, tokens: int) -> None:
         )
 
 
+def _where(generation: Generation) -> dict[str, str]:
+    return {"X-Hybridgw-Target": generation.target, "X-Hybridgw-Node": generation.node_id}
+
+
 class EventStreamResponse(web.StreamResponse):
     """SSE whose headers leave with the first events, in one write (as web.Response does)."""
 
     _send_headers_immediately = False
 
 
-async def _stream(request, generation: Generation, fmt: ResponseFormat, headers):
-    """SSE to the client; returns (response, completed). Every batch of ready events is one
-    write. A client that goes away closes the events, which cancels the generation on the node."""
-    response = EventStreamResponse(
-        headers={**headers, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-    )
-    await response.prepare(request)
+class StreamAhead:
+    """A streamed response made ready while the node works on the request, not after its first
+    token: the headers (held back until the first events, so a retry on another node makes them
+    again) and the stream's constant bytes."""
+
+    def __init__(self, request: web.Request, fmt: ResponseFormat):
+        self.request = request
+        self.fmt = fmt
+        self.response: EventStreamResponse | None = None
+
+    async def prepare(self, generation: Generation) -> None:
+        self.fmt.serialize_ahead()
+        response = EventStreamResponse(
+            headers={**_where(generation), "Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await response.prepare(self.request)
+        self.response = response
+
+    async def error(self, error: APIError) -> web.StreamResponse:
+        """The error response after all, in place of the stream's unsent headers. Chunked, as the
+        stream's would have been (the connection's writer is already set up for it)."""
+        response = web.StreamResponse(
+            status=error.status, headers={**error.headers, "Content-Type": "application/json"}
+        )
+        await response.prepare(self.request)
+        await response.write_eof(orjson.dumps(error.body()))
+        return response
+
+
+async def _stream(response: EventStreamResponse, generation: Generation, fmt: ResponseFormat) -> bool:
+    """SSE to the client on the prepared response; returns whether it completed. Every batch of
+    ready events is one write. A client that goes away closes the events, which cancels the
+    generation on the node."""
     try:
         unsent = fmt.opening_sse
         choices_left = fmt.request.n
@@ -165,8 +202,8 @@ async def _stream(request, generation: Generation, fmt: ResponseFormat, headers)
         await response.write_eof(unsent + _sse(fmt.closing(generation)) + b"data: [DONE]\n\n")
     except ConnectionResetError:
         await generation.events.aclose()
-        return response, False
-    return response, True
+        return False
+    return True
 
 
 def _sse(payloads) -> bytes:

@@ -5,7 +5,7 @@ SSE). A node that fails before the first token is cooled down and the request re
 import asyncio
 import random
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from opentelemetry import trace
@@ -104,8 +104,13 @@ async def start_generation(
     policy: RoutingPolicy,
     metrics: GatewayMetrics,
     rng: random.Random,
+    while_dispatched: Callable[[Generation], Awaitable[None]] | None = None,
 ) -> Generation:
-    """`forwarded`: the caller's trace headers to pass on when no spans are recorded, else None."""
+    """`forwarded`: the caller's trace headers to pass on when no spans are recorded, else None.
+    `while_dispatched(generation)`: work that needs the chosen node but not the first token (the
+    handler's response headers); it runs while the request travels to the node and the node
+    works, once per attempt, and is done before this returns or raises."""
+    loop = asyncio.get_running_loop()
     privacy = classify(request.texts, privacy_mode, privacy_header)
     if privacy.is_private and privacy.reason != "key":
         metrics.privacy_forced.labels(privacy.reason).inc()
@@ -136,6 +141,8 @@ async def start_generation(
             _choice_stream(backend, generation, i, ids, request, max_tokens, model, forwarded)
             for i in range(request.n)
         ]
+        # Started now, it runs as soon as this task first waits: on the request's write to the node.
+        ahead = loop.create_task(while_dispatched(generation)) if while_dispatched else None
         try:
             if len(streams) == 1:
                 first = [await anext(streams[0])]  # no task per choice when there is one
@@ -144,6 +151,8 @@ async def start_generation(
         except BackendError as error:
             for stream in streams:
                 await stream.aclose()
+            if ahead is not None:
+                await ahead
             if not error.retryable or attempt + 1 == policy.max_attempts:
                 raise APIError(
                     error.status,
@@ -153,6 +162,12 @@ async def start_generation(
             backend.state.cooldown_until = time.monotonic() + policy.cooldown_s
             excluded.add(backend.state.node_id)
             continue
+        except BaseException:
+            if ahead is not None:
+                ahead.cancel()
+            raise
+        if ahead is not None:
+            await ahead
         generation.events = _merge(streams, first)
         return generation
     raise AssertionError("unreachable")

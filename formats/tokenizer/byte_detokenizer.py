@@ -8,6 +8,8 @@ costs a lookup, not a re-decode of a window of recent tokens.
 import codecs
 from collections.abc import Callable
 
+_UTF8_DECODER = codecs.getincrementaldecoder("utf-8")
+
 
 class ByteLevelDetokenizer:
     """The IncrementalDetokenizer interface: `push` each token id, `flush` at the end; what they
@@ -21,7 +23,7 @@ class ByteLevelDetokenizer:
     ):
         self._token_bytes = token_bytes
         self._skipped = skipped_ids
-        self._utf8 = codecs.getincrementaldecoder("utf-8")("replace")
+        self._utf8 = _UTF8_DECODER("replace")
         for token_id in context_ids or ():
             self.push(token_id)  # decoded, not emitted: only a character it leaves open carries over
 
