@@ -4,6 +4,8 @@ import json
 import logging
 import math
 import time
+from collections.abc import Callable
+from functools import partial
 
 import orjson
 from aiohttp import web
@@ -66,8 +68,7 @@ async def _generate(
     privacy_mode = key.privacy_mode if key is not None else config.privacy_mode
     default_target = (key.latency_target_ms if key is not None else None) or config.routing.latency_target_ms
     request_id = new_request_id()
-    fmt = format_class(request_id, body, model)
-    ahead = StreamAhead(request, fmt) if body.stream else None
+    ahead = StreamAhead(request, partial(format_class, request_id, body, model)) if body.stream else None
     try:
         generation = await start_generation(
             request_id,
@@ -94,13 +95,14 @@ async def _generate(
     outcome = "error"
     try:
         if ahead is not None:
-            completed = await _stream(ahead.response, generation, fmt)
+            completed = await _stream(ahead.response, generation, ahead.fmt)
             response = ahead.response
             if not completed:
                 outcome = "client_disconnected"  # the node's work was cancelled with the stream
                 return response
         else:
             events = [event async for batch in generation.events for event in batch]
+            fmt = format_class(request_id, body, model)
             body_bytes = orjson.dumps(fmt.full(events, generation))
             response = web.Response(
                 body=body_bytes, content_type="application/json", headers=_where(generation)
@@ -159,13 +161,16 @@ class StreamAhead:
     token: the headers (held back until the first events, so a retry on another node makes them
     again) and the stream's constant bytes."""
 
-    def __init__(self, request: web.Request, fmt: ResponseFormat):
+    def __init__(self, request: web.Request, make_format: Callable[[], ResponseFormat]):
         self.request = request
-        self.fmt = fmt
+        self._make_format = make_format
+        self.fmt: ResponseFormat | None = None
         self.response: EventStreamResponse | None = None
 
     async def prepare(self, generation: Generation) -> None:
-        self.fmt.serialize_ahead()
+        if self.fmt is None:
+            self.fmt = self._make_format()
+            self.fmt.serialize_ahead()
         response = EventStreamResponse(
             headers={**_where(generation), "Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )

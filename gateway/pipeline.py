@@ -125,8 +125,9 @@ async def start_generation(
     for attempt in range(policy.max_attempts):
         candidates = [b for b in backends if b.state.node_id not in excluded]
         decision = route(route_request, [b.state for b in candidates], time.monotonic(), rng)
-        metrics.routed(decision.outcome.value, decision.reason)
-        _raise_for(decision, privacy, model.name, metrics)
+        if decision.outcome is not Outcome.ROUTED:
+            metrics.routed(decision.outcome.value, decision.reason)
+            _raise_for(decision, privacy, model.name, metrics)
         backend = next(b for b in candidates if b.state.node_id == decision.node_id)
         generation = Generation(
             request_id,
@@ -137,12 +138,16 @@ async def start_generation(
             len(ids),
             privacy,
         )
+        texts: list[TextStream | None] = [None] * request.n  # made by `ahead`
         streams = [
-            _choice_stream(backend, generation, i, ids, request, max_tokens, model, forwarded)
+            _choice_stream(backend, generation, texts, i, ids, request, max_tokens, model, forwarded)
             for i in range(request.n)
         ]
-        # Started now, it runs as soon as this task first waits: on the request's write to the node.
-        ahead = loop.create_task(while_dispatched(generation)) if while_dispatched else None
+        # Started now, it runs as soon as this task first waits (on the request's write to the
+        # node), so before any reply is read.
+        ahead = loop.create_task(
+            _while_dispatched(generation, decision, texts, request, model, metrics, while_dispatched)
+        )
         try:
             if len(streams) == 1:
                 first = [await anext(streams[0])]  # no task per choice when there is one
@@ -151,8 +156,7 @@ async def start_generation(
         except BackendError as error:
             for stream in streams:
                 await stream.aclose()
-            if ahead is not None:
-                await ahead
+            await ahead
             if not error.retryable or attempt + 1 == policy.max_attempts:
                 raise APIError(
                     error.status,
@@ -163,14 +167,29 @@ async def start_generation(
             excluded.add(backend.state.node_id)
             continue
         except BaseException:
-            if ahead is not None:
-                ahead.cancel()
+            ahead.cancel()
             raise
-        if ahead is not None:
-            await ahead
+        await ahead
         generation.events = _merge(streams, first)
         return generation
     raise AssertionError("unreachable")
+
+
+async def _while_dispatched(
+    generation: Generation,
+    decision: Decision,
+    texts: list[TextStream | None],
+    request: GenerationRequest,
+    model: ServedModel,
+    metrics: GatewayMetrics,
+    then: Callable[[Generation], Awaitable[None]] | None,
+) -> None:
+    """What needs the chosen node but not the first token, done while the node works."""
+    metrics.routed(decision.outcome.value, decision.reason)
+    for index in range(len(texts)):
+        texts[index] = TextStream(model.tokenizer, request.stop)
+    if then is not None:
+        await then(generation)
 
 
 def _raise_for(decision: Decision, privacy: PrivacyDecision, model: str, metrics: GatewayMetrics) -> None:
@@ -209,6 +228,7 @@ def _raise_for(decision: Decision, privacy: PrivacyDecision, model: str, metrics
 async def _choice_stream(
     backend: Backend,
     generation: Generation,
+    texts: list[TextStream | None],
     index: int,
     ids: list[int],
     request: GenerationRequest,
@@ -232,7 +252,7 @@ async def _choice_stream(
         prompt_token_ids=ids,
         sampling=sampling,
     )
-    text = TextStream(model.tokenizer, request.stop)
+    text = None
     span, trace_headers = None, forwarded
     if forwarded is None:  # recording: the dispatch span, whose context goes to the node
         span = tracer("hybridgw.gateway").start_span(
@@ -251,6 +271,8 @@ async def _choice_stream(
         async for chunks in batches:
             if generation.first_token_at is None:
                 generation.first_token_at = time.perf_counter()
+            if text is None:
+                text = texts[index]  # made while the node worked
             event = TextEvent(index, "")
             pieces = []
             for chunk in chunks:

@@ -90,6 +90,9 @@ class AsciiWordEncoder:
         self, patterns: list[re.Pattern], tokenizer: Tokenizer, encode_full: Callable[[str], list[int]]
     ):
         self._patterns = patterns
+        # Each pattern as one capturing group: re.split then keeps the matches and the text
+        # between them, the loop running in C (a pattern with groups of its own keeps the loop).
+        self._splitters = [_as_splitter(p) for p in patterns]
         self._model = tokenizer.model
         self._encode_full = encode_full
         self._words: dict[str, list[int]] = {}
@@ -122,7 +125,10 @@ class AsciiWordEncoder:
         """Each regex in turn splits every piece, keeping the matches and the text between them
         (the tokenizers' Split with behavior="isolated")."""
         pieces = [text]
-        for pattern in self._patterns:
+        for pattern, splitter in zip(self._patterns, self._splitters, strict=True):
+            if splitter is not None:  # the same pieces: empty matches split, and empty pieces go
+                pieces = [part for piece in pieces for part in splitter.split(piece) if part]
+                continue
             split = []
             for piece in pieces:
                 start = 0
@@ -136,3 +142,11 @@ class AsciiWordEncoder:
                     split.append(piece[start:])
             pieces = split
         return pieces
+
+
+def _as_splitter(pattern: re.Pattern) -> re.Pattern | None:
+    """`pattern` wrapped in one capturing group, or None when it has groups of its own (re.split
+    would return those too)."""
+    if pattern.groups:
+        return None
+    return re.compile(f"({pattern.pattern})", pattern.flags)

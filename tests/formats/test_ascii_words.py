@@ -89,3 +89,21 @@ def test_long_text_goes_to_the_full_tokenizer(monkeypatch):
         [r"\p{L}+"], TOKENIZERS[0]._tokenizer, lambda text: calls.append(text) or [1]
     )
     assert encoder.encode("nine char") == [1] and calls == ["nine char"]
+
+
+@pytest.mark.parametrize("pattern", [r"[0-9]", r"x*", r"\s+(?!\S)|\s+", r"(?i:'s|'t)| ?[A-Za-z]+"])
+@pytest.mark.parametrize("text", ["", "xab1ab22y", "a  1  b\n\nx", "it's   THE'T x"])
+def test_splitting_in_c_gives_the_pieces_of_the_match_loop(pattern, text):
+    fast = AsciiWordEncoder([re.compile(pattern, re.ASCII)], TOKENIZERS[0]._tokenizer, lambda text: [])
+    loop = AsciiWordEncoder([re.compile(pattern, re.ASCII)], TOKENIZERS[0]._tokenizer, lambda text: [])
+    loop._splitters = [None]
+    assert fast._splitters[0] is not None
+    assert fast._split(text) == loop._split(text)
+    assert "".join(fast._split(text)) == text
+
+
+def test_a_pattern_with_groups_of_its_own_keeps_the_match_loop():
+    grouped = AsciiWordEncoder([re.compile(r"(a)b|[0-9]")], TOKENIZERS[0]._tokenizer, lambda text: [])
+    plain = AsciiWordEncoder([re.compile(r"(?:a)b|[0-9]")], TOKENIZERS[0]._tokenizer, lambda text: [])
+    assert grouped._splitters == [None] and plain._splitters[0] is not None
+    assert grouped._split("xab1ab22y") == plain._split("xab1ab22y") == ["x", "ab", "1", "ab", "2", "2", "y"]
