@@ -101,7 +101,7 @@ async def _generate(
                 outcome = "client_disconnected"  # the node's work was cancelled with the stream
                 return response
         else:
-            events = [event async for batch in generation.events for event in batch]
+            events = [*generation.first, *[event async for batch in generation.rest for event in batch]]
             fmt = format_class(request_id, body, model)
             body_bytes = orjson.dumps(fmt.full(events, generation))
             response = web.Response(
@@ -110,6 +110,7 @@ async def _generate(
         outcome = "ok"
         return response
     finally:
+        await generation.close()
         if forwarded is None:
             span = trace.get_current_span()
             span.set_attribute("gen_ai.usage.input_tokens", generation.prompt_tokens)
@@ -193,22 +194,28 @@ async def _stream(response: EventStreamResponse, generation: Generation, fmt: Re
     ready events is one write. A client that goes away closes the events, which cancels the
     generation on the node."""
     try:
-        unsent = fmt.opening_sse
-        choices_left = fmt.request.n
-        batch: list[TextEvent]
-        async for batch in generation.events:
-            unsent += fmt.events_sse(batch)
-            for event in batch:
-                if event.finish_reason is not None:
-                    choices_left -= 1
-            if choices_left:  # the last events leave with the closing chunks and the end of the body
+        unsent = fmt.opening_sse + fmt.events_sse(generation.first)
+        choices_left = fmt.request.n - _finished(generation.first)
+        if choices_left:  # the last events leave with the closing chunks and the end of the body
+            await response.write(unsent)
+            unsent = b""
+            batch: list[TextEvent]
+            async for batch in generation.rest:
+                unsent += fmt.events_sse(batch)
+                choices_left -= _finished(batch)
+                if not choices_left:
+                    break
                 await response.write(unsent)
                 unsent = b""
         await response.write_eof(unsent + _sse(fmt.closing(generation)) + b"data: [DONE]\n\n")
     except ConnectionResetError:
-        await generation.events.aclose()
+        await generation.close()
         return False
     return True
+
+
+def _finished(events: list[TextEvent]) -> int:
+    return sum(event.finish_reason is not None for event in events)
 
 
 def _sse(payloads) -> bytes:

@@ -5,7 +5,7 @@ SSE). A node that fails before the first token is cooled down and the request re
 import asyncio
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from opentelemetry import trace
@@ -28,13 +28,14 @@ from shared.telemetry import inject_context, tracer
 
 REQUEST_TIMEOUT_S = 600.0
 FINISH_NAMES = {pb.FINISH_REASON_STOP: "stop", pb.FINISH_REASON_LENGTH: "length"}
+UNSPECIFIED = pb.FINISH_REASON_UNSPECIFIED
 
 
 @dataclass(slots=True)
 class TextEvent:
     index: int  # choice
     text: str
-    logprobs: list[pb.GeneratedToken] = field(default_factory=list)  # when the request asks for them
+    logprobs: Sequence[pb.GeneratedToken] = ()  # when the request asks for them
     finish_reason: str | None = None
 
 
@@ -49,11 +50,18 @@ class Generation:
     route_reason: str
     prompt_tokens: int
     privacy: PrivacyDecision
-    events: AsyncIterator[list[TextEvent]] | None = None  # every event ready, each time
+    first: list[TextEvent] = field(default_factory=list)  # every choice's first event
+    rest: AsyncIterator[list[TextEvent]] | None = None  # then every event ready, each time
     completion_tokens: int = 0
     cached_tokens: int = 0
     first_token_at: float | None = None
     started: float = field(default_factory=time.perf_counter)
+    streams: list[AsyncGenerator] = field(default_factory=list)
+
+    async def close(self) -> None:
+        """Ends every choice's stream (an unfinished one is cancelled on its node)."""
+        for stream in self.streams:
+            await stream.aclose()
 
 
 def prompt_ids(model: ServedModel, request: GenerationRequest) -> list[int]:
@@ -150,9 +158,10 @@ async def start_generation(
         )
         try:
             if len(streams) == 1:
-                first = [await anext(streams[0])]  # no task per choice when there is one
+                first = await anext(streams[0])  # no task per choice when there is one
             else:
-                first = await asyncio.gather(*(anext(stream) for stream in streams))
+                heads = await asyncio.gather(*(anext(stream) for stream in streams))
+                first = [event for events in heads for event in events]
         except BackendError as error:
             for stream in streams:
                 await stream.aclose()
@@ -170,7 +179,14 @@ async def start_generation(
             ahead.cancel()
             raise
         await ahead
-        generation.events = _merge(streams, first)
+        generation.first = first
+        generation.streams = streams
+        if len(streams) == 1:  # its events already carry every token that was ready
+            generation.rest = streams[0]
+        else:
+            unfinished = [s for s, head in zip(streams, first, strict=True) if head.finish_reason is None]
+            generation.rest = _interleave(unfinished)
+            generation.streams = [*streams, generation.rest]
         return generation
     raise AssertionError("unreachable")
 
@@ -235,7 +251,10 @@ async def _choice_stream(
     max_tokens: int,
     model: ServedModel,
     forwarded: dict[str, str] | None,
-) -> AsyncIterator[TextEvent]:
+) -> AsyncGenerator[list[TextEvent]]:
+    """One choice's events, each a list of one: the text of every token that was ready. A node
+    failure before the first event is a BackendError (the request may go elsewhere), after it an
+    APIError."""
     sampling = pb.SamplingParams(
         temperature=request.temperature,
         top_p=request.top_p,
@@ -268,70 +287,52 @@ async def _choice_stream(
             trace_headers = inject_context()
     batches = backend.generate(node_request, REQUEST_TIMEOUT_S, trace_headers)
     try:
-        async for chunks in batches:
-            if generation.first_token_at is None:
-                generation.first_token_at = time.perf_counter()
-            if text is None:
-                text = texts[index]  # made while the node worked
+        chunks = await anext(batches, None)
+        if chunks is not None and generation.first_token_at is None:
+            generation.first_token_at = time.perf_counter()
+        text = texts[index]  # made while the node worked
+        while chunks is not None:
             event = TextEvent(index, "")
+            if request.logprobs:
+                event.logprobs = [token for chunk in chunks for token in chunk.tokens]
             pieces = []
             for chunk in chunks:
                 tokens = chunk.tokens
-                if request.logprobs:
-                    event.logprobs.extend(tokens)
                 for token in tokens:
                     pieces.append(text.push(token.token_id))
                 generation.completion_tokens += len(tokens)
-                if chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED or text.stopped:
+                if chunk.finish_reason != UNSPECIFIED or text.stopped:
                     pieces.append(text.finish())
                     event.text = "".join(pieces)
                     event.finish_reason = (
                         "stop" if text.stopped else FINISH_NAMES.get(chunk.finish_reason, "stop")
                     )
                     generation.cached_tokens = max(generation.cached_tokens, chunk.usage.cached_tokens)
-                    yield event
+                    yield [event]
                     return
             event.text = "".join(pieces)
-            yield event
+            yield [event]
+            try:
+                chunks = await anext(batches, None)
+            except BackendError as error:  # after the first event: the request cannot move
+                raise APIError(error.status, str(error), "server_error") from None
     finally:
         if span is not None:
             span.end()
         await batches.aclose()
 
 
-async def _merge(
-    streams: list[AsyncIterator[TextEvent]], first: list[TextEvent]
-) -> AsyncIterator[list[TextEvent]]:
-    """The first events (already read) at once, then the choices' events as they arrive, each
-    time all that are ready: a client slower than the node gets fewer, larger writes. One choice
-    needs no interleaving: its events already carry every token that was ready."""
-    try:
-        yield first
-        if len(streams) == 1:
-            if first[0].finish_reason is None:
-                async for event in streams[0]:
-                    yield [event]
-            return
-        async for batch in _interleave(
-            [stream for stream, head in zip(streams, first, strict=True) if head.finish_reason is None]
-        ):
-            yield batch
-    except BackendError as error:
-        raise APIError(error.status, str(error), "server_error") from None
-    finally:
-        for stream in streams:
-            await stream.aclose()
-
-
-async def _interleave(streams: list[AsyncIterator[TextEvent]]) -> AsyncIterator[list[TextEvent]]:
+async def _interleave(streams: list[AsyncGenerator[list[TextEvent]]]) -> AsyncGenerator[list[TextEvent]]:
+    """The choices' events as they arrive, each time all that are ready: a client slower than the
+    node gets fewer, larger writes."""
     inbox = Inbox()
     done = object()
 
     async def pump(stream) -> None:
         try:
-            async for event in stream:
-                inbox.put(event)
-        except BackendError as error:
+            async for events in stream:
+                inbox.put(events)
+        except APIError as error:
             inbox.put(error)
         finally:
             inbox.put(done)
@@ -344,10 +345,10 @@ async def _interleave(streams: list[AsyncIterator[TextEvent]]) -> AsyncIterator[
             for item in await inbox.take_all():
                 if item is done:
                     remaining -= 1
-                elif isinstance(item, BackendError):
+                elif isinstance(item, APIError):
                     raise item
                 else:
-                    batch.append(item)
+                    batch += item
             if batch:
                 yield batch
     finally:

@@ -135,6 +135,17 @@ async def test_completions_n_seed_logprobs_and_stop(model_path, edge_node):
             model="tiny", prompt="Hello", max_tokens=8, n=2, seed=3, temperature=1.0, logprobs=2
         )
         assert [c.text for c in again.choices] == [c.text for c in result.choices]
+        streamed = await gw.client.completions.create(
+            model="tiny", prompt="Hello", max_tokens=8, n=2, seed=3, temperature=1.0, stream=True
+        )
+        texts, finishes = ["", ""], [[], []]
+        async for chunk in streamed:
+            for choice in chunk.choices:
+                texts[choice.index] += choice.text
+                if choice.finish_reason is not None:
+                    finishes[choice.index].append(choice.finish_reason)
+        assert texts == [c.text for c in result.choices]  # the choices interleaved, each whole
+        assert finishes == [[c.finish_reason] for c in result.choices]
         full = (
             (await gw.client.completions.create(model="tiny", prompt="Hello", max_tokens=12, temperature=0))
             .choices[0]
