@@ -58,6 +58,8 @@ NATIVE_TEMPLATES: dict[str, NativeRenderer] = {
 def plain_messages(messages: Sequence[Any]) -> bool:
     """Whether every message is a mapping whose role and content are strings."""
     return all(
-        isinstance(m, Mapping) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+        (type(m) is dict or isinstance(m, Mapping))  # the first test, without the ABC's, for JSON bodies
+        and isinstance(m.get("role"), str)
+        and isinstance(m.get("content"), str)
         for m in messages
     )

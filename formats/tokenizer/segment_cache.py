@@ -8,6 +8,7 @@ for its new text only. Byte-level BPE only: a SentencePiece vocabulary's space p
 where a fragment sits.
 """
 
+import contextlib
 import re
 import threading
 from collections import OrderedDict
@@ -52,9 +53,10 @@ class SegmentCache:
     def _fragment(self, fragment: str) -> list[int]:
         ids = self._fragments.get(fragment)
         if ids is not None:
-            with self._lock:
-                if fragment in self._fragments:
-                    self._fragments.move_to_end(fragment)  # recently used: evicted last
+            # Recently used: evicted last. One atomic step, so no lock: a fragment another thread
+            # evicted since the lookup is simply not there any more.
+            with contextlib.suppress(KeyError):
+                self._fragments.move_to_end(fragment)
             return ids
         ids = self._encode_fragment(fragment)
         if len(fragment) <= MAX_FRAGMENT_CHARS:
