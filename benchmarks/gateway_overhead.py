@@ -71,7 +71,7 @@ async def drive(concurrency: int, total: int, one_request) -> tuple[list[float],
 
 
 LEVELS = (1, 32, 256)
-ROUNDS = 3  # each level's requests in this many rounds, the paths taking turns (the VM drifts)
+ROUNDS = 10  # each level's requests in up to this many rounds, the paths taking turns (the VM drifts)
 
 
 async def serve_client(kind: str, target: str, tokens: int) -> None:
@@ -194,15 +194,17 @@ class ClientProcess:
 
 
 def measure(paths: dict[str, ClientProcess], total: int) -> dict[str, dict]:
-    """Every level's requests in ROUNDS rounds, the paths taking turns in a rotating order, so a
-    machine that drifts during the run drifts under every path alike.
+    """Every level's requests in up to ROUNDS rounds (each at least `concurrency` requests), the
+    paths taking turns in a rotating order, so a machine that drifts during the run drifts under
+    every path alike.
     -> {path: {clients: (ttfts, totals, requests per second)}}."""
     results: dict[str, dict] = {name: {} for name in paths}
     for concurrency in LEVELS:
-        per_round = max(concurrency, _count(total, concurrency) // ROUNDS)
+        rounds = max(1, min(ROUNDS, _count(total, concurrency) // concurrency))
+        per_round = _count(total, concurrency) // rounds
         gathered = {name: ([], [], 0.0) for name in paths}
         order = list(paths)
-        for round_index in range(ROUNDS):
+        for round_index in range(rounds):
             shift = round_index % len(order)
             for name in order[shift:] + order[:shift]:
                 ttfts, totals, elapsed = paths[name].run(concurrency, per_round)
