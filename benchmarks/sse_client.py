@@ -24,11 +24,22 @@ class SSEClient:
         return head.encode() + body
 
     async def stream(self, request: bytes) -> tuple[float, float]:
-        """Send one request; -> (seconds to the first SSE event, seconds to the end of the body)."""
+        """Send one request; -> (seconds to the first SSE event, seconds to the end of the body).
+        A pooled connection the server closed while idle (its keep-alive timeout) is replaced and
+        the request sent again, as HTTP clients do; only the second try is timed."""
         if self._idle:
             reader, writer = self._idle.pop()
-        else:
-            reader, writer = await asyncio.open_connection(self.host, self.port)
+            try:
+                return await self._exchange(reader, writer, request)
+            except _ClosedBeforeAnswer:
+                writer.close()
+        reader, writer = await asyncio.open_connection(self.host, self.port)
+        try:
+            return await self._exchange(reader, writer, request)
+        except _ClosedBeforeAnswer:
+            raise ConnectionError("the gateway closed the connection") from None
+
+    async def _exchange(self, reader, writer, request: bytes) -> tuple[float, float]:
         started = time.perf_counter()
         writer.write(request)
         first = None
@@ -36,7 +47,9 @@ class SSEClient:
         while not received.endswith(FINAL_CHUNK):
             data = await reader.read(1 << 16)
             if not data:
-                raise ConnectionError("the gateway closed the connection")
+                if not received:
+                    raise _ClosedBeforeAnswer
+                raise ConnectionError("the gateway closed the connection mid-response")
             received += data
             if first is None and b"data: {" in received:
                 first = time.perf_counter() - started
@@ -49,3 +62,7 @@ class SSEClient:
         for _, writer in self._idle:
             writer.close()
         self._idle.clear()
+
+
+class _ClosedBeforeAnswer(Exception):
+    """The connection ended before any byte of the response."""
