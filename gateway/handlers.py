@@ -215,7 +215,11 @@ async def _stream(response: EventStreamResponse, generation: Generation, fmt: Re
 
 
 def _finished(events: list[TextEvent]) -> int:
-    return sum(event.finish_reason is not None for event in events)
+    count = 0
+    for event in events:
+        if event.finish_reason is not None:
+            count += 1
+    return count
 
 
 def _sse(payloads) -> bytes:

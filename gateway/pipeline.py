@@ -271,7 +271,6 @@ async def _choice_stream(
         prompt_token_ids=ids,
         sampling=sampling,
     )
-    text = None
     span, trace_headers = None, forwarded
     if forwarded is None:  # recording: the dispatch span, whose context goes to the node
         span = tracer("hybridgw.gateway").start_span(
@@ -286,12 +285,12 @@ async def _choice_stream(
         with trace.use_span(span, end_on_exit=False):
             trace_headers = inject_context()
     batches = backend.generate(node_request, REQUEST_TIMEOUT_S, trace_headers)
+    text = None
     try:
-        chunks = await anext(batches, None)
-        if chunks is not None and generation.first_token_at is None:
-            generation.first_token_at = time.perf_counter()
-        text = texts[index]  # made while the node worked
-        while chunks is not None:
+        async for chunks in batches:
+            if text is None:  # the first chunks
+                generation.first_token_at = generation.first_token_at or time.perf_counter()
+                text = texts[index]  # made while the node worked
             event = TextEvent(index, "")
             if request.logprobs:
                 event.logprobs = [token for chunk in chunks for token in chunk.tokens]
@@ -312,10 +311,10 @@ async def _choice_stream(
                     return
             event.text = "".join(pieces)
             yield [event]
-            try:
-                chunks = await anext(batches, None)
-            except BackendError as error:  # after the first event: the request cannot move
-                raise APIError(error.status, str(error), "server_error") from None
+    except BackendError as error:
+        if text is None:  # before the first event: the request may still go elsewhere
+            raise
+        raise APIError(error.status, str(error), "server_error") from None
     finally:
         if span is not None:
             span.end()

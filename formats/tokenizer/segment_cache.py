@@ -8,7 +8,6 @@ for its new text only. Byte-level BPE only: a SentencePiece vocabulary's space p
 where a fragment sits.
 """
 
-import contextlib
 import re
 import threading
 from collections import OrderedDict
@@ -55,8 +54,10 @@ class SegmentCache:
         if ids is not None:
             # Recently used: evicted last. One atomic step, so no lock: a fragment another thread
             # evicted since the lookup is simply not there any more.
-            with contextlib.suppress(KeyError):
+            try:  # noqa: SIM105 - free when nothing is raised; suppress() is an object per hit
                 self._fragments.move_to_end(fragment)
+            except KeyError:
+                pass
             return ids
         ids = self._encode_fragment(fragment)
         if len(fragment) <= MAX_FRAGMENT_CHARS:
