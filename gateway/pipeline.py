@@ -203,9 +203,20 @@ async def _while_dispatched(
     """What needs the chosen node but not the first token, done while the node works."""
     metrics.routed(decision.outcome.value, decision.reason)
     for index in range(len(texts)):
-        texts[index] = TextStream(model.tokenizer, request.stop)
+        _text_stream(texts, index, request, model)
     if then is not None:
         await then(generation)
+
+
+def _text_stream(
+    texts: list[TextStream | None], index: int, request: GenerationRequest, model: ServedModel
+) -> TextStream:
+    """The choice's detokenizer: made while the node works, or at its first chunks by a backend
+    that answers without waiting (the dispatch work has not run yet then)."""
+    text = texts[index]
+    if text is None:
+        text = texts[index] = TextStream(model.tokenizer, request.stop)
+    return text
 
 
 def _raise_for(decision: Decision, privacy: PrivacyDecision, model: str, metrics: GatewayMetrics) -> None:
@@ -290,7 +301,7 @@ async def _choice_stream(
         async for chunks in batches:
             if text is None:  # the first chunks
                 generation.first_token_at = generation.first_token_at or time.perf_counter()
-                text = texts[index]  # made while the node worked
+                text = _text_stream(texts, index, request, model)  # made while the node worked
             event = TextEvent(index, "")
             if request.logprobs:
                 event.logprobs = [token for chunk in chunks for token in chunk.tokens]

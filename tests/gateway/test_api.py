@@ -22,6 +22,7 @@ from gateway import app_keys
 from gateway.app import create_app
 from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from shared.async_engine import AsyncEngine
+from shared.proto import inference_pb2 as pb
 from shared.sampling import SamplingParams
 from tests.fixtures.edge_node import EdgeNode
 
@@ -394,6 +395,40 @@ async def test_a_node_failing_before_the_first_token_is_cooled_down_and_the_requ
                 for line in lines[:-1]
             )
             assert text == _greedy_text(model_path, 3)
+    finally:
+        await runner.cleanup()
+
+
+class InstantNode(FailingNode):
+    """Test double: a node whose tokens are ready at once (it answers without ever waiting)."""
+
+    TOKENS = (72, 101, 108, 108, 111)
+
+    async def generate(self, request, timeout_s, trace_headers=None):
+        self.calls += 1
+        for position, token_id in enumerate(self.TOKENS):
+            chunk = pb.GenerateChunk(request_id=request.request_id, index=position)
+            chunk.tokens.add(token_id=token_id)
+            if position == len(self.TOKENS) - 1:
+                chunk.finish_reason = pb.FINISH_REASON_LENGTH
+            yield [chunk]
+
+
+async def test_a_node_that_answers_without_waiting_streams_whole_text(model_path):
+    instant = InstantNode()
+    config = GatewayConfig(models=[ModelEntry("tiny", str(model_path), context_length=128)])
+    gateway = Gateway(config)
+    runner = web.AppRunner(create_app(config, extra_backends=[instant]), handler_cancellation=True)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", gateway.port).start()
+    try:
+        client = openai.AsyncOpenAI(base_url=f"{gateway.url}/v1", api_key="unused", max_retries=0)
+        stream = await client.chat.completions.create(
+            model="tiny", messages=MESSAGES, max_tokens=5, stream=True
+        )
+        text = "".join([chunk.choices[0].delta.content or "" async for chunk in stream])
+        expected = GGUFTokenizer.from_file(model_path).decode(list(InstantNode.TOKENS), skip_special=True)
+        assert expected and text == expected and instant.calls == 1
     finally:
         await runner.cleanup()
 
