@@ -52,13 +52,17 @@ def _greedy_text(model_path, max_tokens: int) -> str:
 
 
 class Gateway:
-    def __init__(self, config: GatewayConfig):
+    """A gateway app served on a free port; `extra_backends`: in-process nodes (test doubles)."""
+
+    def __init__(self, config: GatewayConfig, extra_backends: list | None = None):
         self.config = config
+        self.extra_backends = extra_backends
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
 
     async def __aenter__(self):
-        self.runner = web.AppRunner(create_app(self.config), handler_cancellation=True)
+        app = create_app(self.config, extra_backends=self.extra_backends)
+        self.runner = web.AppRunner(app, handler_cancellation=True)
         await self.runner.setup()
         await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
         self.client = openai.AsyncOpenAI(base_url=f"{self.url}/v1", api_key="unused", max_retries=0)
@@ -364,39 +368,32 @@ async def test_a_node_failing_before_the_first_token_is_cooled_down_and_the_requ
 
     broken = FailingNode()
     config = _edge_config(model_path, edge_node)
-    gateway = Gateway(config)  # only its port and url: the app gets the failing node as well
-    runner = web.AppRunner(create_app(config, extra_backends=[broken]), handler_cancellation=True)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", gateway.port).start()
-    try:
-        async with aiohttp.ClientSession() as session:
-            body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 3}
-            async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
-                assert response.status == 200
-                assert response.headers["X-Hybridgw-Node"] == "edge-a"
-            assert broken.calls == 1 and broken.state.cooldown_until > time.monotonic()
-            async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
-                assert response.status == 200
-            assert broken.calls == 1  # cooling down: not tried again
-            # streamed: the headers, made while the failing node had the request, name the node
-            # that answered
-            broken.state.cooldown_until = 0.0
-            stream_body = {**body, "stream": True, "temperature": 0}
-            async with session.post(f"{gateway.url}/v1/chat/completions", json=stream_body) as response:
-                assert response.status == 200
-                assert response.headers["X-Hybridgw-Node"] == "edge-a"
-                assert response.headers["X-Hybridgw-Target"] == "edge"
-                assert response.headers["Content-Type"] == "text/event-stream"
-                lines = [line async for line in response.content if line.startswith(b"data: ")]
-            assert broken.calls == 2
-            assert lines[-1] == b"data: [DONE]\n"
-            text = "".join(
-                (json.loads(line[6:])["choices"] or [{}])[0].get("delta", {}).get("content") or ""
-                for line in lines[:-1]
-            )
-            assert text == _greedy_text(model_path, 3)
-    finally:
-        await runner.cleanup()
+    async with Gateway(config, [broken]) as gateway, aiohttp.ClientSession() as session:
+        body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 3}
+        async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
+            assert response.status == 200
+            assert response.headers["X-Hybridgw-Node"] == "edge-a"
+        assert broken.calls == 1 and broken.state.cooldown_until > time.monotonic()
+        async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
+            assert response.status == 200
+        assert broken.calls == 1  # cooling down: not tried again
+        # streamed: the headers, made while the failing node had the request, name the node
+        # that answered
+        broken.state.cooldown_until = 0.0
+        stream_body = {**body, "stream": True, "temperature": 0}
+        async with session.post(f"{gateway.url}/v1/chat/completions", json=stream_body) as response:
+            assert response.status == 200
+            assert response.headers["X-Hybridgw-Node"] == "edge-a"
+            assert response.headers["X-Hybridgw-Target"] == "edge"
+            assert response.headers["Content-Type"] == "text/event-stream"
+            lines = [line async for line in response.content if line.startswith(b"data: ")]
+        assert broken.calls == 2
+        assert lines[-1] == b"data: [DONE]\n"
+        text = "".join(
+            (json.loads(line[6:])["choices"] or [{}])[0].get("delta", {}).get("content") or ""
+            for line in lines[:-1]
+        )
+        assert text == _greedy_text(model_path, 3)
 
 
 class InstantNode(FailingNode):
@@ -417,42 +414,28 @@ class InstantNode(FailingNode):
 async def test_a_node_that_answers_without_waiting_streams_whole_text(model_path):
     instant = InstantNode()
     config = GatewayConfig(models=[ModelEntry("tiny", str(model_path), context_length=128)])
-    gateway = Gateway(config)
-    runner = web.AppRunner(create_app(config, extra_backends=[instant]), handler_cancellation=True)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", gateway.port).start()
-    try:
-        client = openai.AsyncOpenAI(base_url=f"{gateway.url}/v1", api_key="unused", max_retries=0)
-        stream = await client.chat.completions.create(
+    async with Gateway(config, [instant]) as gateway:
+        stream = await gateway.client.chat.completions.create(
             model="tiny", messages=MESSAGES, max_tokens=5, stream=True
         )
         text = "".join([chunk.choices[0].delta.content or "" async for chunk in stream])
         expected = GGUFTokenizer.from_file(model_path).decode(list(InstantNode.TOKENS), skip_special=True)
         assert expected and text == expected and instant.calls == 1
-    finally:
-        await runner.cleanup()
 
 
 async def test_a_stream_whose_every_node_fails_before_the_first_token_gets_a_json_error(model_path):
     broken = FailingNode()
     config = GatewayConfig(models=[ModelEntry("tiny", str(model_path), context_length=128)])
-    gateway = Gateway(config)
-    runner = web.AppRunner(create_app(config, extra_backends=[broken]), handler_cancellation=True)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", gateway.port).start()
-    try:
-        async with aiohttp.ClientSession() as session:
-            body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 3, "stream": True}
-            for _ in range(2):  # and the connection serves the next request as usual
-                async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
-                    # tried once, cooled down: no node is left to take it
-                    assert response.status == 503
-                    assert response.headers["Content-Type"] == "application/json"
-                    assert int(response.headers["Retry-After"]) >= 1
-                    assert "X-Hybridgw-Node" not in response.headers
-                    error = (await response.json())["error"]
-                    assert error["type"] == "server_error" and error["code"] == "no_node"
-                broken.state.cooldown_until = 0.0
-            assert broken.calls == 2
-    finally:
-        await runner.cleanup()
+    async with Gateway(config, [broken]) as gateway, aiohttp.ClientSession() as session:
+        body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 3, "stream": True}
+        for _ in range(2):  # and the connection serves the next request as usual
+            async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
+                # tried once, cooled down: no node is left to take it
+                assert response.status == 503
+                assert response.headers["Content-Type"] == "application/json"
+                assert int(response.headers["Retry-After"]) >= 1
+                assert "X-Hybridgw-Node" not in response.headers
+                error = (await response.json())["error"]
+                assert error["type"] == "server_error" and error["code"] == "no_node"
+            broken.state.cooldown_until = 0.0
+        assert broken.calls == 2
