@@ -297,11 +297,18 @@ async def _choice_stream(
             trace_headers = inject_context()
     batches = backend.generate(node_request, REQUEST_TIMEOUT_S, trace_headers)
     text = None
+    plain = not request.logprobs and not request.stop  # no logprobs to keep, no stop string to find
     try:
         async for chunks in batches:
             if text is None:  # the first chunks
                 generation.first_token_at = generation.first_token_at or time.perf_counter()
                 text = _text_stream(texts, index, request, model)  # made while the node worked
+            if plain and len(chunks) == 1:  # the usual batch: one chunk of one token, not the last
+                tokens = chunks[0].tokens
+                if len(tokens) == 1 and chunks[0].finish_reason == UNSPECIFIED:
+                    generation.completion_tokens += 1
+                    yield [TextEvent(index, text.push(tokens[0].token_id))]
+                    continue
             event = TextEvent(index, "")
             if request.logprobs:
                 event.logprobs = [token for chunk in chunks for token in chunk.tokens]

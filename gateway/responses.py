@@ -146,7 +146,7 @@ class ChatFormat(ResponseFormat):
         return {
             "index": event.index,
             "delta": {"content": event.text} if event.text else {},
-            "logprobs": self._logprobs([event]),
+            "logprobs": self._logprobs([event]) if self.request.logprobs else None,
             "finish_reason": event.finish_reason,
         }
 
@@ -181,7 +181,7 @@ class CompletionFormat(ResponseFormat):
         return {
             "index": event.index,
             "text": event.text,
-            "logprobs": self._logprobs([event]),
+            "logprobs": self._logprobs([event]) if self.request.logprobs else None,
             "finish_reason": event.finish_reason,
         }
 
