@@ -146,7 +146,7 @@ async def start_generation(
             len(ids),
             privacy,
         )
-        texts: list[TextStream | None] = [None] * request.n  # made by `ahead`
+        texts: list[TextStream | None] = [None] * request.n  # made by `ahead` (see _text_stream)
         streams = [
             _choice_stream(backend, generation, texts, i, ids, request, max_tokens, model, forwarded)
             for i in range(request.n)
