@@ -2,7 +2,6 @@
 
 import asyncio
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -17,16 +16,11 @@ from formats.ggml_types import GGMLType
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
 from tests.cloud.test_worker import _read_reply, _request
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from tests.fixtures.edge_node import free_port
 
 
 async def test_cloud_worker_process_serves_queue_and_grpc_then_drains(tiny_model, redis_url, redis_keys):
-    port, metrics_port = _free_port(), _free_port()
+    port, metrics_port = free_port(), free_port()
     process = subprocess.Popen(
         [
             sys.executable,

@@ -5,7 +5,6 @@ confine a real cloud worker to the cloud keys while the gateway works through it
 import asyncio
 import json
 import re
-import socket
 import subprocess
 from pathlib import Path
 
@@ -27,7 +26,8 @@ from gateway.metrics import GatewayMetrics
 from shared.async_engine import AsyncEngine
 from shared.node_http import COUNTERS, GAUGES
 from shared.redis_keys import RedisKeys
-from tests.gateway.test_api import MESSAGES, Gateway
+from tests.fixtures.edge_node import free_port
+from tests.fixtures.gateway_app import MESSAGES, Gateway
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -149,19 +149,13 @@ def test_the_grafana_dashboard_queries_only_metrics_we_export():
     assert provider["providers"][0]["options"]["path"] == "/var/lib/grafana/dashboards"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _password(url: str) -> str:
     return url.split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]
 
 
 async def test_redis_acl_users_confine_the_cloud_worker_to_the_cloud_keys(compose, tiny_model, tmp_path):
     services = compose["services"]
-    port = _free_port()
+    port = free_port()
     # the compose file's own redis-server command line, on a private port
     server = subprocess.Popen(
         [*services["redis"]["command"], "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path)],

@@ -3,87 +3,26 @@ driven with the official `openai` client and with raw HTTP for the error cases."
 
 import asyncio
 import json
-import socket
 
 import aiohttp
 import openai
 import pytest
-from aiohttp import web
 
 from cloud.engine_core import CloudEngineCore
 from cloud.llm_engine import LLMEngine
 from cloud.worker import CloudWorker
-from edge.engine import EdgeEngine, EngineConfig
-from formats.chat_template import chat_template_for
 from formats.ggml_types import GGMLType
-from formats.gguf_reader import GGUFReader
-from formats.tokenizer import GGUFTokenizer
 from gateway import app_keys
-from gateway.app import create_app
 from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from shared.async_engine import AsyncEngine
 from shared.proto import inference_pb2 as pb
-from shared.sampling import SamplingParams
-from tests.fixtures.edge_node import EdgeNode
-
-MESSAGES = [{"role": "user", "content": "Hello world"}]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _greedy_text(model_path, max_tokens: int) -> str:
-    reader = GGUFReader(model_path)
-    tokenizer = GGUFTokenizer.from_metadata(reader.metadata)
-    prompt = chat_template_for(reader.metadata).render(MESSAGES)
-    engine = EdgeEngine(EngineConfig(str(model_path), num_slots=1, context_size=256))
-    engine.add_request(
-        "x",
-        tokenizer.encode(prompt, parse_special=True),
-        SamplingParams(temperature=0, max_tokens=max_tokens),
-    )
-    ids = []
-    while engine.has_work():
-        ids += [o.token.token_id for o in engine.step()]
-    return tokenizer.decode(ids, skip_special=True)
-
-
-class Gateway:
-    """A gateway app served on a free port; `extra_backends`: in-process nodes (test doubles)."""
-
-    def __init__(self, config: GatewayConfig, extra_backends: list | None = None):
-        self.config = config
-        self.extra_backends = extra_backends
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    async def __aenter__(self):
-        app = create_app(self.config, extra_backends=self.extra_backends)
-        self.runner = web.AppRunner(app, handler_cancellation=True)
-        await self.runner.setup()
-        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
-        self.client = openai.AsyncOpenAI(base_url=f"{self.url}/v1", api_key="unused", max_retries=0)
-        return self
-
-    async def __aexit__(self, *exc):
-        await self.client.close()
-        await self.runner.cleanup()
-
-
-def _edge_config(model_path, edge_node, **kwargs) -> GatewayConfig:
-    return GatewayConfig(
-        models=[ModelEntry("tiny", str(model_path), context_length=128)],
-        edge_nodes=[EdgeNodeEntry("edge-a", f"127.0.0.1:{edge_node.port}", ["tiny"])],
-        **kwargs,
-    )
+from tests.fixtures.edge_node import EdgeNode, free_port
+from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config, greedy_text
 
 
 async def test_openai_client_chat_streaming_and_not(model_path, edge_node):
-    expected = _greedy_text(model_path, 12)
-    async with Gateway(_edge_config(model_path, edge_node)) as gw:
+    expected = greedy_text(model_path, 12)
+    async with Gateway(edge_config(model_path, edge_node)) as gw:
         raw = await gw.client.chat.completions.with_raw_response.create(
             model="tiny", messages=MESSAGES, max_tokens=12, temperature=0
         )
@@ -130,7 +69,7 @@ async def test_a_sequential_client_is_never_shed_by_requests_already_answered(mo
 
 
 async def test_completions_n_seed_logprobs_and_stop(model_path, edge_node):
-    async with Gateway(_edge_config(model_path, edge_node)) as gw:
+    async with Gateway(edge_config(model_path, edge_node)) as gw:
         result = await gw.client.completions.create(
             model="tiny", prompt="Hello", max_tokens=8, n=2, seed=3, temperature=1.0, logprobs=2
         )
@@ -194,7 +133,7 @@ async def test_private_requests_stay_on_the_edge_and_fail_closed_without_it(
                 )
             assert error.value.status_code == 503
             assert error.value.body["code"] == "no_private_node"
-    both = _edge_config(model_path, edge_node, redis_url=redis_url, redis_prefix=redis_keys.prefix)
+    both = edge_config(model_path, edge_node, redis_url=redis_url, redis_prefix=redis_keys.prefix)
     async with Gateway(both) as gw:
         for _ in range(4):
             raw = await gw.client.chat.completions.with_raw_response.create(
@@ -239,7 +178,7 @@ async def test_bad_input_gets_openai_errors(model_path, edge_node):
         (json.dumps({"model": "gpt-9", "messages": MESSAGES}).encode(), 404, "model_not_found", "model"),
         (b"{" + b" " * (2 << 20) + b"}", 413, "body_too_large", None),
     ]
-    async with Gateway(_edge_config(model_path, edge_node)) as gw, aiohttp.ClientSession() as session:
+    async with Gateway(edge_config(model_path, edge_node)) as gw, aiohttp.ClientSession() as session:
         for body, status, code, param in cases:
             async with session.post(
                 f"{gw.url}/v1/chat/completions", data=body, headers={"Content-Type": "application/json"}
@@ -261,7 +200,7 @@ async def test_gateway_process_serves_and_logs_one_line_per_request(model_path, 
     import sys
     import threading
 
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [
             sys.executable,
@@ -300,7 +239,6 @@ async def test_gateway_process_serves_and_logs_one_line_per_request(model_path, 
 
 
 async def test_a_client_that_disconnects_mid_stream_cancels_the_node_work(tiny_model):
-    from shared.proto import inference_pb2 as pb
     from tests.fixtures.tiny_models import config_for
 
     model_path = tiny_model(GGMLType.Q8_0, config=config_for(GGMLType.Q8_0, context_length=4096))
@@ -329,113 +267,3 @@ async def test_a_client_that_disconnects_mid_stream_cancels_the_node_work(tiny_m
         await asyncio.sleep(0.05)
     assert any(entry["outcome"] == "cancelled" for entry in edge_node.requests_logged())
     edge_node.stop()
-
-
-class FailingNode:
-    """Test double: a node that looks healthy and fast but fails every call before its first token."""
-
-    def __init__(self):
-        from gateway.router import NodeKind, NodeState
-
-        self.state = NodeState(
-            "broken",
-            NodeKind.EDGE,
-            frozenset({"tiny"}),
-            max_running=64,
-            prefill_tokens_per_s=1e6,
-            decode_tokens_per_s=1e6,
-        )
-        self.calls = 0
-
-    async def start(self):
-        pass
-
-    async def close(self):
-        pass
-
-    async def generate(self, request, timeout_s, trace_headers=None):
-        from gateway.backends.base import BackendError
-
-        self.calls += 1
-        raise BackendError("connection refused", 502)
-        yield  # an async generator, like the real backends
-
-
-async def test_a_node_failing_before_the_first_token_is_cooled_down_and_the_request_retried(
-    model_path, edge_node
-):
-    import time
-
-    broken = FailingNode()
-    config = _edge_config(model_path, edge_node)
-    async with Gateway(config, [broken]) as gateway, aiohttp.ClientSession() as session:
-        body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 3}
-        async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
-            assert response.status == 200
-            assert response.headers["X-Hybridgw-Node"] == "edge-a"
-        assert broken.calls == 1 and broken.state.cooldown_until > time.monotonic()
-        async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
-            assert response.status == 200
-        assert broken.calls == 1  # cooling down: not tried again
-        # streamed: the headers, made while the failing node had the request, name the node
-        # that answered
-        broken.state.cooldown_until = 0.0
-        stream_body = {**body, "stream": True, "temperature": 0}
-        async with session.post(f"{gateway.url}/v1/chat/completions", json=stream_body) as response:
-            assert response.status == 200
-            assert response.headers["X-Hybridgw-Node"] == "edge-a"
-            assert response.headers["X-Hybridgw-Target"] == "edge"
-            assert response.headers["Content-Type"] == "text/event-stream"
-            lines = [line async for line in response.content if line.startswith(b"data: ")]
-        assert broken.calls == 2
-        assert lines[-1] == b"data: [DONE]\n"
-        text = "".join(
-            (json.loads(line[6:])["choices"] or [{}])[0].get("delta", {}).get("content") or ""
-            for line in lines[:-1]
-        )
-        assert text == _greedy_text(model_path, 3)
-
-
-class InstantNode(FailingNode):
-    """Test double: a node whose tokens are ready at once (it answers without ever waiting)."""
-
-    TOKENS = (72, 101, 108, 108, 111)
-
-    async def generate(self, request, timeout_s, trace_headers=None):
-        self.calls += 1
-        for position, token_id in enumerate(self.TOKENS):
-            chunk = pb.GenerateChunk(request_id=request.request_id, index=position)
-            chunk.tokens.add(token_id=token_id)
-            if position == len(self.TOKENS) - 1:
-                chunk.finish_reason = pb.FINISH_REASON_LENGTH
-            yield [chunk]
-
-
-async def test_a_node_that_answers_without_waiting_streams_whole_text(model_path):
-    instant = InstantNode()
-    config = GatewayConfig(models=[ModelEntry("tiny", str(model_path), context_length=128)])
-    async with Gateway(config, [instant]) as gateway:
-        stream = await gateway.client.chat.completions.create(
-            model="tiny", messages=MESSAGES, max_tokens=5, stream=True
-        )
-        text = "".join([chunk.choices[0].delta.content or "" async for chunk in stream])
-        expected = GGUFTokenizer.from_file(model_path).decode(list(InstantNode.TOKENS), skip_special=True)
-        assert expected and text == expected and instant.calls == 1
-
-
-async def test_a_stream_whose_every_node_fails_before_the_first_token_gets_a_json_error(model_path):
-    broken = FailingNode()
-    config = GatewayConfig(models=[ModelEntry("tiny", str(model_path), context_length=128)])
-    async with Gateway(config, [broken]) as gateway, aiohttp.ClientSession() as session:
-        body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 3, "stream": True}
-        for _ in range(2):  # and the connection serves the next request as usual
-            async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
-                # tried once, cooled down: no node is left to take it
-                assert response.status == 503
-                assert response.headers["Content-Type"] == "application/json"
-                assert int(response.headers["Retry-After"]) >= 1
-                assert "X-Hybridgw-Node" not in response.headers
-                error = (await response.json())["error"]
-                assert error["type"] == "server_error" and error["code"] == "no_node"
-            broken.state.cooldown_until = 0.0
-        assert broken.calls == 2

@@ -8,7 +8,7 @@ from gateway.auth import ApiKey, hash_key
 from gateway.config import GatewayConfig, ModelEntry
 from gateway.privacy import PrivacyMode
 from gateway.rate_limit import LocalRateLimiter, RedisRateLimiter
-from tests.gateway.test_api import MESSAGES, Gateway, _edge_config
+from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config
 
 KEYS = [
     ApiKey("alice", hash_key("sk-alice"), "acme", requests_per_minute=2),
@@ -25,7 +25,7 @@ async def _post(session, url, key, body=None):
 
 
 async def test_keys_models_privacy_and_limits(model_path, edge_node, redis_url, redis_keys):
-    config = _edge_config(model_path, edge_node, api_keys=KEYS)
+    config = edge_config(model_path, edge_node, api_keys=KEYS)
     async with Gateway(config) as gw, aiohttp.ClientSession() as session:
         status, _, body = await _post(session, gw.url, None)
         assert (status, body["error"]["code"]) == (401, "missing_api_key")

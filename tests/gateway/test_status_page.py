@@ -10,7 +10,7 @@ from playwright.async_api import async_playwright
 
 from gateway.activity import RecentActivity, RecentDecision
 from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
-from tests.gateway.test_api import MESSAGES, Gateway
+from tests.fixtures.gateway_app import MESSAGES, Gateway
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # as scripts/setup_system_tools.sh documents: no sandbox as root, no calls home on a closed network

@@ -15,7 +15,7 @@ from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from shared.async_engine import AsyncEngine
 from shared.telemetry import forwarded_context, setup_tracing
 from tests.fixtures.edge_node import EdgeNode
-from tests.gateway.test_api import MESSAGES, Gateway
+from tests.fixtures.gateway_app import MESSAGES, Gateway
 
 
 def _spans(path) -> list[dict]:

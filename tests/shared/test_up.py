@@ -12,12 +12,7 @@ import pytest
 import requests
 
 from tests.fixtures.cli import run_hybridgw
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from tests.fixtures.edge_node import free_port
 
 
 class Up:
@@ -65,7 +60,7 @@ def _chat(client: openai.OpenAI, headers: dict[str, str]) -> str:
 
 @pytest.mark.demo_model
 def test_up_serves_both_targets_and_stops_cleanly(demo_model_path):
-    port = _free_port()
+    port = free_port()
     up = Up("--port", str(port))
     url = f"http://127.0.0.1:{port}"
     up.wait_ready(url)
@@ -82,7 +77,7 @@ def test_up_with_a_config_file_uses_its_keys_routing_and_redis(
 ):
     from gateway.auth import hash_key
 
-    port = _free_port()
+    port = free_port()
     config = tmp_path / "gateway.toml"
     config.write_text(
         f"""
@@ -146,7 +141,6 @@ def test_up_refuses_a_bad_config_file_naming_the_field(tmp_path):
 
 
 def test_up_on_a_busy_port_says_so_before_starting_anything():
-    import socket
 
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

@@ -1,0 +1,121 @@
+"""Nodes that fail or answer oddly, as in-process test doubles: a failing node is cooled down and
+the request retried elsewhere (streamed too, with the answering node's headers); a stream with no
+node left gets a JSON error; a node that answers without waiting streams its whole text."""
+
+import json
+import time
+
+import aiohttp
+
+from formats.tokenizer import GGUFTokenizer
+from gateway.config import GatewayConfig, ModelEntry
+from shared.proto import inference_pb2 as pb
+from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config, greedy_text
+
+
+class FailingNode:
+    """Test double: a node that looks healthy and fast but fails every call before its first token."""
+
+    def __init__(self):
+        from gateway.router import NodeKind, NodeState
+
+        self.state = NodeState(
+            "broken",
+            NodeKind.EDGE,
+            frozenset({"tiny"}),
+            max_running=64,
+            prefill_tokens_per_s=1e6,
+            decode_tokens_per_s=1e6,
+        )
+        self.calls = 0
+
+    async def start(self):
+        pass
+
+    async def close(self):
+        pass
+
+    async def generate(self, request, timeout_s, trace_headers=None):
+        from gateway.backends.base import BackendError
+
+        self.calls += 1
+        raise BackendError("connection refused", 502)
+        yield  # an async generator, like the real backends
+
+
+async def test_a_node_failing_before_the_first_token_is_cooled_down_and_the_request_retried(
+    model_path, edge_node
+):
+    broken = FailingNode()
+    config = edge_config(model_path, edge_node)
+    async with Gateway(config, [broken]) as gateway, aiohttp.ClientSession() as session:
+        body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 3}
+        async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
+            assert response.status == 200
+            assert response.headers["X-Hybridgw-Node"] == "edge-a"
+        assert broken.calls == 1 and broken.state.cooldown_until > time.monotonic()
+        async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
+            assert response.status == 200
+        assert broken.calls == 1  # cooling down: not tried again
+        # streamed: the headers, made while the failing node had the request, name the node
+        # that answered
+        broken.state.cooldown_until = 0.0
+        stream_body = {**body, "stream": True, "temperature": 0}
+        async with session.post(f"{gateway.url}/v1/chat/completions", json=stream_body) as response:
+            assert response.status == 200
+            assert response.headers["X-Hybridgw-Node"] == "edge-a"
+            assert response.headers["X-Hybridgw-Target"] == "edge"
+            assert response.headers["Content-Type"] == "text/event-stream"
+            lines = [line async for line in response.content if line.startswith(b"data: ")]
+        assert broken.calls == 2
+        assert lines[-1] == b"data: [DONE]\n"
+        text = "".join(
+            (json.loads(line[6:])["choices"] or [{}])[0].get("delta", {}).get("content") or ""
+            for line in lines[:-1]
+        )
+        assert text == greedy_text(model_path, 3)
+
+
+class InstantNode(FailingNode):
+    """Test double: a node whose tokens are ready at once (it answers without ever waiting)."""
+
+    TOKENS = (72, 101, 108, 108, 111)
+
+    async def generate(self, request, timeout_s, trace_headers=None):
+        self.calls += 1
+        for position, token_id in enumerate(self.TOKENS):
+            chunk = pb.GenerateChunk(request_id=request.request_id, index=position)
+            chunk.tokens.add(token_id=token_id)
+            if position == len(self.TOKENS) - 1:
+                chunk.finish_reason = pb.FINISH_REASON_LENGTH
+            yield [chunk]
+
+
+async def test_a_node_that_answers_without_waiting_streams_whole_text(model_path):
+    instant = InstantNode()
+    config = GatewayConfig(models=[ModelEntry("tiny", str(model_path), context_length=128)])
+    async with Gateway(config, [instant]) as gateway:
+        stream = await gateway.client.chat.completions.create(
+            model="tiny", messages=MESSAGES, max_tokens=5, stream=True
+        )
+        text = "".join([chunk.choices[0].delta.content or "" async for chunk in stream])
+        expected = GGUFTokenizer.from_file(model_path).decode(list(InstantNode.TOKENS), skip_special=True)
+        assert expected and text == expected and instant.calls == 1
+
+
+async def test_a_stream_whose_every_node_fails_before_the_first_token_gets_a_json_error(model_path):
+    broken = FailingNode()
+    config = GatewayConfig(models=[ModelEntry("tiny", str(model_path), context_length=128)])
+    async with Gateway(config, [broken]) as gateway, aiohttp.ClientSession() as session:
+        body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 3, "stream": True}
+        for _ in range(2):  # and the connection serves the next request as usual
+            async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
+                # tried once, cooled down: no node is left to take it
+                assert response.status == 503
+                assert response.headers["Content-Type"] == "application/json"
+                assert int(response.headers["Retry-After"]) >= 1
+                assert "X-Hybridgw-Node" not in response.headers
+                error = (await response.json())["error"]
+                assert error["type"] == "server_error" and error["code"] == "no_node"
+            broken.state.cooldown_until = 0.0
+        assert broken.calls == 2
