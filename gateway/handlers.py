@@ -19,7 +19,7 @@ from gateway.auth import check_model_allowed
 from gateway.errors import APIError, model_not_found
 from gateway.pipeline import Generation, TextEvent, prepare, start_generation
 from gateway.request_ids import new_request_id
-from gateway.responses import ChatFormat, CompletionFormat, ResponseFormat
+from gateway.responses import ChatFormat, CompletionFormat, ResponseFormat, sse
 from gateway.schemas import parse_body, parse_chat, parse_completion
 from shared.telemetry import extract_context, forwarded_context, recording, tracer
 
@@ -190,9 +190,8 @@ class StreamAhead:
 
 
 async def _stream(response: EventStreamResponse, generation: Generation, fmt: ResponseFormat) -> bool:
-    """SSE to the client on the prepared response; returns whether it completed. Every batch of
-    ready events is one write. A client that goes away closes the events, which cancels the
-    generation on the node."""
+    """SSE to the client on the prepared response; returns whether it completed (False: the
+    client went away). Every batch of ready events is one write."""
     try:
         unsent = fmt.opening_sse + fmt.events_sse(generation.first)
         choices_left = fmt.request.n - _finished(generation.first)
@@ -207,9 +206,8 @@ async def _stream(response: EventStreamResponse, generation: Generation, fmt: Re
                     break
                 await response.write(unsent)
                 unsent = b""
-        await response.write_eof(unsent + _sse(fmt.closing(generation)) + b"data: [DONE]\n\n")
-    except ConnectionResetError:
-        await generation.close()
+        await response.write_eof(unsent + sse(fmt.closing(generation)) + b"data: [DONE]\n\n")
+    except ConnectionResetError:  # the caller closes the generation, which cancels the node's work
         return False
     return True
 
@@ -220,10 +218,6 @@ def _finished(events: list[TextEvent]) -> int:
         if event.finish_reason is not None:
             count += 1
     return count
-
-
-def _sse(payloads) -> bytes:
-    return b"".join(b"data: " + orjson.dumps(p) + b"\n\n" for p in payloads)
 
 
 def _latency_target(request: web.Request, default_ms: float | None) -> float | None:

@@ -10,6 +10,11 @@ from gateway.pipeline import Generation, TextEvent
 from gateway.schemas import GenerationRequest
 
 
+def sse(payloads) -> bytes:
+    """Each payload as one SSE `data:` event."""
+    return b"".join(b"data: " + orjson.dumps(p) + b"\n\n" for p in payloads)
+
+
 class ResponseFormat:
     object_name = ""
     chunk_object_name = ""
@@ -29,7 +34,7 @@ class ResponseFormat:
 
     @functools.cached_property
     def opening_sse(self) -> bytes:
-        return b"".join(b"data: " + orjson.dumps(chunk) + b"\n\n" for chunk in self.opening())
+        return sse(self.opening())
 
     def _envelope(self, object_name: str, **fields) -> dict:
         return {
