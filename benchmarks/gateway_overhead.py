@@ -10,9 +10,13 @@ JSON, templating and tokenization, routing, detokenization, SSE. A client making
 per request is measured too, for reference, and so is a null proxy (benchmarks/null_proxy.py: HTTP
 in, Session out, no gateway work on the same aiohttp/grpc.aio stack): what any such hop costs
 here, so that the gateway's own work is the rest. The gateway (and the null proxy) runs pinned
-to core 0, the node and the clients to core 1; each path's clients run in their own process, and
-each level's requests go in rounds with the paths taking turns, so a drifting machine drifts
-under every path alike. For 1, 32 and 256 concurrent clients: time to first token and to the
+to core 0, the node to core 1; each path's clients run in their own process, on the core apart
+from the server they call (the node's clients on core 0, the gateway's on core 1), as a client
+across a network would be, so every path pays its own wake-ups across cores and no client takes
+CPU from the server it measures. Each round's clients start spread over one request's duration
+(as a load generator ramps up), so the level measures steady traffic, not 32 or 256 requests
+arriving in the same instant, again each round; each level's requests go in rounds with the
+paths taking turns, so a drifting machine drifts under every path alike. For 1, 32 and 256 concurrent clients: time to first token and to the
 last token, p50 and p99, the added latency (first token, whole stream), and the request rate the
 gateway sustained.
 Writes benchmarks/results/gateway_overhead.json.
@@ -54,11 +58,16 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def drive(concurrency: int, total: int, one_request) -> tuple[list[float], list[float], float]:
+async def drive(
+    concurrency: int, total: int, one_request, ramp_s: float
+) -> tuple[list[float], list[float], float]:
+    """`concurrency` clients, each sending its next request when the last one ends; the k-th
+    client starts k/concurrency of `ramp_s` in."""
     ttfts, totals = [], []
     queue = list(range(total))
 
-    async def client() -> None:
+    async def client(number: int) -> None:
+        await asyncio.sleep(ramp_s * number / concurrency)
         while queue:
             queue.pop()
             ttft, whole = await one_request()
@@ -66,7 +75,7 @@ async def drive(concurrency: int, total: int, one_request) -> tuple[list[float],
             totals.append(whole)
 
     started = time.perf_counter()
-    await asyncio.gather(*(client() for _ in range(concurrency)))
+    await asyncio.gather(*(client(number) for number in range(concurrency)))
     return ttfts, totals, time.perf_counter() - started
 
 
@@ -74,14 +83,15 @@ LEVELS = (1, 32, 256)
 ROUNDS = 10  # each level's requests in up to this many rounds, the paths taking turns (the VM drifts)
 
 
-async def serve_client(kind: str, target: str, tokens: int) -> None:
+async def serve_client(kind: str, target: str, tokens: int, step_ms: float) -> None:
     """A client process for one path: reads "CONCURRENCY COUNT" lines, answers each with a JSON
-    line [ttfts, totals, elapsed_s]."""
+    line [ttfts, totals, elapsed_s]. Clients ramp up over one request's duration."""
     one_request, close = await make_client(kind, target, tokens)
     loop = asyncio.get_running_loop()
+    ramp_s = tokens * step_ms / 1000
     while line := await loop.run_in_executor(None, sys.stdin.readline):
         concurrency, count = map(int, line.split())
-        print(json.dumps(await drive(concurrency, count, one_request)), flush=True)
+        print(json.dumps(await drive(concurrency, count, one_request, ramp_s)), flush=True)
     await close()
 
 
@@ -171,11 +181,12 @@ def _count(total: int, concurrency: int) -> int:
 
 
 class ClientProcess:
-    """One path's clients in their own process pinned to core 1 (beside the node, apart from the
-    gateway), so no path's client carries another's machinery (gRPC's poller thread, say)."""
+    """One path's clients in their own process (so no path's client carries another's machinery,
+    gRPC's poller thread, say), pinned to `core`: the one apart from the server it calls."""
 
-    def __init__(self, kind: str, target: str, tokens: int):
+    def __init__(self, kind: str, target: str, tokens: int, step_ms: float, core: int):
         command = [sys.executable, __file__, "--client", kind, "--target", target, "--tokens", str(tokens)]
+        command += ["--step-ms", str(step_ms), "--core", str(core)]
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT
         )
@@ -261,11 +272,12 @@ def main() -> None:
     kinds = ["session", "generate", "gateway", "aiohttp"]
     parser.add_argument("--client", choices=kinds, help=argparse.SUPPRESS)
     parser.add_argument("--target", help=argparse.SUPPRESS)
+    parser.add_argument("--core", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
         if os.cpu_count() > 1:
-            os.sched_setaffinity(0, {1})
-        asyncio.run(serve_client(args.client, args.target, args.tokens))
+            os.sched_setaffinity(0, {args.core})
+        asyncio.run(serve_client(args.client, args.target, args.tokens, args.step_ms))
         return
     if args.model is None:
         from formats.model_pull import DEFAULT_MODEL, pull
@@ -274,7 +286,7 @@ def main() -> None:
     node_port, gateway_port = free_port(), free_port()
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") and os.cpu_count() > 1 else []
     if pin:
-        os.sched_setaffinity(0, {1})  # the node (and, in their own processes, the clients): core 1
+        os.sched_setaffinity(0, {1})  # the node: core 1
     node = subprocess.Popen(
         [
             sys.executable,
@@ -321,12 +333,13 @@ def main() -> None:
         for port in (gateway_port, null_proxy_port):
             _wait_for(port)
         time.sleep(1.0)
+        node_side, gateway_side = (0, 1) if pin else (0, 0)  # each apart from the server it calls
         paths = {
-            "direct": ClientProcess("session", address, args.tokens),
-            "gateway": ClientProcess("gateway", url, args.tokens),
-            "null_proxy": ClientProcess("gateway", null_proxy_url, args.tokens),
-            "generate": ClientProcess("generate", address, args.tokens),
-            "aiohttp": ClientProcess("aiohttp", url, args.tokens),
+            "direct": ClientProcess("session", address, args.tokens, args.step_ms, node_side),
+            "gateway": ClientProcess("gateway", url, args.tokens, args.step_ms, gateway_side),
+            "null_proxy": ClientProcess("gateway", null_proxy_url, args.tokens, args.step_ms, gateway_side),
+            "generate": ClientProcess("generate", address, args.tokens, args.step_ms, node_side),
+            "aiohttp": ClientProcess("aiohttp", url, args.tokens, args.step_ms, gateway_side),
         }
         try:
             measured = measure(paths, args.requests)
