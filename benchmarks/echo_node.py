@@ -14,6 +14,7 @@ import grpc
 
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
+from shared.serving_gc import prepare_gc_for_serving
 from shared.session_server import serve_session
 
 
@@ -87,6 +88,7 @@ async def main(port: int, num_tokens: int, step_ms: float) -> None:
     server.add_insecure_port(f"127.0.0.1:{port}")
     await server.start()
     stepping = asyncio.create_task(servicer.step_forever())
+    prepare_gc_for_serving()  # as the real nodes' processes do
     print("ready", flush=True)
     try:
         await server.wait_for_termination()

@@ -16,9 +16,9 @@ across a network would be, so every path pays its own wake-ups across cores and 
 CPU from the server it measures. Each round's clients start spread over one request's duration
 (as a load generator ramps up), so the level measures steady traffic, not 32 or 256 requests
 arriving in the same instant, again each round; each level's requests go in rounds with the
-paths taking turns, so a drifting machine drifts under every path alike. For 1, 32 and 256 concurrent clients: time to first token and to the
-last token, p50 and p99, the added latency (first token, whole stream), and the request rate the
-gateway sustained.
+paths taking turns, so a drifting machine drifts under every path alike. For 1, 32 and 256
+concurrent clients: time to first token and to the last token, p50 and p99, the added latency
+(first token, whole stream), and the request rate the gateway sustained.
 Writes benchmarks/results/gateway_overhead.json.
 """
 

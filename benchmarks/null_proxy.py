@@ -18,6 +18,7 @@ from gateway.backends.edge_session import SessionStream
 from shared.cli.serving import new_event_loop
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
+from shared.serving_gc import prepare_gc_for_serving
 
 SESSION = web.AppKey("session", SessionStream)
 
@@ -30,6 +31,7 @@ def create_app(node_address: str, tokens: int) -> web.Application:
     async def open_session(app: web.Application):
         channel = grpc.aio.insecure_channel(node_address)
         app[SESSION] = SessionStream(pb_grpc.InferenceStub(channel), "node")
+        prepare_gc_for_serving()  # as the gateway's process does: the same stack, set up alike
         yield
         app[SESSION].close()
         await channel.close()

@@ -116,6 +116,7 @@ def _edge(args: argparse.Namespace) -> int:
     from edge.engine import EdgeEngine, EngineConfig
     from shared.async_engine import AsyncEngine
     from shared.inference_server import serve
+    from shared.serving_gc import prepare_gc_for_serving
     from shared.telemetry import setup_tracing
 
     setup_logging()
@@ -130,6 +131,7 @@ def _edge(args: argparse.Namespace) -> int:
         )
     )
     engine.warmup()
+    prepare_gc_for_serving()
     node_id = args.node_id or f"edge-{socket.gethostname()}-{os.getpid()}"
     asyncio.run(
         serve(

@@ -4,6 +4,7 @@ import socket
 import sys
 
 from shared.errors import ListenError
+from shared.serving_gc import prepare_gc_for_serving
 
 
 def ensure_can_listen(host: str, port: int) -> None:
@@ -22,6 +23,7 @@ def serve_app(app, host: str, port: int, announce: bool = True) -> None:
     from aiohttp import web
 
     ensure_can_listen(host, port)
+    app.on_startup.append(_prepare_gc)  # after the app's own startup (nodes, Redis)
     try:
         web.run_app(
             app,
@@ -34,6 +36,10 @@ def serve_app(app, host: str, port: int, announce: bool = True) -> None:
         )
     except OSError as error:  # lost a race for the address after the check
         raise ListenError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+
+
+async def _prepare_gc(app) -> None:
+    prepare_gc_for_serving()
 
 
 def new_event_loop():
