@@ -49,5 +49,6 @@ class CloudEngineCore:
             "context_length": self.engine.max_model_len,
             "requests_total": metrics["num_finished"],
             "tokens_generated_total": metrics["num_generated_tokens"],
-            "decode_tokens_per_s": 1.0 / metrics["mean_itl_s"] if metrics["mean_itl_s"] else 0.0,
+            "prefill_tokens_per_s": self.engine.rates.prefill_tokens_per_s,
+            "decode_tokens_per_s": self.engine.rates.decode_tokens_per_s,
         }

@@ -16,6 +16,10 @@ from cloud.scheduler import Scheduler
 from cloud.weights import load_weights
 from shared.sampling import SamplingParams
 from shared.step_output import InvalidRequestError
+from shared.step_rates import StepRates
+
+WARMUP_PROMPT_TOKENS = 64
+WARMUP_OUTPUT_TOKENS = 3  # the first comes with the prefill; the others are decode steps
 
 
 @dataclass(slots=True)
@@ -78,6 +82,7 @@ class LLMEngine:
         )
         self.runner = ModelRunner(LlamaModel(config, tensors), config, num_blocks, block_size)
         self.metrics = EngineMetrics(self.scheduler, self.block_manager)
+        self.rates = StepRates()  # measured prefill and decode speed, for the gateway's router
         self._pending_forks: dict[str, int] = {}  # request id -> n, forked once its prompt is computed
         self.load_seconds = time.perf_counter() - started
 
@@ -105,6 +110,21 @@ class LLMEngine:
             self._pending_forks[request_id] = params.n
         return request_id
 
+    def warmup(self) -> None:
+        """One short request through the model before the first real one, so the node reports a
+        measured prefill and decode speed from its first heartbeat (the router would otherwise
+        guess) and no first-call cost lands on a user. Leaves the metrics as they were; its
+        prompt's blocks stay in the prefix cache as free blocks."""
+        vocab_size = self.model_config.vocab_size
+        room = self.max_model_len - WARMUP_OUTPUT_TOKENS - 1
+        length = max(1, min(WARMUP_PROMPT_TOKENS, room))
+        prompt = [i % vocab_size for i in range(length)]
+        params = SamplingParams(temperature=0.0, max_tokens=WARMUP_OUTPUT_TOKENS, ignore_eos=True)
+        self.add_request(prompt, params, request_id=f"warmup-{uuid.uuid4().hex}")
+        while self.has_unfinished_requests():
+            self.step()
+        self.metrics = EngineMetrics(self.scheduler, self.block_manager)
+
     def abort_request(self, request_id: str) -> bool:
         return self.scheduler.abort_request(request_id) is not None
 
@@ -115,7 +135,18 @@ class LLMEngine:
         output = self.scheduler.schedule()
         if not output.scheduled:
             return []
+        num_prefill_tokens = sum(
+            output.num_scheduled_tokens[r.request_id]
+            for r in output.scheduled
+            if r.num_computed_tokens < r.num_prompt_tokens
+        )
+        started = time.perf_counter()
         request_ids, logits = self.runner.execute_model(output, self.block_manager)
+        self.rates.record_step(
+            time.perf_counter() - started,
+            num_prefill_tokens,
+            output.total_num_scheduled_tokens - num_prefill_tokens,
+        )
         sampled = {}
         requests = {r.request_id: r for r in output.scheduled}
         now = time.monotonic()

@@ -193,7 +193,7 @@ class EdgeEngine:
             "max_running": self.config.num_slots,
             "kv_usage": self.kv_usage,
             "prefill_tokens_per_s": self.stats.prefill_tokens_per_s,
-            "decode_tokens_per_s": self.stats.decode_steps_per_s,
+            "decode_tokens_per_s": self.stats.decode_tokens_per_s,
             "context_length": self.slot_context,
             "requests_total": self.stats.requests_total,
             "tokens_generated_total": self.stats.tokens_generated_total,

@@ -49,8 +49,8 @@ class CloudBackend:
         state.num_waiting = sum(s.get("num_waiting", 0) for s in stats)
         state.max_running = max(1, sum(s.get("max_running", 0) for s in stats))
         state.kv_usage = max((s.get("kv_usage", 0.0) for s in stats), default=0.0)
-        rates = [s.get("decode_tokens_per_s", 0.0) for s in stats if s.get("decode_tokens_per_s")]
-        state.decode_tokens_per_s = sum(rates) / len(rates) if rates else 0.0
+        state.prefill_tokens_per_s = _mean_rate(stats, "prefill_tokens_per_s")
+        state.decode_tokens_per_s = _mean_rate(stats, "decode_tokens_per_s")
 
     async def generate(
         self, request: pb.GenerateRequest, timeout_s: float, trace_headers: dict[str, str] | None = None
@@ -88,3 +88,9 @@ class CloudBackend:
             pending.started()
             if not finished:
                 await self.redis.set(self.keys.cancel_flag(request.request_id), 1, ex=600)
+
+
+def _mean_rate(stats: list[dict], name: str) -> float:
+    """The workers' mean measured rate; 0 (unknown: the router assumes a default) if none has one."""
+    rates = [s[name] for s in stats if s.get(name)]
+    return sum(rates) / len(rates) if rates else 0.0

@@ -31,6 +31,7 @@ class LocalCloudBackend:
         state.num_running, state.num_waiting = stats["num_running"], stats["num_waiting"]
         state.max_running = max(1, stats["max_running"])
         state.kv_usage = stats["kv_usage"]
+        state.prefill_tokens_per_s = stats.get("prefill_tokens_per_s", 0.0)
         state.decode_tokens_per_s = stats.get("decode_tokens_per_s", 0.0)
         state.rtt_s = 0.0
 

@@ -50,6 +50,7 @@ def _cloud(args: argparse.Namespace) -> int:
     from shared.async_engine import AsyncEngine
     from shared.inference_server import serve
     from shared.redis_keys import RedisKeys
+    from shared.serving_gc import prepare_gc_for_serving
     from shared.telemetry import setup_tracing
 
     setup_logging()
@@ -70,6 +71,7 @@ def _cloud(args: argparse.Namespace) -> int:
         max_num_seqs=args.max_num_seqs,
         max_num_batched_tokens=args.max_num_batched_tokens,
     )
+    engine.warmup()
     name = args.name or f"cloud-{socket.gethostname()}-{os.getpid()}"
 
     async def main() -> None:
@@ -96,5 +98,6 @@ def _cloud(args: argparse.Namespace) -> int:
         finally:
             await client.aclose()
 
+    prepare_gc_for_serving()
     asyncio.run(main())
     return 0

@@ -161,6 +161,7 @@ def _local_cloud(model_path: str):
 
     print("loading the cloud engine in process (no Redis) ...", file=sys.stderr)
     engine = LLMEngine(model_path, kv_cache_gib=0.25, max_num_seqs=16)
+    engine.warmup()
     return LocalCloudBackend(AsyncEngine(CloudEngineCore(engine)), frozenset({MODEL_NAME}))
 
 

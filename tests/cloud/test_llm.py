@@ -10,6 +10,7 @@ import torch
 import transformers
 
 from cloud import LLM, SamplingParams
+from cloud.engine_core import CloudEngineCore
 from cloud.llm_engine import LLMEngine
 from formats.convert_hf import convert_hf_to_gguf
 from formats.ggml_types import GGMLType
@@ -120,3 +121,20 @@ def test_n_samples_fork_the_prompt_blocks(tiny_checkpoint):
     )[0]
     assert len({tuple(o.token_ids) for o in sampled.outputs}) == 3
     assert llm.engine.block_manager.num_free_blocks == 64
+
+
+def test_warmup_measures_prefill_and_decode_and_leaves_no_trace(tiny_checkpoint):
+    _, _, gguf_path = tiny_checkpoint
+    engine = LLMEngine(str(gguf_path), num_blocks=64, block_size=4)
+    stats_before = CloudEngineCore(engine).node_stats()
+    assert (stats_before["prefill_tokens_per_s"], stats_before["decode_tokens_per_s"]) == (0.0, 0.0)
+    engine.warmup()
+    stats = CloudEngineCore(engine).node_stats()
+    assert stats["prefill_tokens_per_s"] > 0 and stats["decode_tokens_per_s"] > 0
+    assert (stats["requests_total"], stats["tokens_generated_total"]) == (0, 0)
+    assert not engine.has_unfinished_requests()
+    assert engine.block_manager.num_free_blocks == 64  # its blocks went back (cached, but free)
+    request_id = engine.add_request([1, 2, 3, 4, 5], GREEDY)
+    while engine.has_unfinished_requests():
+        engine.step()
+    assert CloudEngineCore(engine).node_stats()["requests_total"] == 1 and request_id

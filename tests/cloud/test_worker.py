@@ -116,11 +116,13 @@ async def test_a_dead_workers_request_resumes_without_gap_or_duplicate(
 async def test_a_cancel_flag_aborts_the_request(model_path, redis_url, redis_keys):
     running = RunningWorker(model_path, redis_url, redis_keys)
     client = running.client
-    await client.xadd(redis_keys.request_stream, {"request": _request("r3", max_tokens=200)})
-    await asyncio.sleep(0.3)
+    max_tokens = 256 - len(PROMPT) - 1  # the tiny model's whole context: the longest it can run
+    await client.xadd(redis_keys.request_stream, {"request": _request("r3", max_tokens=max_tokens)})
+    # flagged once its first token is out (the worker checks flags every 0.1 s here)
+    assert await client.xread({redis_keys.reply_stream("r3"): "0-0"}, block=30_000)
     await client.set(redis_keys.cancel_flag("r3"), 1, ex=60)
     chunks = await _read_reply(client, redis_keys, "r3")
-    assert chunks[-1].finish_reason == pb.FINISH_REASON_ABORT and len(chunks) < 200
+    assert chunks[-1].finish_reason == pb.FINISH_REASON_ABORT and len(chunks) < max_tokens
     await asyncio.sleep(0.3)
     assert (await client.xpending(redis_keys.request_stream, redis_keys.consumer_group))["pending"] == 0
     await running.close()
