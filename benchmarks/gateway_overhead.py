@@ -40,6 +40,7 @@ import grpc
 from sse_client import SSEClient  # beside this script
 
 from gateway.backends.edge_session import SessionStream
+from shared.cli.serving import new_event_loop
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
 
@@ -277,7 +278,9 @@ def main() -> None:
     if args.client:
         if os.cpu_count() > 1:
             os.sched_setaffinity(0, {args.core})
-        asyncio.run(serve_client(args.client, args.target, args.tokens, args.step_ms))
+        # the clients on uvloop as well: the least client CPU beside the server it shares a core with
+        with asyncio.Runner(loop_factory=new_event_loop) as runner:
+            runner.run(serve_client(args.client, args.target, args.tokens, args.step_ms))
         return
     if args.model is None:
         from formats.model_pull import DEFAULT_MODEL, pull
