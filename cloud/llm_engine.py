@@ -113,17 +113,20 @@ class LLMEngine:
     def warmup(self) -> None:
         """One short request through the model before the first real one, so the node reports a
         measured prefill and decode speed from its first heartbeat (the router would otherwise
-        guess) and no first-call cost lands on a user. Leaves the metrics as they were; its
+        guess) and no first-call cost lands on a user. The request metrics do not count it; its
         prompt's blocks stay in the prefix cache as free blocks."""
         vocab_size = self.model_config.vocab_size
         room = self.max_model_len - WARMUP_OUTPUT_TOKENS - 1
         length = max(1, min(WARMUP_PROMPT_TOKENS, room))
         prompt = [i % vocab_size for i in range(length)]
         params = SamplingParams(temperature=0.0, max_tokens=WARMUP_OUTPUT_TOKENS, ignore_eos=True)
-        self.add_request(prompt, params, request_id=f"warmup-{uuid.uuid4().hex}")
-        while self.has_unfinished_requests():
-            self.step()
-        self.metrics = EngineMetrics(self.scheduler, self.block_manager)
+        metrics, self.metrics = self.metrics, EngineMetrics(self.scheduler, self.block_manager)
+        try:
+            self.add_request(prompt, params, request_id=f"warmup-{uuid.uuid4().hex}")
+            while self.has_unfinished_requests():
+                self.step()
+        finally:
+            self.metrics = metrics
 
     def abort_request(self, request_id: str) -> bool:
         return self.scheduler.abort_request(request_id) is not None

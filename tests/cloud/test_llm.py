@@ -2,6 +2,7 @@
 depend on its batch, preemption or prefix-cache hits; the offline API behaves like vLLM's."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -126,15 +127,17 @@ def test_n_samples_fork_the_prompt_blocks(tiny_checkpoint):
 def test_warmup_measures_prefill_and_decode_and_leaves_no_trace(tiny_checkpoint):
     _, _, gguf_path = tiny_checkpoint
     engine = LLMEngine(str(gguf_path), num_blocks=64, block_size=4)
+    engine.add_request([1, 2, 3, 4, 5], replace(GREEDY, max_tokens=1))
+    engine.step()  # one finished request (a prefill of 5 tokens measures no rate)
     stats_before = CloudEngineCore(engine).node_stats()
     assert (stats_before["prefill_tokens_per_s"], stats_before["decode_tokens_per_s"]) == (0.0, 0.0)
     engine.warmup()
     stats = CloudEngineCore(engine).node_stats()
     assert stats["prefill_tokens_per_s"] > 0 and stats["decode_tokens_per_s"] > 0
-    assert (stats["requests_total"], stats["tokens_generated_total"]) == (0, 0)
+    assert (stats["requests_total"], stats["tokens_generated_total"]) == (1, 1)  # as they were
     assert not engine.has_unfinished_requests()
     assert engine.block_manager.num_free_blocks == 64  # its blocks went back (cached, but free)
     request_id = engine.add_request([1, 2, 3, 4, 5], GREEDY)
     while engine.has_unfinished_requests():
         engine.step()
-    assert CloudEngineCore(engine).node_stats()["requests_total"] == 1 and request_id
+    assert CloudEngineCore(engine).node_stats()["requests_total"] == 2 and request_id
