@@ -1,5 +1,12 @@
-"""An edge node over gRPC: one reused channel, every request on its Session stream (with a
-deadline each), Stats polling."""
+"""An edge node over gRPC: one reused channel, every request on one of its few Session streams
+(with a deadline each), Stats polling.
+
+gRPC lets a stream carry one outgoing message at a time, and a write completes only once grpc's
+threads report it back to the event loop (~0.1 ms, longer when the loop is busy), so on a single
+stream every request waited for the one before (at 32 clients, 56% of them, 0.2 ms at the median).
+A request goes on a stream that is not writing; another one is opened (up to SESSIONS_PER_NODE,
+all on the channel's one HTTP/2 connection) only while every open one is. With two, the gateway's
+time to first token at 32 clients fell by ~0.45 ms and its saturated rate did not drop."""
 
 import asyncio
 import logging
@@ -15,6 +22,7 @@ from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
 
 logger = logging.getLogger("hybridgw.gateway")
+SESSIONS_PER_NODE = 2  # measured: 4 cost 7% of the saturated rate (more, smaller reply messages)
 
 
 class EdgeBackend:
@@ -24,7 +32,7 @@ class EdgeBackend:
         self._channel: grpc.aio.Channel | None = None
         self._stub: pb_grpc.InferenceStub | None = None
         self._poller: asyncio.Task | None = None
-        self._session: SessionStream | None = None
+        self._sessions: list[SessionStream] = []  # open (not broken) streams, first opened first
 
     async def start(self) -> None:
         self._channel = grpc.aio.insecure_channel(self.address)
@@ -35,8 +43,8 @@ class EdgeBackend:
     async def close(self) -> None:
         if self._poller:
             self._poller.cancel()
-        if self._session:
-            self._session.close()
+        for session in self._sessions:
+            session.close()
         if self._channel:
             await self._channel.close()
 
@@ -60,7 +68,7 @@ class EdgeBackend:
         self, request: pb.GenerateRequest, timeout_s: float, trace_headers: dict[str, str] | None = None
     ) -> AsyncIterator[list[pb.GenerateChunk]]:
         request.trace_context.update(trace_headers or {})
-        session = self._open_session()
+        session = self._idle_session()
         inbox = await session.send(request)
         pending = Pending(self.state)
         deadline = asyncio.get_running_loop().call_later(timeout_s, inbox.put, TIMED_OUT)
@@ -87,8 +95,15 @@ class EdgeBackend:
             if not finished:
                 session.cancel(request.request_id)  # a client that went away cancels the work on the node
 
-    def _open_session(self) -> SessionStream:
-        """The node's Session stream, opened on first use and again after it broke."""
-        if self._session is None or self._session.broken:
-            self._session = SessionStream(self._stub, self.state.node_id)
-        return self._session
+    def _idle_session(self) -> SessionStream:
+        """The first open stream with no write in flight; a new one (also after a break) while
+        every open stream is writing and there are fewer than SESSIONS_PER_NODE; else the one
+        with the fewest writes queued."""
+        self._sessions = [session for session in self._sessions if not session.broken]
+        for session in self._sessions:
+            if not session.writing:
+                return session
+        if len(self._sessions) < SESSIONS_PER_NODE:
+            self._sessions.append(SessionStream(self._stub, self.state.node_id))
+            return self._sessions[-1]
+        return min(self._sessions, key=lambda session: session.writing)

@@ -1,5 +1,6 @@
-"""The gateway's end of a node's `Session` RPC: one long-lived bidirectional stream per edge node
-carrying every request (shared/session_server.py is the other end).
+"""The gateway's end of a node's `Session` RPC: a long-lived bidirectional stream to an edge node
+carrying many requests (shared/session_server.py is the other end; gateway/backends/edge.py keeps
+a few per node).
 
 A request is one message on the open stream, so it skips a new call's setup, metadata and
 teardown (most of what a short gRPC stream costs in Python, about 0.4 ms per request here). One
@@ -30,6 +31,7 @@ class SessionStream:
         self.call = stub.Session()
         self.inboxes: dict[str, Inbox] = {}
         self.broken = False
+        self.writing = 0  # writes in flight or waiting for the one in flight (gRPC allows one)
         self._write_lock = asyncio.Lock()
         self._background: set[asyncio.Task] = set()
         self._reader = asyncio.create_task(self._read())
@@ -62,12 +64,15 @@ class SessionStream:
     async def _write(self, message: pb.SessionMessage) -> None:
         if self.broken:
             raise BackendError(f"edge node {self.node_id}: the session ended", 502)
+        self.writing += 1
         try:
             async with self._write_lock:
                 await self.call.write(message)
         except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError) as error:
             self.broken = True
             raise BackendError(f"edge node {self.node_id}: {_describe(error)}", 502) from None
+        finally:
+            self.writing -= 1
 
     async def _write_quietly(self, message: pb.SessionMessage) -> None:
         with contextlib.suppress(BackendError):  # the stream is gone, and with it the node's requests

@@ -1,12 +1,13 @@
-"""EdgeBackend against a real edge node: every request on one Session stream, deadlines, the
-node's errors as typed BackendErrors, and a fresh stream after the node restarts."""
+"""EdgeBackend against a real edge node: requests on its Session streams (another opened only
+while every open one is writing), deadlines, the node's errors as typed BackendErrors, and a
+fresh stream after the node restarts."""
 
 import asyncio
 
 import pytest
 
 from gateway.backends.base import BackendError
-from gateway.backends.edge import EdgeBackend
+from gateway.backends.edge import SESSIONS_PER_NODE, EdgeBackend
 from shared.proto import inference_pb2 as pb
 from tests.fixtures.edge_node import EdgeNode, node_request
 
@@ -33,14 +34,32 @@ async def backend(edge_node):
     await backend.close()
 
 
-async def test_concurrent_requests_share_one_session_and_match_generate(edge_node, backend):
+async def test_concurrent_requests_match_generate_and_later_ones_reuse_an_open_stream(edge_node, backend):
     requests = [node_request([1, 2, 3], max_tokens=6), node_request([4, 5], max_tokens=4)]
     expected = [[t.token_id for c in edge_node.stub.Generate(r) for t in c.tokens] for r in requests]
     results = await asyncio.gather(*(_collect(backend, r) for r in requests))
     assert results == expected
-    session = backend._session
-    assert await _collect(backend, node_request([7], max_tokens=2)) and backend._session is session
-    assert session.inboxes == {}  # finished requests leave nothing behind
+    sessions = list(backend._sessions)
+    assert 1 <= len(sessions) <= 2  # a second only if the first was still writing
+    assert await _collect(backend, node_request([7], max_tokens=2)) and backend._sessions == sessions
+    assert all(session.inboxes == {} for session in sessions)  # finished requests leave nothing behind
+
+
+async def test_a_stream_busy_writing_makes_the_next_request_open_another_up_to_the_limit(edge_node, backend):
+    request = node_request([1, 2, 3], max_tokens=3)
+    expected = [t.token_id for c in edge_node.stub.Generate(request) for t in c.tokens]
+    assert await _collect(backend, request) == expected
+    for opened in range(2, SESSIONS_PER_NODE + 1):
+        for session in backend._sessions:
+            session.writing += 1  # as while a write is in flight
+        assert await _collect(backend, node_request([1, 2, 3], max_tokens=3)) == expected
+        assert len(backend._sessions) == opened
+        assert backend._sessions[-1].inboxes == {}  # the request ran on the new stream
+    backend._sessions[0].writing += 1
+    assert await _collect(backend, node_request([1, 2, 3], max_tokens=3)) == expected
+    assert len(backend._sessions) == SESSIONS_PER_NODE  # at the limit: the least busy stream
+    for session in backend._sessions:
+        session.writing -= 2 if session is backend._sessions[0] else 1
 
 
 async def test_node_errors_become_typed_backend_errors(edge_node, backend):
@@ -79,7 +98,7 @@ async def test_after_the_node_restarts_the_next_request_opens_a_fresh_session(mo
     await backend.start()
     try:
         assert len(await _collect(backend, node_request([1, 2], max_tokens=3))) == 3
-        first_session = backend._session
+        [first_session] = backend._sessions
         assert node.stop() == 0  # SIGTERM: the node closes its sessions, then exits
         with pytest.raises(BackendError) as error:  # nothing listens: a retryable failure
             await _collect(backend, node_request([1, 2], max_tokens=3))
@@ -91,7 +110,7 @@ async def test_after_the_node_restarts_the_next_request_opens_a_fresh_session(mo
                 break
             except BackendError:
                 await asyncio.sleep(0.1)
-        assert len(tokens) == 3 and backend._session is not first_session
+        assert len(tokens) == 3 and first_session not in backend._sessions
     finally:
         await backend.close()
         node.stop()
