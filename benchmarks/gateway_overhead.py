@@ -61,23 +61,35 @@ def percentile(values: list[float], q: float) -> float:
 
 async def drive(
     concurrency: int, total: int, one_request, ramp_s: float
-) -> tuple[list[float], list[float], float]:
+) -> tuple[list[float], list[float], int, float]:
     """`concurrency` clients, each sending its next request when the last one ends; the k-th
-    client starts k/concurrency of `ramp_s` in."""
-    ttfts, totals = [], []
+    client starts k/concurrency of `ramp_s` in. -> (ttfts, totals, requests completed while every
+    client was sending, that window's seconds): the rate without the ramp-up and the tail, where
+    fewer clients send (the whole run's if that window is empty)."""
+    ttfts, totals, completed_at = [], [], []
     queue = list(range(total))
+    window = [0.0, 0.0]  # every client started .. the last request taken
 
     async def client(number: int) -> None:
         await asyncio.sleep(ramp_s * number / concurrency)
+        if number == concurrency - 1:
+            window[0] = time.perf_counter()
         while queue:
             queue.pop()
+            if not queue:
+                window[1] = time.perf_counter()
             ttft, whole = await one_request()
             ttfts.append(ttft)
             totals.append(whole)
+            completed_at.append(time.perf_counter())
 
     started = time.perf_counter()
     await asyncio.gather(*(client(number) for number in range(concurrency)))
-    return ttfts, totals, time.perf_counter() - started
+    ended = time.perf_counter()
+    steady = sum(1 for t in completed_at if window[0] <= t <= window[1])
+    if steady == 0 or window[1] <= window[0]:
+        return ttfts, totals, len(ttfts), ended - started
+    return ttfts, totals, steady, window[1] - window[0]
 
 
 LEVELS = (1, 32, 256)
@@ -86,7 +98,8 @@ ROUNDS = 10  # each level's requests in up to this many rounds, the paths taking
 
 async def serve_client(kind: str, target: str, tokens: int, step_ms: float) -> None:
     """A client process for one path: reads "CONCURRENCY COUNT" lines, answers each with a JSON
-    line [ttfts, totals, elapsed_s]. Clients ramp up over one request's duration."""
+    line [ttfts, totals, steady requests, steady seconds]. Clients ramp up over one request's
+    duration."""
     one_request, close = await make_client(kind, target, tokens)
     loop = asyncio.get_running_loop()
     ramp_s = tokens * step_ms / 1000
@@ -178,7 +191,8 @@ def _wait_for(port: int) -> None:
 
 
 def _count(total: int, concurrency: int) -> int:
-    return max(total // (4 if concurrency == 1 else 1), concurrency)
+    """Requests at a level: at least 16 per client, so that most of them run at full concurrency."""
+    return max(total // (4 if concurrency == 1 else 1), 16 * concurrency)
 
 
 class ClientProcess:
@@ -192,7 +206,7 @@ class ClientProcess:
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT
         )
 
-    def run(self, concurrency: int, count: int) -> tuple[list[float], list[float], float]:
+    def run(self, concurrency: int, count: int) -> tuple[list[float], list[float], int, float]:
         self.process.stdin.write(f"{concurrency} {count}\n")
         self.process.stdin.flush()
         line = self.process.stdout.readline()
@@ -206,24 +220,29 @@ class ClientProcess:
 
 
 def measure(paths: dict[str, ClientProcess], total: int) -> dict[str, dict]:
-    """Every level's requests in up to ROUNDS rounds (each at least `concurrency` requests), the
+    """Every level's requests in up to ROUNDS rounds (each at least 4 requests per client), the
     paths taking turns in a rotating order, so a machine that drifts during the run drifts under
     every path alike.
-    -> {path: {clients: (ttfts, totals, requests per second)}}."""
+    -> {path: {clients: (ttfts, totals, requests per second while every client was sending)}}."""
     results: dict[str, dict] = {name: {} for name in paths}
     for concurrency in LEVELS:
-        rounds = max(1, min(ROUNDS, _count(total, concurrency) // concurrency))
+        rounds = max(1, min(ROUNDS, _count(total, concurrency) // (4 * concurrency)))
         per_round = _count(total, concurrency) // rounds
-        gathered = {name: ([], [], 0.0) for name in paths}
+        gathered = {name: ([], [], 0, 0.0) for name in paths}
         order = list(paths)
         for round_index in range(rounds):
             shift = round_index % len(order)
             for name in order[shift:] + order[:shift]:
-                ttfts, totals, elapsed = paths[name].run(concurrency, per_round)
-                all_ttfts, all_totals, all_elapsed = gathered[name]
-                gathered[name] = (all_ttfts + ttfts, all_totals + totals, all_elapsed + elapsed)
-        for name, (ttfts, totals, elapsed) in gathered.items():
-            results[name][concurrency] = (ttfts, totals, len(ttfts) / elapsed)
+                ttfts, totals, steady, seconds = paths[name].run(concurrency, per_round)
+                all_ttfts, all_totals, all_steady, all_seconds = gathered[name]
+                gathered[name] = (
+                    all_ttfts + ttfts,
+                    all_totals + totals,
+                    all_steady + steady,
+                    all_seconds + seconds,
+                )
+        for name, (ttfts, totals, steady, seconds) in gathered.items():
+            results[name][concurrency] = (ttfts, totals, steady / seconds)
     return results
 
 

@@ -1,7 +1,8 @@
 """Benchmark reference: the cheapest HTTP-to-gRPC hop, a proxy that does no gateway work at all.
 
-It takes a POST, sends a fixed request over the node's Session stream (the gateway's own client,
-gateway/backends/edge_session.py) and writes each reply as a bare SSE event: no JSON parsing, no
+It takes a POST, sends a fixed request over one of the node's Session streams (the gateway's own
+client, gateway/backends/edge_session.py, as many streams as the gateway keeps, a request on one
+not writing) and writes each reply as a bare SSE event: no JSON parsing, no
 templating or tokenization, no privacy check, routing, detokenization or OpenAI chunks. On the
 same stack as the gateway (aiohttp on uvloop, grpc.aio), its added latency is what any such hop
 costs on this machine; the gateway's own work is what it adds beyond it.
@@ -14,13 +15,14 @@ import sys
 import grpc
 from aiohttp import web
 
+from gateway.backends.edge import SESSIONS_PER_NODE
 from gateway.backends.edge_session import SessionStream
 from shared.cli.serving import new_event_loop
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
 from shared.serving_gc import prepare_gc_for_serving
 
-SESSION = web.AppKey("session", SessionStream)
+SESSIONS = web.AppKey("sessions", list[SessionStream])
 
 
 def create_app(node_address: str, tokens: int) -> web.Application:
@@ -30,10 +32,12 @@ def create_app(node_address: str, tokens: int) -> web.Application:
 
     async def open_session(app: web.Application):
         channel = grpc.aio.insecure_channel(node_address)
-        app[SESSION] = SessionStream(pb_grpc.InferenceStub(channel), "node")
+        stub = pb_grpc.InferenceStub(channel)
+        app[SESSIONS] = [SessionStream(stub, "node") for _ in range(SESSIONS_PER_NODE)]
         prepare_gc_for_serving()  # as the gateway's process does: the same stack, set up alike
         yield
-        app[SESSION].close()
+        for session in app[SESSIONS]:
+            session.close()
         await channel.close()
 
     async def proxy(request: web.Request) -> web.StreamResponse:
@@ -41,7 +45,9 @@ def create_app(node_address: str, tokens: int) -> web.Application:
         node_request = pb.GenerateRequest(
             request_id=str(next(request_ids)), prompt_token_ids=[1, 2, 3], sampling=sampling
         )
-        inbox = await request.app[SESSION].send(node_request)
+        sessions = request.app[SESSIONS]
+        session = next((s for s in sessions if not s.writing), sessions[0])
+        inbox = await session.send(node_request)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         while True:
