@@ -3,28 +3,26 @@
     .venv/bin/python benchmarks/gateway_overhead.py [--tokens 16] [--step-ms 5] [--requests 1200]
 
 The node is benchmarks/echo_node.py: no model behind it, it steps like an engine (the first token
-at once, then one token per running request every --step-ms), so only protocol and gateway work
-is measured, on a realistic token cadence. "Direct" is a client of the node's Session RPC, the same
+at once, then one token per running request every --step-ms), so only protocol and gateway work is
+measured, on a realistic token cadence. "Direct" is a client of the node's Session RPC, the same
 protocol the gateway speaks to its edge nodes, so the difference is the gateway's own work: HTTP,
 JSON, templating and tokenization, routing, detokenization, SSE. A client making one Generate call
 per request is measured too, for reference, and so is a null proxy (benchmarks/null_proxy.py: HTTP
-in, Session out, no gateway work on the same aiohttp/grpc.aio stack): what any such hop costs
-here, so that the gateway's own work is the rest. The gateway (and the null proxy) runs pinned
-to core 0, the node to core 1; each path's clients run in their own process, on the core apart
-from the server they call (the node's clients on core 0, the gateway's on core 1), as a client
-across a network would be, so every path pays its own wake-ups across cores and no client takes
-CPU from the server it measures. Each round's clients start spread over one request's duration
-(as a load generator ramps up), so the level measures steady traffic, not 32 or 256 requests
-arriving in the same instant, again each round; each level's requests go in rounds with the
-paths taking turns, so a drifting machine drifts under every path alike. For 1, 32 and 256
+in, Session out, no gateway work on the same aiohttp/grpc.aio stack): what any such hop costs here,
+so that the gateway's own work is the rest. The gateway (and the null proxy) runs pinned to core 0,
+the node to core 1; each path's clients run in their own process (benchmarks/overhead_clients.py),
+on the core apart from the server they call (the node's clients on core 0, the gateway's on core
+1), as a client across a network would be, so every path pays its own wake-ups across cores and no
+client takes CPU from the server it measures. Each round's clients start spread over one request's
+duration (as a load generator ramps up), so the level measures steady traffic, not 32 or 256
+requests arriving in the same instant, again each round; each level's requests go in rounds with
+the paths taking turns, so a drifting machine drifts under every path alike. For 1, 32 and 256
 concurrent clients: time to first token and to the last token, p50 and p99, the added latency
-(first token, whole stream), and the request rate the gateway sustained.
-Writes benchmarks/results/gateway_overhead.json.
+(first token, whole stream), and the request rate the gateway sustained. Writes
+benchmarks/results/gateway_overhead.json.
 """
 
 import argparse
-import asyncio
-import itertools
 import json
 import os
 import shutil
@@ -33,16 +31,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
 
-import aiohttp
-import grpc
-from sse_client import SSEClient  # beside this script
-
-from gateway.backends.edge_session import SessionStream
-from shared.cli.serving import new_event_loop
-from shared.proto import inference_pb2 as pb
-from shared.proto import inference_pb2_grpc as pb_grpc
+from overhead_clients import ClientProcess  # beside this script
 
 RESULTS = Path(__file__).parent / "results" / "gateway_overhead.json"
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,126 +49,8 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def drive(
-    concurrency: int, total: int, one_request, ramp_s: float
-) -> tuple[list[float], list[float], int, float]:
-    """`concurrency` clients, each sending its next request when the last one ends; the k-th
-    client starts k/concurrency of `ramp_s` in. -> (ttfts, totals, requests completed while every
-    client was sending, that window's seconds): the rate without the ramp-up and the tail, where
-    fewer clients send (the whole run's if that window is empty)."""
-    ttfts, totals, completed_at = [], [], []
-    queue = list(range(total))
-    window = [0.0, 0.0]  # every client started .. the last request taken
-
-    async def client(number: int) -> None:
-        await asyncio.sleep(ramp_s * number / concurrency)
-        if number == concurrency - 1:
-            window[0] = time.perf_counter()
-        while queue:
-            queue.pop()
-            if not queue:
-                window[1] = time.perf_counter()
-            ttft, whole = await one_request()
-            ttfts.append(ttft)
-            totals.append(whole)
-            completed_at.append(time.perf_counter())
-
-    started = time.perf_counter()
-    await asyncio.gather(*(client(number) for number in range(concurrency)))
-    ended = time.perf_counter()
-    steady = sum(1 for t in completed_at if window[0] <= t <= window[1])
-    if steady == 0 or window[1] <= window[0]:
-        return ttfts, totals, len(ttfts), ended - started
-    return ttfts, totals, steady, window[1] - window[0]
-
-
 LEVELS = (1, 32, 256)
 ROUNDS = 10  # each level's requests in up to this many rounds, the paths taking turns (the VM drifts)
-
-
-async def serve_client(kind: str, target: str, tokens: int, step_ms: float) -> None:
-    """A client process for one path: reads "CONCURRENCY COUNT" lines, answers each with a JSON
-    line [ttfts, totals, steady requests, steady seconds]. Clients ramp up over one request's
-    duration."""
-    one_request, close = await make_client(kind, target, tokens)
-    loop = asyncio.get_running_loop()
-    ramp_s = tokens * step_ms / 1000
-    while line := await loop.run_in_executor(None, sys.stdin.readline):
-        concurrency, count = map(int, line.split())
-        print(json.dumps(await drive(concurrency, count, one_request, ramp_s)), flush=True)
-    await close()
-
-
-async def make_client(kind: str, target: str, tokens: int):
-    """-> (one_request, close). `session`: the node's Session RPC, as the gateway itself calls it
-    (target host:port); `generate`: one Generate call per request, as a simple gRPC client would;
-    `gateway`: HTTP + SSE through the gateway (URL), with a minimal client; `aiohttp`: the same
-    with aiohttp's client."""
-    if kind in ("session", "generate"):
-        channel = grpc.aio.insecure_channel(target)
-        stub = pb_grpc.InferenceStub(channel)
-        sampling = pb.SamplingParams(max_tokens=tokens)
-        session = SessionStream(stub, "bench") if kind == "session" else None
-        counter = itertools.count()
-
-        async def one_request():
-            request = pb.GenerateRequest(
-                request_id=str(next(counter)), prompt_token_ids=[1, 2, 3], sampling=sampling
-            )
-            started = time.perf_counter()
-            first = None
-            if session is None:
-                async for _ in stub.Generate(request):
-                    first = first or time.perf_counter() - started
-                return first, time.perf_counter() - started
-            inbox = await session.send(request)
-            while True:
-                chunks = await inbox.take_all()
-                first = first or time.perf_counter() - started
-                if chunks[-1].finish_reason:
-                    return first, time.perf_counter() - started
-
-        async def close_grpc():
-            if session is not None:
-                session.close()
-            await channel.close()
-
-        return one_request, close_grpc
-    bodies = map(_body, itertools.count(), itertools.repeat(tokens))
-    if kind == "gateway":
-        url = urlsplit(target)
-        client = SSEClient(url.hostname, url.port)
-
-        async def one_request():
-            body = json.dumps(next(bodies)).encode()
-            return await client.stream(SSEClient.request_bytes(url.hostname, "/v1/chat/completions", body))
-
-        return one_request, client.close
-    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
-
-    async def one_request():
-        started = time.perf_counter()
-        first = None
-        async with session.post(f"{target}/v1/chat/completions", json=next(bodies)) as response:
-            if response.status != 200:
-                raise RuntimeError(f"gateway answered {response.status}: {await response.text()}")
-            async for line in response.content:
-                if line.startswith(b"data: {") and first is None:
-                    first = time.perf_counter() - started
-        return first, time.perf_counter() - started
-
-    return one_request, session.close
-
-
-def _body(number: int, tokens: int) -> dict:
-    """Every request's message differs (as users' do), so no cache at the gateway sees a repeat;
-    the template's system prompt and role headers repeat, as they do in real traffic."""
-    return {
-        "model": "bench",
-        "messages": [{"role": "user", "content": f"Hi, this is request {number}."}],
-        "max_tokens": tokens,
-        "stream": True,
-    }
 
 
 def _wait_for(port: int) -> None:
@@ -193,30 +65,6 @@ def _wait_for(port: int) -> None:
 def _count(total: int, concurrency: int) -> int:
     """Requests at a level: at least 16 per client, so that most of them run at full concurrency."""
     return max(total // (4 if concurrency == 1 else 1), 16 * concurrency)
-
-
-class ClientProcess:
-    """One path's clients in their own process (so no path's client carries another's machinery,
-    gRPC's poller thread, say), pinned to `core`: the one apart from the server it calls."""
-
-    def __init__(self, kind: str, target: str, tokens: int, step_ms: float, core: int):
-        command = [sys.executable, __file__, "--client", kind, "--target", target, "--tokens", str(tokens)]
-        command += ["--step-ms", str(step_ms), "--core", str(core)]
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT
-        )
-
-    def run(self, concurrency: int, count: int) -> tuple[list[float], list[float], int, float]:
-        self.process.stdin.write(f"{concurrency} {count}\n")
-        self.process.stdin.flush()
-        line = self.process.stdout.readline()
-        if not line:
-            raise RuntimeError(f"a client process ended (exit status {self.process.wait()})")
-        return tuple(json.loads(line))
-
-    def close(self) -> None:
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
 
 
 def measure(paths: dict[str, ClientProcess], total: int) -> dict[str, dict]:
@@ -289,18 +137,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=1200, help="per level (a quarter for 1 client)")
     parser.add_argument("--step-ms", type=float, default=5.0, help="the echo node's step (token) interval")
     parser.add_argument("--model", help="GGUF whose tokenizer the gateway uses (default: the demo model)")
-    kinds = ["session", "generate", "gateway", "aiohttp"]
-    parser.add_argument("--client", choices=kinds, help=argparse.SUPPRESS)
-    parser.add_argument("--target", help=argparse.SUPPRESS)
-    parser.add_argument("--core", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.client:
-        if os.cpu_count() > 1:
-            os.sched_setaffinity(0, {args.core})
-        # the clients on uvloop as well: the least client CPU beside the server it shares a core with
-        with asyncio.Runner(loop_factory=new_event_loop) as runner:
-            runner.run(serve_client(args.client, args.target, args.tokens, args.step_ms))
-        return
     if args.model is None:
         from formats.model_pull import DEFAULT_MODEL, pull
 
