@@ -16,6 +16,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from gateway import app_keys
 from gateway.activity import RecentDecision
 from gateway.auth import check_model_allowed
+from gateway.direct_sse import DirectSSE
 from gateway.errors import APIError, model_not_found
 from gateway.pipeline import Generation, TextEvent, prepare, start_generation
 from gateway.request_ids import new_request_id
@@ -95,7 +96,7 @@ async def _generate(
     outcome = "error"
     try:
         if ahead is not None:
-            completed = await _stream(ahead.response, generation, ahead.fmt)
+            completed = await _stream(request, ahead.response, generation, ahead.fmt)
             response = ahead.response
             if not completed:
                 outcome = "client_disconnected"  # the node's work was cancelled with the stream
@@ -189,15 +190,19 @@ class StreamAhead:
         return response
 
 
-async def _stream(response: EventStreamResponse, generation: Generation, fmt: ResponseFormat) -> bool:
+async def _stream(
+    request: web.Request, response: EventStreamResponse, generation: Generation, fmt: ResponseFormat
+) -> bool:
     """SSE to the client on the prepared response; returns whether it completed (False: the
-    client went away). Every batch of ready events is one write."""
+    client went away). Every batch of ready events is one write; after the first, plain tokens
+    are written as they arrive, from the node's reader (see Generation.stream_directly)."""
     try:
         unsent = fmt.opening_sse + fmt.events_sse(generation.first)
         choices_left = fmt.request.n - _finished(generation.first)
         if choices_left:  # the last events leave with the closing chunks and the end of the body
             await response.write(unsent)
             unsent = b""
+            generation.stream_directly(DirectSSE(request, response, fmt))
             batch: list[TextEvent]
             async for batch in generation.rest:
                 unsent += fmt.events_sse(batch)

@@ -7,13 +7,14 @@ import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
 from formats.errors import ChatTemplateError
 from gateway.activity import RecentDecision
-from gateway.backends.base import Backend, BackendError
+from gateway.backends.base import Backend, BackendError, DirectChunks
 from gateway.config import RoutingPolicy
 from gateway.errors import APIError, invalid
 from gateway.inbox import Inbox
@@ -39,6 +40,14 @@ class TextEvent:
     finish_reason: str | None = None
 
 
+class DirectWriter(Protocol):
+    """Where Generation.stream_directly sends events: synchronously, when ready() says it can."""
+
+    def ready(self) -> bool: ...
+
+    def write(self, events: list[TextEvent]) -> None: ...
+
+
 @dataclass(slots=True)
 class Generation:
     """What a handler needs: where it runs, the events, and the usage once done."""
@@ -57,9 +66,36 @@ class Generation:
     first_token_at: float | None = None
     started: float = field(default_factory=time.perf_counter)
     streams: list[AsyncGenerator] = field(default_factory=list)
+    texts: list[TextStream | None] = field(default_factory=list)  # every choice's detokenizer
+    direct: DirectChunks | None = None  # where a plain single-choice request's chunks may go
+
+    def stream_directly(self, writer: DirectWriter) -> None:
+        """From now on, while `writer` is ready, the node's plain chunks become events written at
+        once by the backend's reader, not after waking this request's task (the last chunk, an
+        error, and anything that arrives while the writer is not ready still come through `rest`,
+        in order). Only a request with one choice, no stop strings and no logprobs; a no-op for
+        others. Call it after the first events are written."""
+        if self.direct is None:
+            return
+        text = self.texts[0]
+
+        def consume(chunk: pb.GenerateChunk) -> bool:
+            if not writer.ready():
+                return False
+            tokens = chunk.tokens
+            self.completion_tokens += len(tokens)
+            if len(tokens) == 1:
+                writer.write([TextEvent(0, text.push(tokens[0].token_id))])
+            else:
+                writer.write([TextEvent(0, "".join([text.push(token.token_id) for token in tokens]))])
+            return True
+
+        self.direct.consume = consume
 
     async def close(self) -> None:
         """Ends every choice's stream (an unfinished one is cancelled on its node)."""
+        if self.direct is not None:
+            self.direct.consume = None
         for stream in self.streams:
             await stream.aclose()
 
@@ -147,6 +183,8 @@ async def start_generation(
             privacy,
         )
         texts: list[TextStream | None] = [None] * request.n  # made by `ahead` (see _text_stream)
+        if request.n == 1 and not request.logprobs and not request.stop:
+            generation.direct = DirectChunks()
         streams = [
             _choice_stream(backend, generation, texts, i, ids, request, max_tokens, model, forwarded)
             for i in range(request.n)
@@ -179,6 +217,7 @@ async def start_generation(
             ahead.cancel()
             raise
         await ahead
+        generation.texts = texts
         generation.first = first
         generation.streams = streams
         if len(streams) == 1:  # its events already carry every token that was ready
@@ -295,7 +334,7 @@ async def _choice_stream(
         )
         with trace.use_span(span, end_on_exit=False):
             trace_headers = inject_context()
-    batches = backend.generate(node_request, REQUEST_TIMEOUT_S, trace_headers)
+    batches = backend.generate(node_request, REQUEST_TIMEOUT_S, trace_headers, generation.direct)
     text = None
     plain = not request.logprobs and not request.stop  # no logprobs to keep, no stop string to find
     try:

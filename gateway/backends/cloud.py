@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import redis.asyncio as aioredis
 
-from gateway.backends.base import BackendError, Pending, start_polling
+from gateway.backends.base import BackendError, DirectChunks, Pending, start_polling
 from gateway.router import NodeKind, NodeState
 from shared.proto import inference_pb2 as pb
 from shared.redis_keys import RedisKeys
@@ -53,7 +53,11 @@ class CloudBackend:
         state.decode_tokens_per_s = _mean_rate(stats, "decode_tokens_per_s")
 
     async def generate(
-        self, request: pb.GenerateRequest, timeout_s: float, trace_headers: dict[str, str] | None = None
+        self,
+        request: pb.GenerateRequest,
+        timeout_s: float,
+        trace_headers: dict[str, str] | None = None,
+        direct: DirectChunks | None = None,  # every chunk comes through the iterator
     ) -> AsyncIterator[list[pb.GenerateChunk]]:
         reply = self.keys.reply_stream(request.request_id)
         finished = False

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from gateway.backends.base import BackendError, Pending, start_polling
+from gateway.backends.base import BackendError, DirectChunks, Pending, start_polling
 from gateway.backends.edge_session import TIMED_OUT, SessionStream, chunk_error
 from gateway.router import NodeKind, NodeState
 from shared.proto import inference_pb2 as pb
@@ -65,11 +65,17 @@ class EdgeBackend:
         state.decode_tokens_per_s = stats.decode_tokens_per_s
 
     async def generate(
-        self, request: pb.GenerateRequest, timeout_s: float, trace_headers: dict[str, str] | None = None
+        self,
+        request: pb.GenerateRequest,
+        timeout_s: float,
+        trace_headers: dict[str, str] | None = None,
+        direct: DirectChunks | None = None,
     ) -> AsyncIterator[list[pb.GenerateChunk]]:
         request.trace_context.update(trace_headers or {})
         session = self._idle_session()
         inbox = await session.send(request)
+        if direct is not None:
+            inbox.taker = direct.offer  # the stream's reader hands plain chunks over as they come
         pending = Pending(self.state)
         deadline = asyncio.get_running_loop().call_later(timeout_s, inbox.put, TIMED_OUT)
         finished = False

@@ -5,7 +5,7 @@ chunks; only the transport differs."""
 import time
 from collections.abc import AsyncIterator
 
-from gateway.backends.base import BackendError
+from gateway.backends.base import BackendError, DirectChunks
 from gateway.router import NodeKind, NodeState
 from shared.async_engine import AsyncEngine
 from shared.proto import inference_pb2 as pb
@@ -36,7 +36,11 @@ class LocalCloudBackend:
         state.rtt_s = 0.0
 
     async def generate(
-        self, request: pb.GenerateRequest, timeout_s: float, trace_headers: dict[str, str] | None = None
+        self,
+        request: pb.GenerateRequest,
+        timeout_s: float,
+        trace_headers: dict[str, str] | None = None,
+        direct: DirectChunks | None = None,  # every chunk comes through the iterator
     ) -> AsyncIterator[list[pb.GenerateChunk]]:
         try:
             params = sampling_from_proto(request.sampling)

@@ -26,14 +26,6 @@ async def _wait_idle(node: EdgeNode) -> None:
     raise AssertionError("the node still runs a request")
 
 
-@pytest.fixture
-async def backend(edge_node):
-    backend = EdgeBackend("edge-a", f"127.0.0.1:{edge_node.port}", frozenset({"tiny"}))
-    await backend.start()
-    yield backend
-    await backend.close()
-
-
 async def test_concurrent_requests_match_generate_and_later_ones_reuse_an_open_stream(edge_node, backend):
     requests = [node_request([1, 2, 3], max_tokens=6), node_request([4, 5], max_tokens=4)]
     expected = [[t.token_id for c in edge_node.stub.Generate(r) for t in c.tokens] for r in requests]

@@ -35,7 +35,7 @@ class FailingNode:
     async def close(self):
         pass
 
-    async def generate(self, request, timeout_s, trace_headers=None):
+    async def generate(self, request, timeout_s, trace_headers=None, direct=None):
         from gateway.backends.base import BackendError
 
         self.calls += 1
@@ -81,7 +81,7 @@ class InstantNode(FailingNode):
 
     TOKENS = (72, 101, 108, 108, 111)
 
-    async def generate(self, request, timeout_s, trace_headers=None):
+    async def generate(self, request, timeout_s, trace_headers=None, direct=None):
         self.calls += 1
         for position, token_id in enumerate(self.TOKENS):
             chunk = pb.GenerateChunk(request_id=request.request_id, index=position)
