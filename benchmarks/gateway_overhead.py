@@ -6,7 +6,8 @@ The node is benchmarks/echo_node.py: no model behind it, it steps like an engine
 at once, then one token per running request every --step-ms), so only protocol and gateway work is
 measured, on a realistic token cadence. "Direct" is a client of the node's Session RPC, the same
 protocol the gateway speaks to its edge nodes, so the difference is the gateway's own work: HTTP,
-JSON, templating and tokenization, routing, detokenization, SSE. A client making one Generate call
+JSON, templating and tokenization, the privacy scan (the default mode, auto: every message is
+scanned for personal data), routing, detokenization, SSE. A client making one Generate call
 per request is measured too, for reference, and so is a null proxy (benchmarks/null_proxy.py: HTTP
 in, Session out, no gateway work on the same aiohttp/grpc.aio stack): what any such hop costs here,
 so that the gateway's own work is the rest. The gateway (and the null proxy) runs pinned to core 0,
@@ -172,8 +173,6 @@ def main() -> None:
             f"echo=127.0.0.1:{node_port}",
             "--port",
             str(gateway_port),
-            "--privacy-mode",
-            "public",
             "--edge-queue-bound",
             "1000000",
         ],

@@ -1,10 +1,12 @@
 """Personal-data recognizers: real identifiers are found, look-alikes with bad check digits are not."""
 
+import random
 from unittest import mock
 
 import pytest
 
 from gateway.privacy import PrivacyMode, classify, find_personal_data
+from gateway.privacy.recognizers import find_personal_data_ungated
 
 FOUND = [
     ("card_number", "my card is 4111 1111 1111 1111, thanks"),
@@ -76,3 +78,73 @@ def test_a_detector_error_fails_closed():
 )
 def test_phone_formats(text):
     assert [f.kind for f in find_personal_data(text)] == ["phone"]
+
+
+def _near_misses(rng: random.Random) -> list[str]:
+    """Texts around the gates' thresholds: numbers of 1-20 digits (ASCII and Arabic-Indic) with
+    the separators the patterns allow, embedded in prose; the secrets' keywords in other cases
+    and in the letters a case-insensitive pattern also matches (long s, dotless and dotted I,
+    Kelvin sign); the identifiers above with a character changed, dropped or repeated."""
+    texts = []
+    for _ in range(3000):
+        digits = (
+            "0123456789"
+            if rng.random() < 0.8
+            else "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669"
+        )
+        number = ""
+        for _ in range(rng.randint(1, 20)):
+            number += rng.choice(digits) + (
+                "" if rng.random() < 0.6 else rng.choice([" ", "-", ".", "(", ") ", "+"])
+            )
+        prefix = rng.choice(["", "+", "X", "DE", "GB82", "call ", "ID "])
+        suffix = rng.choice(["", "Z", "X", "T", "-308T", ".7", " thanks"])
+        texts.append(f"text {prefix}{number.strip()}{suffix} more")
+    keywords = ["password", "passwd", "pwd", "secret", "api_key", "apikey", "access-token"]
+    letters = {
+        "s": ["S", "\u017f"],
+        "i": ["I", "\u0131", "\u0130"],
+        "k": ["K", "\u212a"],
+        "a": ["A"],
+        "p": ["P"],
+    }
+    for keyword in keywords:
+        for _ in range(30):
+            spelled = "".join(rng.choice([c, *letters.get(c, [c.upper()])]) for c in keyword)
+            texts.append(f"my {spelled}{rng.choice([': ', '=', ' = '])}hunter22")
+    for _, text in FOUND:
+        for _ in range(40):
+            at = rng.randrange(len(text))
+            edit = rng.choice(["change", "drop", "repeat"])
+            if edit == "change":
+                texts.append(text[:at] + rng.choice("0123456789 -.:Xab@_") + text[at + 1 :])
+            elif edit == "drop":
+                texts.append(text[:at] + text[at + 1 :])
+            else:
+                texts.append(text[:at] + text[at] * 3 + text[at:])
+    return texts
+
+
+def _iban_with_check_digits(country: str, bban: str) -> str:
+    """An IBAN that passes mod 97 (ISO 13616: 98 minus the remainder of BBAN + country + 00)."""
+    number = "".join(str(int(c, 36)) for c in bban + country + "00")
+    return f"{country}{98 - int(number) % 97:02d}{bban}"
+
+
+THRESHOLDS = [  # each at a gate's threshold exactly: a stricter gate would lose it
+    "call +123456789 now",  # a phone's nine digits, no separator
+    "host 1.2.3.4 is up",  # the shortest IPv4 address
+    f"pay {_iban_with_check_digits('GB', 'WEST1A2B3C4D5E')} today",  # no more than 2 digits in a row
+    "SSN 123-45-6789",
+]
+
+
+def test_the_gates_never_change_what_is_found():
+    texts = [text for _, text in FOUND] + NOT_FOUND + THRESHOLDS + _near_misses(random.Random(7))
+    assert all(find_personal_data_ungated(text) for text in THRESHOLDS)
+    found = 0
+    for text in texts:
+        expected = find_personal_data_ungated(text)
+        assert find_personal_data(text) == expected, text
+        found += bool(expected)
+    assert found > 500  # the corpus reaches the gates' thresholds from both sides
