@@ -1,11 +1,14 @@
 """The interface the gateway's pipeline uses for any node."""
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 from gateway.router import NodeState
 from shared.proto import inference_pb2 as pb
+
+logger = logging.getLogger("hybridgw.gateway")
 
 
 class BackendError(Exception):
@@ -33,13 +36,21 @@ class DirectChunks:
     def offer(self, item: object) -> bool:
         """What a backend's reader calls with each item for the request; True: taken."""
         consume = self.consume
-        return (
-            consume is not None
-            and type(item) is pb.GenerateChunk
-            and not item.error
-            and item.finish_reason == pb.FINISH_REASON_UNSPECIFIED
-            and consume(item)
-        )
+        if (
+            consume is None
+            or type(item) is not pb.GenerateChunk
+            or item.error
+            or item.finish_reason != pb.FINISH_REASON_UNSPECIFIED
+        ):
+            return False
+        try:
+            return consume(item)
+        except Exception:  # a failure of this request's own (a token id its detokenizer rejects)
+            # must not end the stream's reader, which carries other requests: the request's task
+            # takes this chunk and everything after it, and meets the error itself
+            logger.exception("writing a token directly failed; the request's task takes over")
+            self.consume = None
+            return False
 
 
 class Backend(Protocol):

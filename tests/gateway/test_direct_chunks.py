@@ -39,6 +39,26 @@ async def test_taken_and_iterated_chunks_are_every_token_in_order(edge_node, bac
     assert all(session.inboxes == {} for session in backend._sessions)
 
 
+async def test_a_consumer_that_fails_hands_that_chunk_and_the_rest_to_the_iterator(edge_node, backend):
+    request = node_request([1, 2, 3], max_tokens=8)
+    expected = [t.token_id for c in edge_node.stub.Generate(request) for t in c.tokens]
+    taken = []
+
+    def consume(chunk: pb.GenerateChunk) -> bool:
+        if taken:
+            raise IndexError("token id out of range")  # as a detokenizer rejecting an id
+        taken.append(chunk)
+        return True
+
+    direct = DirectChunks()
+    direct.consume = consume
+    iterated = [chunk async for batch in backend.generate(request, 30, None, direct) for chunk in batch]
+    assert [t.token_id for c in taken + iterated for t in c.tokens] == expected
+    assert len(taken) == 1 and direct.consume is None
+    assert not any(session.broken for session in backend._sessions)  # the stream's reader went on
+    assert len([c async for c in backend.generate(node_request([4], max_tokens=3), 30)]) >= 1
+
+
 async def test_without_a_consumer_every_chunk_comes_through_the_iterator(edge_node, backend):
     request = node_request([4, 5], max_tokens=5)
     expected = [t.token_id for c in edge_node.stub.Generate(request) for t in c.tokens]
