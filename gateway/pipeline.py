@@ -67,27 +67,35 @@ class Generation:
     started: float = field(default_factory=time.perf_counter)
     streams: list[AsyncGenerator] = field(default_factory=list)
     texts: list[TextStream | None] = field(default_factory=list)  # every choice's detokenizer
-    direct: DirectChunks | None = None  # where a plain single-choice request's chunks may go
+    direct: DirectChunks | None = None  # where a single-choice request's plain chunks may go
+    logprobs: bool = False  # the request asks for them
 
     def stream_directly(self, writer: DirectWriter) -> None:
         """From now on, while `writer` is ready, the node's plain chunks become events written at
         once by the backend's reader, not after waking this request's task (the last chunk, an
         error, and anything that arrives while the writer is not ready still come through `rest`,
-        in order). Only a request with one choice, no stop strings and no logprobs; a no-op for
-        others. Call it after the first events are written."""
+        in order). A chunk in which a stop string ends has its text before the stop written here
+        and goes on to `rest` too, which ends the stream with it (a stopped detokenizer adds no
+        more text). For a request with one choice; a no-op for others. Call it after the first
+        events are written."""
         if self.direct is None:
             return
-        text = self.texts[0]
+        text, logprobs = self.texts[0], self.logprobs
 
         def consume(chunk: pb.GenerateChunk) -> bool:
             if not writer.ready():
                 return False
             tokens = chunk.tokens
-            self.completion_tokens += len(tokens)
             if len(tokens) == 1:
-                writer.write([TextEvent(0, text.push(tokens[0].token_id))])
+                piece = text.push(tokens[0].token_id)
             else:
-                writer.write([TextEvent(0, "".join([text.push(token.token_id) for token in tokens]))])
+                piece = "".join([text.push(token.token_id) for token in tokens])
+            if text.stopped:
+                if piece:
+                    writer.write([TextEvent(0, piece)])
+                return False  # counted and finished by the request's task
+            self.completion_tokens += len(tokens)
+            writer.write([TextEvent(0, piece, list(tokens) if logprobs else ())])
             return True
 
         self.direct.consume = consume
@@ -183,7 +191,8 @@ async def start_generation(
             privacy,
         )
         texts: list[TextStream | None] = [None] * request.n  # made by `ahead` (see _text_stream)
-        if request.n == 1 and not request.logprobs and not request.stop:
+        generation.logprobs = request.logprobs
+        if request.n == 1:
             generation.direct = DirectChunks()
         streams = [
             _choice_stream(backend, generation, texts, i, ids, request, max_tokens, model, forwarded)

@@ -181,8 +181,8 @@ class CompletionFormat(ResponseFormat):
         return {"tokens": tokens, "token_logprobs": values, "top_logprobs": tops, "text_offset": offsets}
 
     def delta(self, event: TextEvent) -> dict | None:
-        if not event.text and event.finish_reason is None:
-            return None
+        if not event.text and event.finish_reason is None and not event.logprobs:
+            return None  # a token whose text is held back (part of a character or of a stop string)
         return {
             "index": event.index,
             "text": event.text,
