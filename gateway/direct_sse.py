@@ -1,10 +1,10 @@
 """A streamed response's events written synchronously, from the callback that receives the node's
-tokens (gateway.pipeline.Generation.stream_directly), when the client's connection can take
+tokens (gateway.generation.Generation.stream_directly), when the client's connection can take
 them without waiting."""
 
 from aiohttp import web
 
-from gateway.pipeline import TextEvent
+from gateway.generation import TextEvent
 from gateway.responses import ResponseFormat
 
 

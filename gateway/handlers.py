@@ -18,7 +18,8 @@ from gateway.activity import RecentDecision
 from gateway.auth import check_model_allowed
 from gateway.direct_sse import DirectSSE
 from gateway.errors import APIError, model_not_found
-from gateway.pipeline import Generation, TextEvent, prepare, start_generation
+from gateway.generation import Generation, TextEvent
+from gateway.pipeline import prepare, start_generation
 from gateway.request_ids import new_request_id
 from gateway.responses import ChatFormat, CompletionFormat, ResponseFormat, sse
 from gateway.schemas import parse_body, parse_chat, parse_completion

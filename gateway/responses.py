@@ -5,8 +5,8 @@ import time
 
 import orjson
 
+from gateway.generation import Generation, TextEvent
 from gateway.models import ServedModel
-from gateway.pipeline import Generation, TextEvent
 from gateway.schemas import GenerationRequest
 
 

@@ -12,7 +12,7 @@ from formats.tokenizer import GGUFTokenizer
 from gateway import handlers
 from gateway.backends.base import DirectChunks
 from gateway.direct_sse import DirectSSE
-from gateway.pipeline import Generation, TextEvent
+from gateway.generation import Generation, TextEvent
 from gateway.privacy import PrivacyDecision
 from gateway.text_stream import TextStream
 from shared.proto import inference_pb2 as pb

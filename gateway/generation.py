@@ -1,0 +1,88 @@
+"""A generation as the handlers see it: where it runs, its text events, its usage, and the way its
+tokens may be written straight from the node's reader (stream_directly)."""
+
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from gateway.backends.base import DirectChunks
+from gateway.privacy import PrivacyDecision
+from gateway.text_stream import TextStream
+from shared.proto import inference_pb2 as pb
+
+
+@dataclass(slots=True)
+class TextEvent:
+    index: int  # choice
+    text: str
+    logprobs: Sequence[pb.GeneratedToken] = ()  # when the request asks for them
+    finish_reason: str | None = None
+
+
+class DirectWriter(Protocol):
+    """Where Generation.stream_directly sends events: synchronously, when ready() says it can."""
+
+    def ready(self) -> bool: ...
+
+    def write(self, events: list[TextEvent]) -> None: ...
+
+
+@dataclass(slots=True)
+class Generation:
+    """What a handler needs: where it runs, the events, and the usage once done."""
+
+    request_id: str
+    model: str
+    node_id: str
+    target: str
+    route_reason: str
+    prompt_tokens: int
+    privacy: PrivacyDecision
+    first: list[TextEvent] = field(default_factory=list)  # every choice's first event
+    rest: AsyncIterator[list[TextEvent]] | None = None  # then every event ready, each time
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    first_token_at: float | None = None
+    started: float = field(default_factory=time.perf_counter)
+    streams: list[AsyncGenerator] = field(default_factory=list)
+    texts: list[TextStream | None] = field(default_factory=list)  # every choice's detokenizer
+    direct: DirectChunks | None = None  # where a single-choice request's plain chunks may go
+    logprobs: bool = False  # the request asks for them
+
+    def stream_directly(self, writer: DirectWriter) -> None:
+        """From now on, while `writer` is ready, the node's plain chunks become events written at
+        once by the backend's reader, not after waking this request's task (the last chunk, an
+        error, and anything that arrives while the writer is not ready still come through `rest`,
+        in order). A chunk in which a stop string ends has its text before the stop written here
+        and goes on to `rest` too, which ends the stream with it (a stopped detokenizer adds no
+        more text). For a request with one choice; a no-op for others. Call it after the first
+        events are written."""
+        if self.direct is None:
+            return
+        text, logprobs = self.texts[0], self.logprobs
+
+        def consume(chunk: pb.GenerateChunk) -> bool:
+            if not writer.ready():
+                return False
+            tokens = chunk.tokens
+            if len(tokens) == 1:
+                piece = text.push(tokens[0].token_id)
+            else:
+                piece = "".join([text.push(token.token_id) for token in tokens])
+            if text.stopped:
+                if piece:
+                    writer.write([TextEvent(0, piece)])
+                return False  # counted and finished by the request's task
+            self.completion_tokens += len(tokens)
+            writer.write([TextEvent(0, piece, list(tokens) if logprobs else ())])
+            return True
+
+        self.direct.consume = consume
+
+    async def close(self) -> None:
+        """Ends every choice's stream (an unfinished one is cancelled on its node)."""
+        if self.direct is not None:
+            self.direct.consume = None
+        for stream in self.streams:
+            await stream.aclose()
