@@ -197,23 +197,21 @@ RECOGNIZERS = [
 
 
 def find_personal_data(text: str) -> list[Finding]:
-    findings = []
     facts = TextFacts(text)
-    for recognizer in RECOGNIZERS:
-        if not recognizer.gate(facts):
-            continue
-        for match in recognizer.pattern.finditer(text):
-            if recognizer.validate(match):
-                findings.append(Finding(recognizer.kind, match.start(), match.end()))
-    return findings
+    return [
+        finding for recognizer in RECOGNIZERS if recognizer.gate(facts) for finding in _scan(recognizer, text)
+    ]
 
 
 def find_personal_data_ungated(text: str) -> list[Finding]:
     """Every pattern over the whole text, no gates: what find_personal_data must equal (the
     reference of its tests and of benchmarks/privacy_scan.py)."""
+    return [finding for recognizer in RECOGNIZERS for finding in _scan(recognizer, text)]
+
+
+def _scan(recognizer: Recognizer, text: str) -> list[Finding]:
     return [
         Finding(recognizer.kind, match.start(), match.end())
-        for recognizer in RECOGNIZERS
         for match in recognizer.pattern.finditer(text)
         if recognizer.validate(match)
     ]
