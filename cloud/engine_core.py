@@ -3,14 +3,17 @@
 from cloud.llm_engine import LLMEngine
 from shared.sampling import SamplingParams
 from shared.step_output import FinishReason, StepOutput
+from shared.step_rates import decode_steps_field
 
 
 class CloudEngineCore:
     def __init__(self, engine: LLMEngine):
         self.engine = engine
 
-    def add_request(self, request_id: str, prompt_ids: list[int], params: SamplingParams) -> None:
-        self.engine.add_request(prompt_ids, params, request_id=request_id)
+    def add_request(
+        self, request_id: str, prompt_ids: list[int], params: SamplingParams, priority: int = 0
+    ) -> None:
+        self.engine.add_request(prompt_ids, params, request_id=request_id, priority=priority)
 
     def abort(self, request_id: str) -> bool:
         return self.engine.abort_request(request_id)
@@ -51,4 +54,6 @@ class CloudEngineCore:
             "tokens_generated_total": metrics["num_generated_tokens"],
             "prefill_tokens_per_s": self.engine.rates.prefill_tokens_per_s,
             "decode_tokens_per_s": self.engine.rates.decode_tokens_per_s,
+            "decode_steps": decode_steps_field(self.engine.rates),
+            "num_waiting_prompt_tokens": self.engine.scheduler.num_waiting_prompt_tokens(),
         }

@@ -20,6 +20,8 @@ from shared.step_rates import StepRates
 
 WARMUP_PROMPT_TOKENS = 64
 WARMUP_OUTPUT_TOKENS = 3  # the first comes with the prefill; the others are decode steps
+WARMUP_BATCH_PROMPT_TOKENS = 8
+MAX_WARMUP_BATCH = 32  # larger batches are extrapolated by the router from the measured ones
 
 
 @dataclass(slots=True)
@@ -111,22 +113,30 @@ class LLMEngine:
         return request_id
 
     def warmup(self) -> None:
-        """One short request through the model before the first real one, so the node reports a
-        measured prefill and decode speed from its first heartbeat (the router would otherwise
-        guess) and no first-call cost lands on a user. The request metrics do not count it; its
-        prompt's blocks stay in the prefix cache as free blocks."""
-        vocab_size = self.model_config.vocab_size
+        """One short request through the model before the first real one, then a batch of them
+        as large as the engine runs (up to MAX_WARMUP_BATCH), so the node reports a measured
+        prefill speed and its decode step time alone and in a full batch from its first
+        heartbeat (the router would otherwise guess), and no first-call cost lands on a user.
+        The request metrics do not count them; their prompts' blocks stay in the prefix cache as
+        free blocks."""
         room = self.max_model_len - WARMUP_OUTPUT_TOKENS - 1
-        length = max(1, min(WARMUP_PROMPT_TOKENS, room))
-        prompt = [i % vocab_size for i in range(length)]
-        params = SamplingParams(temperature=0.0, max_tokens=WARMUP_OUTPUT_TOKENS, ignore_eos=True)
         metrics, self.metrics = self.metrics, EngineMetrics(self.scheduler, self.block_manager)
         try:
-            self.add_request(prompt, params, request_id=f"warmup-{uuid.uuid4().hex}")
-            while self.has_unfinished_requests():
-                self.step()
+            self._warmup_batch(1, max(1, min(WARMUP_PROMPT_TOKENS, room)))
+            batch_size = min(self.scheduler_config.max_num_seqs, MAX_WARMUP_BATCH)
+            if batch_size > 1:
+                self._warmup_batch(batch_size, max(1, min(WARMUP_BATCH_PROMPT_TOKENS, room)))
         finally:
             self.metrics = metrics
+
+    def _warmup_batch(self, batch_size: int, prompt_tokens: int) -> None:
+        vocab_size = self.model_config.vocab_size
+        params = SamplingParams(temperature=0.0, max_tokens=WARMUP_OUTPUT_TOKENS, ignore_eos=True)
+        for index in range(batch_size):  # distinct prompts: no prefix-cache hit shortens a prefill
+            prompt = [(index * prompt_tokens + i) % vocab_size for i in range(prompt_tokens)]
+            self.add_request(prompt, params, request_id=f"warmup-{uuid.uuid4().hex}")
+        while self.has_unfinished_requests():
+            self.step()
 
     def abort_request(self, request_id: str) -> bool:
         return self.scheduler.abort_request(request_id) is not None
@@ -145,11 +155,6 @@ class LLMEngine:
         )
         started = time.perf_counter()
         request_ids, logits = self.runner.execute_model(output, self.block_manager)
-        self.rates.record_step(
-            time.perf_counter() - started,
-            num_prefill_tokens,
-            output.total_num_scheduled_tokens - num_prefill_tokens,
-        )
         sampled = {}
         requests = {r.request_id: r for r in output.scheduled}
         now = time.monotonic()
@@ -163,6 +168,11 @@ class LLMEngine:
         children = [child for parent, row in forks for child in self._fork(parent, row.numpy(), now)]
         finished += [child for child in children if child.is_finished]
         self.metrics.record_finished(finished)
+        self.rates.record_step(  # the whole step, sampling included: what a request waits for
+            time.perf_counter() - started,
+            num_prefill_tokens,
+            output.total_num_scheduled_tokens - num_prefill_tokens,
+        )
         return [_output(requests[request_id]) for request_id in request_ids] + [_output(c) for c in children]
 
     def _fork(self, parent: Request, logits, now: float) -> list[Request]:

@@ -73,6 +73,12 @@ class Scheduler:
         request.status = RequestStatus.FINISHED_ABORTED
         return request
 
+    def num_waiting_prompt_tokens(self) -> int:
+        """Prompt tokens still to compute over waiting and running requests."""
+        return sum(
+            max(0, r.num_prompt_tokens - r.num_computed_tokens) for r in [*self.waiting, *self.running]
+        )
+
     def has_unfinished_requests(self) -> bool:
         return bool(self.waiting or self.running)
 

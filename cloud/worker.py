@@ -164,7 +164,7 @@ class CloudWorker:
             params = sampling_from_proto(request.sampling)
             params.max_tokens = max(1, params.max_tokens - len(resumed))
             async for outputs in self.engine.generate_batches(
-                request_id, list(request.prompt_token_ids) + resumed, params
+                request_id, list(request.prompt_token_ids) + resumed, params, request.priority
             ):
                 chunk = chunk_from_outputs(request_id, outputs, len(resumed))
                 await self.redis.xadd(reply, {"chunk": chunk.SerializeToString()})

@@ -23,6 +23,7 @@ from formats.model_config import ModelConfig
 from formats.tokenizer.vocab import Vocab
 from shared.sampling import SamplingParams
 from shared.step_output import FinishReason, InvalidRequestError, StepOutput
+from shared.step_rates import MIN_PREFILL_TOKENS, decode_steps_field
 
 BACKENDS = ("numba", "onnxruntime")
 
@@ -76,20 +77,39 @@ class EdgeEngine:
     def warmup(self) -> threading.Thread:
         """Load every kernel before the first request so none is compiled or loaded on its path.
 
-        The decode path runs once here (a one-token forward), then once more, timed, so the node
-        reports a measured decode rate from its first Stats call (the router would otherwise
-        guess); the prefill path's only extra kernel is loaded on a background thread, so the
-        first token is not delayed by it. Returns that thread (join it to wait)."""
+        The decode path runs once here (a one-token forward), then once more, timed, and once
+        with a token in every slot, timed, so the node reports its decode step time at batch 1
+        and at a full batch from its first Stats call (the router would otherwise guess); the
+        prefill path's only extra kernel is loaded on a background thread, so the first token is
+        not delayed by it. Returns that thread (join it to wait)."""
         one = np.zeros(1, dtype=np.int32)
         self.model.forward(one, one, one, np.array([0]), self.cache)
-        started = time.perf_counter()
-        self.model.forward(one, one, one, np.array([0]), self.cache)
-        self.stats.record_step(time.perf_counter() - started, 0, 1)
+        for batch_size in sorted({1, self.config.num_slots}):
+            zeros = np.zeros(batch_size, dtype=np.int32)
+            slot_ids = np.arange(batch_size, dtype=np.int32)
+            started = time.perf_counter()
+            self.model.forward(zeros, slot_ids, zeros, np.arange(batch_size), self.cache)
+            self.stats.record_decode(batch_size, time.perf_counter() - started)
         thread = threading.Thread(target=self.model.load_prefill_kernels, name="edge-warmup", daemon=True)
         thread.start()
         return thread
 
-    def add_request(self, request_id: str, prompt_ids: list[int], params: SamplingParams) -> None:
+    def measure_prefill(self, warmup: threading.Thread) -> None:
+        """Once the prefill kernels are loaded (`warmup`'s thread), one timed prompt chunk on slot
+        0, so a serving node reports a measured prefill speed from its first Stats call too (a
+        real request overwrites the slot's cache from position 0)."""
+        warmup.join()
+        num_tokens = min(2 * MIN_PREFILL_TOKENS, self.slot_context)
+        zeros = np.zeros(num_tokens, dtype=np.int32)
+        started = time.perf_counter()
+        self.model.forward(
+            zeros, zeros, np.arange(num_tokens, dtype=np.int32), np.array([num_tokens - 1]), self.cache
+        )
+        self.stats.record_step(time.perf_counter() - started, num_tokens, 0)
+
+    def add_request(
+        self, request_id: str, prompt_ids: list[int], params: SamplingParams, priority: int = 0
+    ) -> None:
         if request_id in self.running or any(s.request_id == request_id for s in self.waiting):
             raise InvalidRequestError(f"request id {request_id!r} is already in use")
         if not prompt_ids:
@@ -101,7 +121,7 @@ class EdgeEngine:
                 f"prompt of {len(prompt_ids)} tokens does not fit the context window "
                 f"of {self.slot_context} tokens"
             )
-        self.waiting.append(new_sequence(request_id, prompt_ids, params, time.perf_counter()))
+        self.waiting.append(new_sequence(request_id, prompt_ids, params, time.perf_counter(), priority))
         self.stats.requests_total += 1
 
     def abort(self, request_id: str) -> bool:
@@ -135,8 +155,10 @@ class EdgeEngine:
         return outputs
 
     def _admit(self) -> None:
+        """Free slots go to waiting sequences by priority (lower first), then arrival."""
         while self.waiting and self.free_slots:
-            sequence = self.waiting.popleft()
+            sequence = min(self.waiting, key=_admission_order)
+            self.waiting.remove(sequence)
             sequence.slot_id = self.free_slots.popleft()
             self.running[sequence.request_id] = sequence
 
@@ -197,12 +219,20 @@ class EdgeEngine:
             "context_length": self.slot_context,
             "requests_total": self.stats.requests_total,
             "tokens_generated_total": self.stats.tokens_generated_total,
+            "decode_steps": decode_steps_field(self.stats),
+            "num_waiting_prompt_tokens": sum(
+                max(0, len(s.prompt_ids) - s.num_computed) for s in [*self.waiting, *self.running.values()]
+            ),
         }
 
     @property
     def kv_usage(self) -> float:
         used = sum(s.num_computed for s in self.running.values())
         return used / (self.slot_context * self.config.num_slots)
+
+
+def _admission_order(sequence: Sequence) -> tuple[int, float]:
+    return sequence.priority, sequence.arrival_time
 
 
 def _flatten(batch: list[tuple[Sequence, int]]):

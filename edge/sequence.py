@@ -22,6 +22,7 @@ class Sequence:
     finish_reason: FinishReason | None = None
     arrival_time: float = 0.0
     first_token_time: float | None = None
+    priority: int = 0  # lower is admitted first
 
     @property
     def token_ids(self) -> list[int]:
@@ -36,5 +37,8 @@ class Sequence:
         return self.num_computed < len(self.prompt_ids)
 
 
-def new_sequence(request_id: str, prompt_ids: list[int], params: SamplingParams, now: float) -> Sequence:
-    return Sequence(request_id, list(prompt_ids), params, Sampler(params, prompt_ids), arrival_time=now)
+def new_sequence(
+    request_id: str, prompt_ids: list[int], params: SamplingParams, now: float, priority: int = 0
+) -> Sequence:
+    sampler = Sampler(params, prompt_ids)
+    return Sequence(request_id, list(prompt_ids), params, sampler, arrival_time=now, priority=priority)

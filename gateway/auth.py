@@ -19,7 +19,9 @@ class ApiKey:
     allowed_models: frozenset[str] | None = None  # None: every model
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
-    latency_target_ms: float | None = None
+    latency_target_ms: float | None = None  # end to end
+    ttft_target_ms: float | None = None
+    tpot_target_ms: float | None = None
 
 
 class KeyStore:

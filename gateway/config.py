@@ -21,16 +21,29 @@ class EdgeNodeEntry:
     queue_bound: int = 16
 
 
+ROUTING_POLICIES = ("predicted", "all-edge", "all-cloud", "round-robin", "least-busy")
+
+
 @dataclass(frozen=True, slots=True)
 class RoutingPolicy:
-    latency_target_ms: float | None = None  # default target; a key's or the request header's wins
+    """`policy`: "predicted" (the router's model, gateway/router.py) or a static policy to compare
+    it with (benchmarks/routing.py); every one keeps private requests on-prem."""
+
+    latency_target_ms: float | None = None  # end to end; a key's or the request header's wins
+    ttft_target_ms: float | None = None
+    tpot_target_ms: float | None = None
     cooldown_s: float = 5.0  # a node that failed is skipped this long
     max_attempts: int = 2  # tries on different nodes before the first token
     expected_output_tokens: int = 256  # cap on max_tokens when predicting completion time
+    policy: str = "predicted"
 
     def __post_init__(self) -> None:
-        if self.latency_target_ms is not None and self.latency_target_ms <= 0:
-            raise ValueError("routing.latency_target_ms must be positive")
+        for name in ("latency_target_ms", "ttft_target_ms", "tpot_target_ms"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise ValueError(f"routing.{name} must be positive")
+        if self.policy not in ROUTING_POLICIES:
+            raise ValueError(f"routing.policy must be one of {', '.join(ROUTING_POLICIES)}")
         if self.cooldown_s < 0:
             raise ValueError("routing.cooldown_s must be >= 0")
         if not 1 <= self.max_attempts <= 10:

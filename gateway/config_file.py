@@ -1,7 +1,8 @@
 """The gateway's TOML configuration file, with every field overridable from the environment.
 
     [gateway]      host, port, privacy_mode, max_body_bytes
-    [routing]      latency_target_ms, cooldown_s, max_attempts, expected_output_tokens
+    [routing]      policy, latency_target_ms, ttft_target_ms, tpot_target_ms, cooldown_s,
+                   max_attempts, expected_output_tokens
     [telemetry]    service_name, otlp_endpoint, trace_file
     [[models]]     name, gguf, context_length
     [[edge_nodes]] id, address, models, queue_bound
@@ -28,7 +29,15 @@ from gateway.privacy import PrivacyMode
 ENV_PREFIX = "HYBRIDGW_"
 SCHEMA: dict[str, set[str]] = {
     "gateway": {"host", "port", "privacy_mode", "max_body_bytes"},
-    "routing": {"latency_target_ms", "cooldown_s", "max_attempts", "expected_output_tokens"},
+    "routing": {
+        "latency_target_ms",
+        "ttft_target_ms",
+        "tpot_target_ms",
+        "cooldown_s",
+        "max_attempts",
+        "expected_output_tokens",
+        "policy",
+    },
     "telemetry": {"service_name", "otlp_endpoint", "trace_file"},
     "models": {"name", "gguf", "context_length"},
     "edge_nodes": {"id", "address", "models", "queue_bound"},
@@ -174,6 +183,9 @@ def _build(document: dict):
             privacy_mode=mode,
             routing=RoutingPolicy(
                 latency_target_ms=value_of("routing", routing, "latency_target_ms", int | float),
+                ttft_target_ms=value_of("routing", routing, "ttft_target_ms", int | float),
+                tpot_target_ms=value_of("routing", routing, "tpot_target_ms", int | float),
+                policy=value_of("routing", routing, "policy", str, "predicted"),
                 cooldown_s=value_of("routing", routing, "cooldown_s", int | float, 5.0),
                 max_attempts=value_of("routing", routing, "max_attempts", int, 2),
                 expected_output_tokens=value_of("routing", routing, "expected_output_tokens", int, 256),

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from gateway.backends.base import DirectChunks
+from gateway.node_load import Dispatched
 from gateway.privacy import PrivacyDecision
+from gateway.router import NodeState, Prediction
 from gateway.text_stream import TextStream
 from shared.proto import inference_pb2 as pb
 
@@ -49,6 +51,29 @@ class Generation:
     texts: list[TextStream | None] = field(default_factory=list)  # every choice's detokenizer
     direct: DirectChunks | None = None  # where a single-choice request's plain chunks may go
     logprobs: bool = False  # the request asks for them
+    dispatches: list[Dispatched] = field(default_factory=list)  # each choice's count on its node
+    node: NodeState | None = None
+    prediction: Prediction | None = None  # what the router expected of the node
+    observed: tuple[float | None, float | None] | None = None  # (ttft, tpot) ratios, once closed
+
+    def release(self) -> None:
+        """The request no longer counts on its node (idempotent)."""
+        for dispatched in self.dispatches:
+            dispatched.finished()
+
+    def calibrate(self) -> None:
+        """Teaches the node's calibration what this request's TTFT and TPOT were against their
+        prediction; `observed` keeps the observed/predicted ratios (for the metrics)."""
+        if self.node is None or self.prediction is None or self.first_token_at is None:
+            return
+        calibration, prediction = self.node.calibration, self.prediction
+        ttft = calibration.observe_ttft(prediction.raw_ttft_s, self.first_token_at - self.started)
+        tpot = None
+        per_choice = self.completion_tokens // max(1, len(self.dispatches))
+        if per_choice >= 2:
+            seconds = (time.perf_counter() - self.first_token_at) / (per_choice - 1)
+            tpot = calibration.observe_tpot(prediction.raw_tpot_s, seconds)
+        self.observed = (ttft, tpot)
 
     def stream_directly(self, writer: DirectWriter) -> None:
         """From now on, while `writer` is ready, the node's plain chunks become events written at
@@ -86,3 +111,4 @@ class Generation:
             self.direct.consume = None
         for stream in self.streams:
             await stream.aclose()
+        self.release()

@@ -15,19 +15,25 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from gateway import app_keys
 from gateway.activity import RecentDecision
-from gateway.auth import check_model_allowed
+from gateway.auth import ApiKey, check_model_allowed
+from gateway.config import RoutingPolicy
 from gateway.direct_sse import DirectSSE
-from gateway.errors import APIError, model_not_found
+from gateway.errors import APIError, invalid, model_not_found
 from gateway.generation import Generation, TextEvent
 from gateway.pipeline import prepare, start_generation
 from gateway.request_ids import new_request_id
 from gateway.responses import ChatFormat, CompletionFormat, ResponseFormat, sse
+from gateway.router import LatencyTargets
 from gateway.schemas import parse_body, parse_chat, parse_completion
 from shared.telemetry import extract_context, forwarded_context, recording, tracer
 
 logger = logging.getLogger("hybridgw.gateway")
 PRIVACY_HEADER = "X-Hybridgw-Privacy"
-LATENCY_HEADER = "X-Hybridgw-Latency-Target-Ms"
+TARGET_HEADERS = {  # LatencyTargets field -> (request header, key and [routing] field)
+    "e2e_s": ("X-Hybridgw-Latency-Target-Ms", "latency_target_ms"),
+    "ttft_s": ("X-Hybridgw-TTFT-Target-Ms", "ttft_target_ms"),
+    "tpot_s": ("X-Hybridgw-TPOT-Target-Ms", "tpot_target_ms"),
+}
 
 
 async def chat_completions(request: web.Request) -> web.StreamResponse:
@@ -68,7 +74,6 @@ async def _generate(
     if key is not None:
         await _admit(app, key, len(ids) + max_tokens * body.n)
     privacy_mode = key.privacy_mode if key is not None else config.privacy_mode
-    default_target = (key.latency_target_ms if key is not None else None) or config.routing.latency_target_ms
     request_id = new_request_id()
     ahead = StreamAhead(request, partial(format_class, request_id, body, model)) if body.stream else None
     try:
@@ -82,7 +87,7 @@ async def _generate(
             app[app_keys.BACKENDS],
             privacy_mode,
             request.headers.get(PRIVACY_HEADER),
-            _latency_target(request, default_target),
+            _latency_targets(request, key, config.routing),
             config.routing,
             metrics,
             app[app_keys.RNG],
@@ -226,17 +231,22 @@ def _finished(events: list[TextEvent]) -> int:
     return count
 
 
-def _latency_target(request: web.Request, default_ms: float | None) -> float | None:
-    raw = request.headers.get(LATENCY_HEADER)
-    if raw is None:
-        return default_ms / 1000 if default_ms else None
-    try:
-        value = float(raw)
-    except ValueError:
-        from gateway.errors import invalid
-
-        raise invalid(f"{LATENCY_HEADER} must be a number of milliseconds.") from None
-    return value / 1000
+def _latency_targets(request: web.Request, key: ApiKey | None, routing: RoutingPolicy) -> LatencyTargets:
+    """Each target from its header, else the key's, else the [routing] default (milliseconds)."""
+    seconds = {}
+    for field, (header, setting) in TARGET_HEADERS.items():
+        raw = request.headers.get(header)
+        if raw is None:
+            value = (getattr(key, setting) if key is not None else None) or getattr(routing, setting)
+        else:
+            try:
+                value = float(raw)
+            except ValueError:
+                value = math.nan
+            if not math.isfinite(value) or value <= 0:
+                raise invalid(f"{header} must be a positive number of milliseconds.", code="invalid_header")
+        seconds[field] = value / 1000 if value else None
+    return LatencyTargets(**seconds)
 
 
 def _record(metrics, generation: Generation, outcome: str) -> None:
@@ -261,10 +271,15 @@ def _record(metrics, generation: Generation, outcome: str) -> None:
         duration_ms=round((now - generation.started) * 1000, 1),
         completion_tokens=generation.completion_tokens,
     )
+    if outcome == "ok":
+        generation.calibrate()
+        if generation.observed is not None:
+            metrics.predicted(generation.node_id, *generation.observed)
     if logger.isEnabledFor(logging.INFO):
-        logger.info(
-            json.dumps({"event": "request", **decision.as_dict(), "prompt_tokens": generation.prompt_tokens})
-        )
+        record = {"event": "request", **decision.as_dict(), "prompt_tokens": generation.prompt_tokens}
+        if generation.prediction is not None:
+            record["predicted_ttft_ms"] = round(generation.prediction.ttft_s * 1000, 1)
+        logger.info(json.dumps(record))
     metrics.recent.record(decision, tpot * 1000 if tpot is not None else None)
     metrics.finished(target, outcome, now - generation.started, ttft, tpot)
     metrics.count_tokens(generation.prompt_tokens, generation.completion_tokens)

@@ -1,5 +1,6 @@
 """API keys from a TOML file: [[keys]] tables with id, sha256 (hex of the secret), tenant and the
-optional privacy_mode, allowed_models, requests_per_minute, tokens_per_minute, latency_target_ms.
+optional privacy_mode, allowed_models, requests_per_minute, tokens_per_minute, latency_target_ms
+(end to end), ttft_target_ms, tpot_target_ms.
 A bad file fails at start with the field named."""
 
 import tomllib
@@ -17,6 +18,8 @@ FIELDS = {
     "requests_per_minute",
     "tokens_per_minute",
     "latency_target_ms",
+    "ttft_target_ms",
+    "tpot_target_ms",
 }
 
 
@@ -54,7 +57,13 @@ def parse_keys(entries: list, where_prefix: str) -> list[ApiKey]:
         if models is not None and not (isinstance(models, list) and all(isinstance(m, str) for m in models)):
             raise KeysFileError(f"{where}.allowed_models: a list of model names")
         limits = {}
-        for name in ("requests_per_minute", "tokens_per_minute", "latency_target_ms"):
+        for name in (
+            "requests_per_minute",
+            "tokens_per_minute",
+            "latency_target_ms",
+            "ttft_target_ms",
+            "tpot_target_ms",
+        ):
             value = entry.get(name)
             if value is not None and (
                 not isinstance(value, int | float) or isinstance(value, bool) or value <= 0

@@ -8,6 +8,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from gateway.activity import RecentActivity
 
 LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
+RATIO_BUCKETS = (0.25, 0.5, 0.67, 0.8, 0.9, 1.1, 1.25, 1.5, 2, 4)  # observed / predicted
 
 
 @dataclass(eq=False)  # hashed by identity (its label children are cached per instance)
@@ -21,7 +22,19 @@ class GatewayMetrics:
     routing: Counter
     privacy_forced: Counter
     queue_depth: Gauge
+    prediction_ratio: Histogram
     recent: RecentActivity  # what the status page shows
+
+    def predicted(self, node_id: str, ttft_ratio: float | None, tpot_ratio: float | None) -> None:
+        """How one request's observed TTFT and TPOT compared with the router's prediction."""
+        if ttft_ratio is not None:
+            self._ratio_child(node_id, "ttft").observe(ttft_ratio)
+        if tpot_ratio is not None:
+            self._ratio_child(node_id, "tpot").observe(tpot_ratio)
+
+    @functools.cache  # noqa: B019 - as _children
+    def _ratio_child(self, node_id: str, metric: str):
+        return self.prediction_ratio.labels(node_id, metric)
 
     def finished(
         self, target: str, outcome: str, duration_s: float, ttft_s: float | None, tpot_s: float | None
@@ -101,6 +114,13 @@ class GatewayMetrics:
             ),
             queue_depth=Gauge(
                 "hybridgw_node_queue_depth", "Waiting requests per node", ["node"], registry=registry
+            ),
+            prediction_ratio=Histogram(
+                "hybridgw_prediction_ratio",
+                "Observed over predicted time (TTFT, TPOT) per node, after online correction",
+                ["node", "metric"],
+                buckets=RATIO_BUCKETS,
+                registry=registry,
             ),
             recent=RecentActivity(),
         )

@@ -20,7 +20,7 @@ from gateway.inbox import Inbox
 from gateway.metrics import GatewayMetrics
 from gateway.models import ServedModel
 from gateway.privacy import PrivacyDecision, PrivacyMode, classify
-from gateway.router import Decision, Outcome, RouteRequest, route
+from gateway.router import Decision, LatencyTargets, Outcome, RouteRequest, route
 from gateway.schemas import GenerationRequest
 from gateway.text_stream import TextStream
 from shared.proto import inference_pb2 as pb
@@ -75,7 +75,7 @@ async def start_generation(
     backends: list[Backend],
     privacy_mode: PrivacyMode,
     privacy_header: str | None,
-    latency_target_s: float | None,
+    targets: LatencyTargets,
     policy: RoutingPolicy,
     metrics: GatewayMetrics,
     rng: random.Random,
@@ -94,16 +94,20 @@ async def start_generation(
         len(ids),
         min(max_tokens, policy.expected_output_tokens),
         privacy.is_private,
-        latency_target_s,
+        targets,
     )
     excluded: set[str] = set()
     for attempt in range(policy.max_attempts):
         candidates = [b for b in backends if b.state.node_id not in excluded]
-        decision = route(route_request, [b.state for b in candidates], time.monotonic(), rng)
+        states = [b.state for b in candidates]
+        decision = route(route_request, states, time.monotonic(), rng, policy.policy)
         if decision.outcome is not Outcome.ROUTED:
             metrics.routed(decision.outcome.value, decision.reason)
             _raise_for(decision, privacy, model.name, metrics)
         backend = next(b for b in candidates if b.state.node_id == decision.node_id)
+        # counted on the node now, before this task first waits: the next request of a burst,
+        # routed meanwhile, sees it
+        dispatches = [backend.state.load.dispatch(len(ids)) for _ in range(request.n)]
         generation = Generation(
             request_id,
             model.name,
@@ -113,6 +117,9 @@ async def start_generation(
             len(ids),
             privacy,
         )
+        generation.dispatches = dispatches
+        generation.node = backend.state
+        generation.prediction = decision.prediction_for(backend.state.node_id)
         texts: list[TextStream | None] = [None] * request.n  # made by `ahead` (see _text_stream)
         generation.logprobs = request.logprobs
         if request.n == 1:
@@ -135,6 +142,7 @@ async def start_generation(
         except BackendError as error:
             for stream in streams:
                 await stream.aclose()
+            generation.release()
             await ahead
             if not error.retryable or attempt + 1 == policy.max_attempts:
                 raise APIError(
@@ -146,6 +154,7 @@ async def start_generation(
             excluded.add(backend.state.node_id)
             continue
         except BaseException:
+            generation.release()
             ahead.cancel()
             raise
         await ahead
@@ -191,6 +200,13 @@ def _text_stream(
 
 
 def _raise_for(decision: Decision, privacy: PrivacyDecision, model: str, metrics: GatewayMetrics) -> None:
+    if decision.outcome is Outcome.TOO_LONG:
+        raise invalid(
+            "The prompt plus the expected output does not fit the context window of any node "
+            "that may serve this request.",
+            "messages",
+            "context_length_exceeded",
+        )
     if decision.outcome in (Outcome.SHED, Outcome.UNAVAILABLE):
         metrics.recent.record(
             RecentDecision(
@@ -244,6 +260,7 @@ async def _choice_stream(
         presence_penalty=request.presence_penalty,
         frequency_penalty=request.frequency_penalty,
         logprobs=request.top_logprobs,
+        ignore_eos=request.ignore_eos,
     )
     if request.seed is not None:
         sampling.seed = request.seed + index
@@ -252,7 +269,9 @@ async def _choice_stream(
         model=model.name,
         prompt_token_ids=ids,
         sampling=sampling,
+        priority=request.priority,
     )
+    dispatched = generation.dispatches[index]
     span, trace_headers = None, forwarded
     if forwarded is None:  # recording: the dispatch span, whose context goes to the node
         span = tracer("hybridgw.gateway").start_span(
@@ -272,6 +291,7 @@ async def _choice_stream(
     try:
         async for chunks in batches:
             if text is None:  # the first chunks
+                dispatched.first_token()
                 generation.first_token_at = generation.first_token_at or time.perf_counter()
                 text = _text_stream(texts, index, request, model)  # made while the node worked
             if plain and len(chunks) == 1:  # the usual batch: one chunk of one token, not the last
@@ -305,6 +325,7 @@ async def _choice_stream(
             raise
         raise APIError(error.status, str(error), "server_error") from None
     finally:
+        dispatched.finished()
         if span is not None:
             span.end()
         await batches.aclose()

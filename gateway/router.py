@@ -1,20 +1,32 @@
 """Routing policy: a pure function from a request and the nodes' live state to a decision. No I/O.
 
-Prediction for a node (seconds):
-    service  = prompt_tokens / prefill_rate + expected_output_tokens / decode_rate
-    queued   = max(0, running + waiting + 1 - max_running)        requests ahead of a free slot
-    wait     = queued * service / max_running
-    ttft     = rtt + wait + prompt_tokens / prefill_rate
-    e2e      = ttft + expected_output_tokens / decode_rate
-Policy: candidates serve the model, are healthy and not cooling down; a private request may only
-use edge nodes. The edge is preferred whenever it meets the latency target; otherwise the node
-with the lowest predicted e2e wins (ties broken at random). When every candidate's queue is past
-its bound the request is shed (429, Retry-After); a private request with no edge capacity gets 503.
+Prediction for a node (seconds), with n = the node's requests (gateway/node_load.py: its last
+report corrected live by this gateway's dispatches) plus this one, and M its max running:
+    batch    = min(n, M)                      the decode batch once this request runs
+    step(b)  = measured decode step time at batch b (interpolated; nodes report a table)
+    queued   = max(0, n - M)                  requests ahead of a free slot
+    service  = prompt / prefill_rate + expected_output * step(M)
+    wait     = queued * service / M
+    ahead    = prompt tokens still to compute on the node, when no slot wait (else in `wait`)
+    ttft     = (rtt + wait + (ahead + prompt) / prefill_rate) * ttft_factor
+    tpot     = step(batch) * tpot_factor
+    e2e      = ttft + expected_output * tpot
+The factors are the node's observed/predicted ratios, learned online (gateway/calibration.py).
+Policy: candidates serve the model, are healthy, not cooling down, and fit the prompt plus the
+expected output in their context window; a private request may only use edge nodes. With
+latency targets (TTFT, TPOT, end to end), the edge is preferred when it meets them all, else any
+node that does; otherwise, and with no target, the node with the lowest predicted e2e wins. Ties
+are broken at random. When every candidate's queue is past its bound the request is shed (429,
+Retry-After); a private request with no edge capacity gets 503.
 """
 
+import itertools
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
+
+from gateway.calibration import Calibration
+from gateway.node_load import NodeLoad
 
 TIE_SECONDS = 0.005
 DEFAULT_PREFILL_TPS = 100.0  # until a node has reported measured rates
@@ -33,14 +45,42 @@ class NodeState:
     models: frozenset[str]
     healthy: bool = True
     cooldown_until: float = 0.0
-    num_running: int = 0
-    num_waiting: int = 0
+    load: NodeLoad = field(default_factory=NodeLoad)
     max_running: int = 1
     queue_bound: int = 32  # waiting requests beyond which the node takes no more
     kv_usage: float = 0.0
     prefill_tokens_per_s: float = 0.0
-    decode_tokens_per_s: float = 0.0
+    decode_tokens_per_s: float = 0.0  # per sequence, at the batch decoded last
+    decode_steps: tuple[tuple[int, float], ...] = ()  # (batch size, seconds per decode step)
+    context_length: int | None = None  # per request (an edge slot's window); None: unknown
     rtt_s: float = 0.001
+    calibration: Calibration = field(default_factory=Calibration)
+
+    @property
+    def num_running(self) -> int:
+        return min(self.load.num_requests, self.max_running)
+
+    @property
+    def num_waiting(self) -> int:
+        return self.load.num_requests - self.num_running
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyTargets:
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+    e2e_s: float | None = None
+
+    def met_by(self, prediction: "Prediction") -> bool:
+        return (
+            (self.ttft_s is None or prediction.ttft_s <= self.ttft_s)
+            and (self.tpot_s is None or prediction.tpot_s <= self.tpot_s)
+            and (self.e2e_s is None or prediction.e2e_s <= self.e2e_s)
+        )
+
+    @property
+    def is_set(self) -> bool:
+        return not (self.ttft_s is None and self.tpot_s is None and self.e2e_s is None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +89,7 @@ class RouteRequest:
     prompt_tokens: int
     expected_output_tokens: int
     is_private: bool
-    latency_target_s: float | None = None
+    targets: LatencyTargets = LatencyTargets()
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +97,16 @@ class Prediction:
     node_id: str
     ttft_s: float
     e2e_s: float
+    tpot_s: float = 0.0
+    raw_ttft_s: float = 0.0  # before the node's calibration factors (what they are learned on)
+    raw_tpot_s: float = 0.0
 
 
 class Outcome(StrEnum):
     ROUTED = "routed"
     SHED = "shed"  # 429
     UNAVAILABLE = "unavailable"  # 503
+    TOO_LONG = "too_long"  # 400: no candidate's context window holds the request
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,51 +117,124 @@ class Decision:
     predictions: tuple[Prediction, ...] = ()
     retry_after_s: float = 1.0
 
+    def prediction_for(self, node_id: str) -> Prediction | None:
+        return next((p for p in self.predictions if p.node_id == node_id), None)
+
+
+def decode_step_seconds(node: NodeState, batch_size: int) -> float:
+    """The node's decode step time at `batch_size`: linear between measured batch sizes, the
+    first one's below them, the last two's slope above them (flat with one measurement)."""
+    table = node.decode_steps
+    if not table:
+        return 1.0 / (node.decode_tokens_per_s or DEFAULT_DECODE_TPS)
+    if batch_size <= table[0][0]:
+        return table[0][1]
+    for (low_batch, low_s), (high_batch, high_s) in itertools.pairwise(table):
+        if batch_size <= high_batch:
+            return low_s + (high_s - low_s) * (batch_size - low_batch) / (high_batch - low_batch)
+    if len(table) == 1:
+        return table[0][1]
+    (low_batch, low_s), (high_batch, high_s) = table[-2], table[-1]
+    slope = max(0.0, (high_s - low_s) / (high_batch - low_batch))
+    return high_s + slope * (batch_size - high_batch)
+
 
 def predict(node: NodeState, request: RouteRequest) -> Prediction:
     prefill = node.prefill_tokens_per_s or DEFAULT_PREFILL_TPS
-    decode = node.decode_tokens_per_s or DEFAULT_DECODE_TPS
+    slots = max(1, node.max_running)
+    num_requests = node.load.num_requests + 1
+    step = decode_step_seconds(node, min(num_requests, slots))
     prompt_s = request.prompt_tokens / prefill
-    service = prompt_s + request.expected_output_tokens / decode
-    queued = max(0, node.num_running + node.num_waiting + 1 - node.max_running)
-    wait = queued * service / max(1, node.max_running)
-    ttft = node.rtt_s + wait + prompt_s
-    return Prediction(node.node_id, ttft, ttft + request.expected_output_tokens / decode)
+    queued = max(0, num_requests - slots)
+    if queued:
+        service = prompt_s + request.expected_output_tokens * decode_step_seconds(node, slots)
+        ahead_s = queued * service / slots
+    else:
+        ahead_s = node.load.prompt_tokens_ahead / prefill
+    raw_ttft = node.rtt_s + ahead_s + prompt_s
+    calibration = node.calibration
+    ttft = raw_ttft * calibration.ttft_factor
+    tpot = step * calibration.tpot_factor
+    e2e = ttft + request.expected_output_tokens * tpot
+    return Prediction(node.node_id, ttft, e2e, tpot, raw_ttft, step)
 
 
-def route(request: RouteRequest, nodes: list[NodeState], now: float, rng: random.Random) -> Decision:
-    candidates = [
+def fits(node: NodeState, request: RouteRequest) -> bool:
+    needed = request.prompt_tokens + request.expected_output_tokens
+    return node.context_length is None or needed <= node.context_length
+
+
+def route(
+    request: RouteRequest,
+    nodes: list[NodeState],
+    now: float,
+    rng: random.Random,
+    policy: str = "predicted",
+) -> Decision:
+    """`policy`: "predicted" (this module's model) or a static one to compare it with: "all-edge",
+    "all-cloud" (private requests still only on the edge), "round-robin", "least-busy"."""
+    allowed = [
         n
         for n in nodes
         if request.model in n.models
         and n.healthy
         and n.cooldown_until <= now
         and (n.kind == NodeKind.EDGE or not request.is_private)
+        and _policy_allows(policy, n, request)
     ]
-    if not candidates:
+    if not allowed:
         reason = "no_private_node" if request.is_private else "no_node"
         return Decision(Outcome.UNAVAILABLE, None, reason)
+    candidates = [n for n in allowed if fits(n, request)]
+    if not candidates:
+        return Decision(Outcome.TOO_LONG, None, "context_window")
     open_nodes = [n for n in candidates if n.num_waiting < n.queue_bound]
     predictions = {n.node_id: predict(n, request) for n in candidates}
     if not open_nodes:
         retry = max(1.0, min(p.ttft_s for p in predictions.values()))
-        if request.is_private:
-            return Decision(
-                Outcome.UNAVAILABLE, None, "private_no_capacity", tuple(predictions.values()), retry
-            )
-        return Decision(Outcome.SHED, None, "all_queues_full", tuple(predictions.values()), retry)
-    edges = [n for n in open_nodes if n.kind == NodeKind.EDGE]
-    target = request.latency_target_s
-    if edges and (request.is_private or (target is not None and _best(edges, predictions, rng)[1] <= target)):
-        node, _ = _best(edges, predictions, rng)
-        reason = "private" if request.is_private else "edge_meets_target"
+        outcome = Outcome.UNAVAILABLE if request.is_private else Outcome.SHED
+        reason = "private_no_capacity" if request.is_private else "all_queues_full"
+        return Decision(outcome, None, reason, tuple(predictions.values()), retry)
+    if policy == "round-robin":  # the open node this gateway sent the fewest requests, in order
+        node, reason = min(open_nodes, key=lambda n: n.load.num_dispatched), "round_robin"
+    elif policy == "least-busy":
+        node, reason = _least_busy(open_nodes, rng), "least_busy"
     else:
-        node, _ = _best(open_nodes, predictions, rng)
-        reason = "fastest"
+        node, reason = _choose(request, open_nodes, predictions, rng)
     return Decision(Outcome.ROUTED, node.node_id, reason, tuple(predictions.values()))
 
 
-def _best(nodes: list[NodeState], predictions: dict[str, Prediction], rng: random.Random):
+def _policy_allows(policy: str, node: NodeState, request: RouteRequest) -> bool:
+    if policy == "all-edge":
+        return node.kind == NodeKind.EDGE
+    if policy == "all-cloud" and not request.is_private:
+        return node.kind == NodeKind.CLOUD
+    return True
+
+
+def _least_busy(nodes: list[NodeState], rng: random.Random) -> NodeState:
+    least = min(n.load.num_requests / max(1, n.max_running) for n in nodes)
+    return rng.choice([n for n in nodes if n.load.num_requests / max(1, n.max_running) <= least])
+
+
+def _choose(
+    request: RouteRequest, nodes: list[NodeState], predictions: dict[str, Prediction], rng: random.Random
+) -> tuple[NodeState, str]:
+    edges = [n for n in nodes if n.kind == NodeKind.EDGE]
+    if request.is_private:
+        return _best(edges, predictions, rng), "private"
+    targets = request.targets
+    if targets.is_set:
+        meeting = [n for n in nodes if targets.met_by(predictions[n.node_id])]
+        meeting_edges = [n for n in meeting if n.kind == NodeKind.EDGE]
+        if meeting_edges:
+            return _best(meeting_edges, predictions, rng), "edge_meets_target"
+        if meeting:
+            return _best(meeting, predictions, rng), "meets_target"
+    return _best(nodes, predictions, rng), "fastest"
+
+
+def _best(nodes: list[NodeState], predictions: dict[str, Prediction], rng: random.Random) -> NodeState:
     best = min(predictions[n.node_id].e2e_s for n in nodes)
     tied = [n for n in nodes if predictions[n.node_id].e2e_s <= best + TIE_SECONDS]
-    return rng.choice(tied), best
+    return rng.choice(tied)

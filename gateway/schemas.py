@@ -30,6 +30,8 @@ class GenerationRequest:
     logprobs: bool = False
     top_logprobs: int = 0
     user: str | None = None
+    priority: int = 0  # vLLM's extra parameter: lower runs first when a node has requests waiting
+    ignore_eos: bool = False  # vLLM's and llama-server's extra parameter (benchmarks use it)
 
     @property
     def texts(self) -> list[str]:
@@ -141,6 +143,8 @@ def _common(body: dict, messages, prompt) -> GenerationRequest:
         presence_penalty=_number(body, "presence_penalty", 0.0, -2.0, 2.0),
         frequency_penalty=_number(body, "frequency_penalty", 0.0, -2.0, 2.0),
         user=user,
+        priority=_optional_int(body, "priority", -(2**31), 2**31 - 1) or 0,
+        ignore_eos=_bool(body, "ignore_eos", False),
     )
 
 

@@ -44,10 +44,15 @@ def _node(state: NodeState, now: float) -> dict:
         "models": sorted(state.models),
         "running": state.num_running,
         "waiting": state.num_waiting,
+        "own_requests": state.load.own_requests,  # this gateway's, live; the rest: other gateways'
+        "prompt_tokens_ahead": state.load.prompt_tokens_ahead,
+        "context_length": state.context_length,
         "max_running": state.max_running,
         "queue_bound": state.queue_bound,
         "kv_usage": round(state.kv_usage, 4),
         "prefill_tokens_per_s": round(state.prefill_tokens_per_s, 1),
         "decode_tokens_per_s": round(state.decode_tokens_per_s, 1),
+        "decode_steps_ms": {str(batch): round(seconds * 1000, 2) for batch, seconds in state.decode_steps},
+        "prediction": state.calibration.summary(),
         "rtt_ms": round(state.rtt_s * 1000, 2),
     }

@@ -76,20 +76,16 @@ class Backend(Protocol):
 POLL_INTERVAL_S = 0.5
 
 
-class Pending:
-    """A request this gateway sent counts as waiting on its node from dispatch to its first token
-    (or its end), so the router sees it before the next poll reports the node's own counts;
-    polls overwrite the estimate, so the count never goes below zero."""
-
-    def __init__(self, state: NodeState):
-        self.state = state
-        self.counted = True
-        state.num_waiting += 1
-
-    def started(self) -> None:
-        if self.counted:
-            self.counted = False
-            self.state.num_waiting = max(0, self.state.num_waiting - 1)
+def apply_report(state: NodeState, stats) -> None:
+    """A node's own report (NodeStats, or a worker heartbeat's fields summed over the pool, with
+    the same names): its load reconciles the gateway's live count, its rates replace the last."""
+    state.load.report(stats.num_running + stats.num_waiting, stats.num_waiting_prompt_tokens)
+    state.max_running = max(1, stats.max_running)
+    state.kv_usage = stats.kv_usage
+    state.prefill_tokens_per_s = stats.prefill_tokens_per_s
+    state.decode_tokens_per_s = stats.decode_tokens_per_s
+    state.decode_steps = tuple((step.batch_size, step.seconds) for step in stats.decode_steps)
+    state.context_length = stats.context_length or None
 
 
 def start_polling(poll_once: Callable[[], Awaitable[None]]) -> asyncio.Task:

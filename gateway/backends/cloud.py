@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import redis.asyncio as aioredis
 
-from gateway.backends.base import BackendError, DirectChunks, Pending, start_polling
+from gateway.backends.base import BackendError, DirectChunks, apply_report, start_polling
 from gateway.router import NodeKind, NodeState
 from shared.proto import inference_pb2 as pb
 from shared.redis_keys import RedisKeys
@@ -39,18 +39,31 @@ class CloudBackend:
         try:
             workers = [key async for key in self.redis.scan_iter(match=self.keys.worker_pattern)]
             beats = [await self.redis.hget(key, "stats") for key in workers]
+            queued = await self._num_queued()
         except aioredis.RedisError:
             self.state.healthy = False
             return
-        stats = [json.loads(beat) for beat in beats if beat]
-        state = self.state
-        state.healthy = bool(stats)
-        state.num_running = sum(s.get("num_running", 0) for s in stats)
-        state.num_waiting = sum(s.get("num_waiting", 0) for s in stats)
-        state.max_running = max(1, sum(s.get("max_running", 0) for s in stats))
-        state.kv_usage = max((s.get("kv_usage", 0.0) for s in stats), default=0.0)
-        state.prefill_tokens_per_s = _mean_rate(stats, "prefill_tokens_per_s")
-        state.decode_tokens_per_s = _mean_rate(stats, "decode_tokens_per_s")
+        stats = []
+        for beat in filter(None, beats):
+            try:
+                stats.append(json.loads(beat))
+            except ValueError:
+                logger.warning("a cloud worker heartbeat is not JSON; skipped")
+        self.state.healthy = bool(stats)
+        apply_report(self.state, pool_stats(stats, queued))
+
+    async def _num_queued(self) -> int:
+        """Requests in the stream that no worker has taken yet (they count in no heartbeat)."""
+        try:
+            groups = await self.redis.xinfo_groups(self.keys.request_stream)
+        except aioredis.ResponseError:  # no stream yet
+            return 0
+        name = self.keys.consumer_group
+        for group in groups:
+            group_name = group.get("name")
+            if group_name in (name, name.encode()):
+                return int(group.get("lag") or 0)
+        return 0
 
     async def generate(
         self,
@@ -66,7 +79,6 @@ class CloudBackend:
             await self.redis.xadd(self.keys.request_stream, fields)
         except aioredis.RedisError as error:
             raise BackendError(f"cannot reach the cloud queue: {error}", 503) from None
-        pending = Pending(self.state)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         last_id = "0-0"
@@ -86,15 +98,39 @@ class CloudBackend:
                         finished = chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED
                         ready.append(chunk)
                 if ready:
-                    pending.started()
                     yield ready
         finally:
-            pending.started()
             if not finished:
                 await self.redis.set(self.keys.cancel_flag(request.request_id), 1, ex=600)
 
 
-def _mean_rate(stats: list[dict], name: str) -> float:
+def pool_stats(heartbeats: list[dict], num_queued: int) -> pb.NodeStats:
+    """The workers' heartbeats as one node: counts and capacity summed (plus the requests still
+    in the queue), rates averaged, and the decode table of a pool of W workers as a worker's at
+    batch b / W (the pool spreads its batch over them)."""
+    stats = pb.NodeStats(kind="cloud")
+    for beat in heartbeats:
+        stats.num_running += int(beat.get("num_running", 0))
+        stats.num_waiting += int(beat.get("num_waiting", 0))
+        stats.max_running += int(beat.get("max_running", 0))
+        stats.num_waiting_prompt_tokens += int(beat.get("num_waiting_prompt_tokens", 0))
+        stats.kv_usage = max(stats.kv_usage, float(beat.get("kv_usage", 0.0)))
+    stats.num_waiting += num_queued
+    stats.prefill_tokens_per_s = _mean(heartbeats, "prefill_tokens_per_s")
+    stats.decode_tokens_per_s = _mean(heartbeats, "decode_tokens_per_s")
+    contexts = [int(beat["context_length"]) for beat in heartbeats if beat.get("context_length")]
+    stats.context_length = min(contexts, default=0)
+    seconds_by_batch: dict[int, list[float]] = {}
+    for beat in heartbeats:
+        for step in beat.get("decode_steps", []):
+            seconds_by_batch.setdefault(int(step["batch_size"]), []).append(float(step["seconds"]))
+    for batch_size, seconds in sorted(seconds_by_batch.items()):
+        step = stats.decode_steps.add()
+        step.batch_size, step.seconds = batch_size * len(heartbeats), sum(seconds) / len(seconds)
+    return stats
+
+
+def _mean(heartbeats: list[dict], name: str) -> float:
     """The workers' mean measured rate; 0 (unknown: the router assumes a default) if none has one."""
-    rates = [s[name] for s in stats if s.get(name)]
+    rates = [float(beat[name]) for beat in heartbeats if beat.get(name)]
     return sum(rates) / len(rates) if rates else 0.0

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from gateway.backends.base import BackendError, DirectChunks, Pending, start_polling
+from gateway.backends.base import BackendError, DirectChunks, apply_report, start_polling
 from gateway.backends.edge_session import TIMED_OUT, SessionStream, chunk_error
 from gateway.router import NodeKind, NodeState
 from shared.proto import inference_pb2 as pb
@@ -55,14 +55,9 @@ class EdgeBackend:
         except grpc.aio.AioRpcError:
             self.state.healthy = False
             return
-        state = self.state
-        state.rtt_s = time.perf_counter() - started
-        state.healthy = not stats.draining
-        state.num_running, state.num_waiting = stats.num_running, stats.num_waiting
-        state.max_running = max(1, stats.max_running)
-        state.kv_usage = stats.kv_usage
-        state.prefill_tokens_per_s = stats.prefill_tokens_per_s
-        state.decode_tokens_per_s = stats.decode_tokens_per_s
+        self.state.rtt_s = time.perf_counter() - started
+        self.state.healthy = not stats.draining
+        apply_report(self.state, stats)
 
     async def generate(
         self,
@@ -76,7 +71,6 @@ class EdgeBackend:
         inbox = await session.send(request)
         if direct is not None:
             inbox.taker = direct.offer  # the stream's reader hands plain chunks over as they come
-        pending = Pending(self.state)
         deadline = asyncio.get_running_loop().call_later(timeout_s, inbox.put, TIMED_OUT)
         finished = False
         try:
@@ -93,11 +87,9 @@ class EdgeBackend:
                     if item.finish_reason != pb.FINISH_REASON_UNSPECIFIED:
                         finished = True
                         break
-                pending.started()
                 yield chunks
         finally:
             deadline.cancel()
-            pending.started()
             if not finished:
                 session.cancel(request.request_id)  # a client that went away cancels the work on the node
 

@@ -5,7 +5,7 @@ chunks; only the transport differs."""
 import time
 from collections.abc import AsyncIterator
 
-from gateway.backends.base import BackendError, DirectChunks
+from gateway.backends.base import BackendError, DirectChunks, apply_report
 from gateway.router import NodeKind, NodeState
 from shared.async_engine import AsyncEngine
 from shared.proto import inference_pb2 as pb
@@ -26,14 +26,8 @@ class LocalCloudBackend:
         """The engine's owner closes it."""
 
     def _refresh(self) -> None:
-        stats = self.engine.engine.node_stats()
-        state = self.state
-        state.num_running, state.num_waiting = stats["num_running"], stats["num_waiting"]
-        state.max_running = max(1, stats["max_running"])
-        state.kv_usage = stats["kv_usage"]
-        state.prefill_tokens_per_s = stats.get("prefill_tokens_per_s", 0.0)
-        state.decode_tokens_per_s = stats.get("decode_tokens_per_s", 0.0)
-        state.rtt_s = 0.0
+        apply_report(self.state, pb.NodeStats(**self.engine.engine.node_stats()))
+        self.state.rtt_s = 0.0
 
     async def generate(
         self,
@@ -50,7 +44,7 @@ class LocalCloudBackend:
         self._refresh()
         try:
             async for outputs in self.engine.generate_batches(
-                request.request_id, list(request.prompt_token_ids), params
+                request.request_id, list(request.prompt_token_ids), params, request.priority
             ):
                 if time.monotonic() - started > timeout_s:
                     raise BackendError("the cloud engine timed out", 504, retryable=False)

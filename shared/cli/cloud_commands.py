@@ -31,6 +31,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         default=None,
         help="compute dtype (default: bfloat16 on CUDA, float32 on CPU)",
     )
+    cloud.add_argument(
+        "--threads", type=int, default=None, help="torch CPU threads (default: torch's, one per core)"
+    )
     cloud.add_argument("--host", default="127.0.0.1")
     cloud.add_argument("--grpc-port", type=int, default=50061, help="0 picks a free port")
     cloud.add_argument("--claim-idle-ms", type=int, default=15_000)
@@ -55,6 +58,8 @@ def _cloud(args: argparse.Namespace) -> int:
 
     setup_logging()
     setup_tracing("hybridgw-cloud")
+    if args.threads:
+        torch.set_num_threads(args.threads)
     device = default_device()
     dtype = (
         getattr(torch, args.dtype)
@@ -70,6 +75,7 @@ def _cloud(args: argparse.Namespace) -> int:
         kv_cache_gib=args.kv_cache_gib,
         max_num_seqs=args.max_num_seqs,
         max_num_batched_tokens=args.max_num_batched_tokens,
+        policy="priority",  # a request's priority (lower first) orders admission and preemption
     )
     engine.warmup()
     name = args.name or f"cloud-{socket.gethostname()}-{os.getpid()}"

@@ -130,7 +130,7 @@ def _edge(args: argparse.Namespace) -> int:
             backend=args.backend,
         )
     )
-    engine.warmup()
+    engine.measure_prefill(engine.warmup())
     prepare_gc_for_serving()
     node_id = args.node_id or f"edge-{socket.gethostname()}-{os.getpid()}"
     asyncio.run(

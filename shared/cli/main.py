@@ -4,6 +4,7 @@ import argparse
 import sys
 
 from formats.errors import FormatError
+from hybridgw.bench import command as bench_command
 from shared.cli import (
     cloud_commands,
     edge_commands,
@@ -27,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     cloud_commands.register(commands)
     gateway_commands.register(commands)
     up_command.register(commands)
+    bench_command.register(commands)
     return parser
 
 

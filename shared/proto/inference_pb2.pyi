@@ -149,7 +149,7 @@ class StatsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class NodeStats(_message.Message):
-    __slots__ = ("node_id", "kind", "model", "num_running", "num_waiting", "max_running", "kv_usage", "prefill_tokens_per_s", "decode_tokens_per_s", "context_length", "draining", "requests_total", "tokens_generated_total")
+    __slots__ = ("node_id", "kind", "model", "num_running", "num_waiting", "max_running", "kv_usage", "prefill_tokens_per_s", "decode_tokens_per_s", "context_length", "draining", "requests_total", "tokens_generated_total", "decode_steps", "num_waiting_prompt_tokens")
     NODE_ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -163,6 +163,8 @@ class NodeStats(_message.Message):
     DRAINING_FIELD_NUMBER: _ClassVar[int]
     REQUESTS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     TOKENS_GENERATED_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    DECODE_STEPS_FIELD_NUMBER: _ClassVar[int]
+    NUM_WAITING_PROMPT_TOKENS_FIELD_NUMBER: _ClassVar[int]
     node_id: str
     kind: str
     model: str
@@ -176,4 +178,14 @@ class NodeStats(_message.Message):
     draining: bool
     requests_total: int
     tokens_generated_total: int
-    def __init__(self, node_id: _Optional[str] = ..., kind: _Optional[str] = ..., model: _Optional[str] = ..., num_running: _Optional[int] = ..., num_waiting: _Optional[int] = ..., max_running: _Optional[int] = ..., kv_usage: _Optional[float] = ..., prefill_tokens_per_s: _Optional[float] = ..., decode_tokens_per_s: _Optional[float] = ..., context_length: _Optional[int] = ..., draining: _Optional[bool] = ..., requests_total: _Optional[int] = ..., tokens_generated_total: _Optional[int] = ...) -> None: ...
+    decode_steps: _containers.RepeatedCompositeFieldContainer[DecodeStep]
+    num_waiting_prompt_tokens: int
+    def __init__(self, node_id: _Optional[str] = ..., kind: _Optional[str] = ..., model: _Optional[str] = ..., num_running: _Optional[int] = ..., num_waiting: _Optional[int] = ..., max_running: _Optional[int] = ..., kv_usage: _Optional[float] = ..., prefill_tokens_per_s: _Optional[float] = ..., decode_tokens_per_s: _Optional[float] = ..., context_length: _Optional[int] = ..., draining: _Optional[bool] = ..., requests_total: _Optional[int] = ..., tokens_generated_total: _Optional[int] = ..., decode_steps: _Optional[_Iterable[_Union[DecodeStep, _Mapping]]] = ..., num_waiting_prompt_tokens: _Optional[int] = ...) -> None: ...
+
+class DecodeStep(_message.Message):
+    __slots__ = ("batch_size", "seconds")
+    BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_FIELD_NUMBER: _ClassVar[int]
+    batch_size: int
+    seconds: float
+    def __init__(self, batch_size: _Optional[int] = ..., seconds: _Optional[float] = ...) -> None: ...

@@ -4,7 +4,17 @@ import random
 
 import pytest
 
-from gateway.router import NodeKind, NodeState, Outcome, RouteRequest, predict, route
+from gateway.node_load import NodeLoad
+from gateway.router import (
+    LatencyTargets,
+    NodeKind,
+    NodeState,
+    Outcome,
+    RouteRequest,
+    decode_step_seconds,
+    predict,
+    route,
+)
 
 MODEL = "smollm2"
 
@@ -34,20 +44,110 @@ def _cloud(**kwargs) -> NodeState:
     return NodeState(**(base | kwargs))
 
 
-def _request(private=False, target=None, prompt=100, output=100) -> RouteRequest:
-    return RouteRequest(MODEL, prompt, output, private, target)
+def _loaded(num_requests: int, prompt_tokens: int = 0) -> NodeLoad:
+    return NodeLoad(other_requests=num_requests, other_prompt_tokens=prompt_tokens)
 
 
-def test_prediction_formula():
-    node = _edge(num_running=4, num_waiting=2, rtt_s=0.01)  # 3 requests ahead of a free slot
+def _request(private=False, prompt=100, output=100, **targets) -> RouteRequest:
+    return RouteRequest(MODEL, prompt, output, private, LatencyTargets(**targets))
+
+
+def test_prediction_formula_with_a_queue():
+    node = _edge(load=_loaded(6), rtt_s=0.01)  # 4 running, 2 waiting: 3 ahead of a free slot
     prediction = predict(node, _request(prompt=100, output=40))
-    service = 100 / 100 + 40 / 20  # 3 s
+    service = 100 / 100 + 40 / 20  # 3 s at the full batch
     assert prediction.ttft_s == pytest.approx(0.01 + 3 * service / 4 + 1.0)
+    assert prediction.tpot_s == pytest.approx(1 / 20)
     assert prediction.e2e_s == pytest.approx(prediction.ttft_s + 2.0)
 
 
+def test_prediction_counts_prompt_tokens_ahead_and_the_batch_size():
+    table = ((1, 0.01), (4, 0.04))
+    node = _edge(load=_loaded(2, prompt_tokens=300), decode_steps=table, rtt_s=0.0)
+    prediction = predict(node, _request(prompt=100, output=10))  # a free slot: batch of 3
+    assert prediction.ttft_s == pytest.approx((300 + 100) / 100)
+    assert prediction.tpot_s == pytest.approx(0.03)
+    assert prediction.e2e_s == pytest.approx(4.0 + 10 * 0.03)
+
+
+def test_decode_step_time_interpolates_and_extrapolates_the_table():
+    node = _cloud(decode_steps=((1, 0.02), (4, 0.05), (8, 0.07)))
+    assert [decode_step_seconds(node, b) for b in (1, 2, 4, 6, 8, 12)] == pytest.approx(
+        [0.02, 0.03, 0.05, 0.06, 0.07, 0.09]
+    )
+    assert decode_step_seconds(_cloud(decode_steps=((4, 0.05),)), 16) == 0.05  # one point: flat
+    assert decode_step_seconds(_cloud(decode_steps=()), 16) == pytest.approx(1 / 50)  # the rate
+
+
+def test_calibration_factors_scale_the_prediction():
+    node = _edge(rtt_s=0.0)
+    raw = predict(node, _request())
+    node.calibration.ttft_factor, node.calibration.tpot_factor = 2.0, 0.5
+    corrected = predict(node, _request())
+    assert (corrected.raw_ttft_s, corrected.raw_tpot_s) == (raw.raw_ttft_s, raw.raw_tpot_s)
+    assert corrected.ttft_s == pytest.approx(2 * raw.ttft_s)
+    assert corrected.e2e_s == pytest.approx(2 * raw.ttft_s + 100 * 0.5 * raw.tpot_s)
+
+
+def test_a_burst_with_stale_stats_splits_across_tiers():
+    """32 requests 1 ms apart, no poll in between (both nodes last reported idle): every decision
+    counts on its node at once, as the pipeline does, so the burst spreads by capacity."""
+    edge = _edge(max_running=2, prefill_tokens_per_s=240.0, decode_steps=((1, 0.026), (2, 0.030)))
+    cloud = _cloud(
+        max_running=16, prefill_tokens_per_s=340.0, decode_steps=((1, 0.058), (16, 0.15)), rtt_s=0.0
+    )
+    rng = random.Random(0)
+    chosen = []
+    for index in range(32):
+        decision = route(_request(prompt=100, output=128), [edge, cloud], now=index * 0.001, rng=rng)
+        node = edge if decision.node_id == "edge-1" else cloud
+        node.load.dispatch(100)
+        chosen.append(decision.node_id)
+    num_edge, num_cloud = chosen.count("edge-1"), chosen.count("cloud-1")
+    assert chosen[:2] == ["edge-1", "edge-1"]  # the idle, faster-per-sequence edge first
+    assert num_edge + num_cloud == 32 and num_cloud >= 16 and num_edge >= 4
+    # in proportion to what each finishes: the last request's predicted end is about the same
+    last = _request(prompt=100, output=128)
+    edge_end, cloud_end = predict(edge, last).e2e_s, predict(cloud, last).e2e_s
+    assert 0.75 < edge_end / cloud_end < 1.33
+
+
+def test_reports_reconcile_the_live_count_with_several_gateways():
+    """Two gateways route to one node: each counts its own requests live and learns the other's
+    from the node's report; no count goes negative when reports lag."""
+    seen_by_a, seen_by_b = NodeLoad(), NodeLoad()
+    dispatched = [seen_by_a.dispatch(50) for _ in range(5)]
+    assert (seen_by_a.num_requests, seen_by_b.num_requests) == (5, 0)
+    for load in (seen_by_a, seen_by_b):
+        load.report(num_requests=5, num_prompt_tokens=250)  # the node has all five
+    assert (seen_by_a.num_requests, seen_by_a.other_requests) == (5, 0)
+    assert (seen_by_b.num_requests, seen_by_b.other_requests, seen_by_b.prompt_tokens_ahead) == (5, 5, 250)
+    dispatched[0].first_token()
+    dispatched[0].first_token()  # idempotent
+    assert seen_by_a.prompt_tokens_ahead == 200
+    for item in dispatched:
+        item.finished()
+        item.finished()
+    assert (seen_by_a.own_requests, seen_by_a.own_pending_prompt_tokens) == (0, 0)
+    seen_by_a.report(num_requests=0, num_prompt_tokens=0)
+    assert seen_by_a.num_requests == 0
+    late = seen_by_b.dispatch(10)
+    seen_by_b.report(num_requests=0, num_prompt_tokens=0)  # the node has not seen it yet
+    assert (seen_by_b.num_requests, seen_by_b.other_requests) == (1, 0)
+    late.finished()
+    assert seen_by_b.num_requests == 0
+
+
+def test_a_prompt_that_does_not_fit_an_edge_slot_goes_to_the_cloud():
+    nodes = [_edge(context_length=512), _cloud(context_length=8192)]
+    decision = route(_request(prompt=600, output=16, e2e_s=100.0), nodes, 0, random.Random(0))
+    assert (decision.outcome, decision.node_id) == (Outcome.ROUTED, "cloud-1")
+    private = route(_request(private=True, prompt=600, output=16), nodes, 0, random.Random(0))
+    assert (private.outcome, private.reason) == (Outcome.TOO_LONG, "context_window")
+
+
 def test_edge_preferred_when_it_meets_the_target():
-    decision = route(_request(target=10.0), [_edge(), _cloud()], now=0, rng=random.Random(0))
+    decision = route(_request(e2e_s=10.0), [_edge(), _cloud()], now=0, rng=random.Random(0))
     assert (decision.outcome, decision.node_id, decision.reason) == (
         Outcome.ROUTED,
         "edge-1",
@@ -55,17 +155,28 @@ def test_edge_preferred_when_it_meets_the_target():
     )
 
 
+def test_ttft_and_tpot_targets_are_separate():
+    nodes = [_edge(), _cloud()]  # edge: TTFT ~1 s, TPOT 50 ms; cloud: TTFT ~0.1 s, TPOT 20 ms
+    assert route(_request(ttft_s=2.0), nodes, 0, random.Random(0)).reason == "edge_meets_target"
+    tight_ttft = route(_request(ttft_s=0.5), nodes, 0, random.Random(0))
+    assert (tight_ttft.node_id, tight_ttft.reason) == ("cloud-1", "meets_target")
+    tight_tpot = route(_request(ttft_s=2.0, tpot_s=0.03), nodes, 0, random.Random(0))
+    assert (tight_tpot.node_id, tight_tpot.reason) == ("cloud-1", "meets_target")
+    nobody = route(_request(tpot_s=0.001), nodes, 0, random.Random(0))
+    assert (nobody.node_id, nobody.reason) == ("cloud-1", "fastest")
+
+
 def test_fastest_when_the_edge_misses_the_target():
-    decision = route(_request(target=1.0), [_edge(), _cloud()], now=0, rng=random.Random(0))
+    decision = route(_request(e2e_s=1.0), [_edge(), _cloud()], now=0, rng=random.Random(0))
     assert (decision.node_id, decision.reason) == ("cloud-1", "fastest")
     assert route(_request(), [_edge(), _cloud()], 0, random.Random(0)).node_id == "cloud-1"  # no target
 
 
 def test_private_requests_never_go_to_the_cloud():
-    busy_edge = _edge(num_running=4, num_waiting=20)
+    busy_edge = _edge(load=_loaded(24))
     decision = route(_request(private=True), [busy_edge, _cloud()], 0, random.Random(0))
     assert (decision.node_id, decision.reason) == ("edge-1", "private")
-    full_edge = _edge(num_running=4, num_waiting=32)
+    full_edge = _edge(load=_loaded(36))
     decision = route(_request(private=True), [full_edge, _cloud()], 0, random.Random(0))
     assert (decision.outcome, decision.reason) == (Outcome.UNAVAILABLE, "private_no_capacity")
     down = route(_request(private=True), [_edge(healthy=False), _cloud()], 0, random.Random(0))
@@ -73,9 +184,8 @@ def test_private_requests_never_go_to_the_cloud():
 
 
 def test_shed_when_every_queue_is_full():
-    decision = route(
-        _request(), [_edge(num_waiting=32), _cloud(num_waiting=32, queue_bound=32)], 0, random.Random(0)
-    )
+    nodes = [_edge(load=_loaded(36)), _cloud(load=_loaded(96), queue_bound=32)]
+    decision = route(_request(), nodes, 0, random.Random(0))
     assert decision.outcome == Outcome.SHED and decision.retry_after_s >= 1.0
 
 
@@ -89,3 +199,20 @@ def test_ties_are_broken_at_random():
     nodes = [_cloud(node_id=f"cloud-{i}") for i in range(3)]
     chosen = {route(_request(), nodes, 0, random.Random(seed)).node_id for seed in range(40)}
     assert chosen == {"cloud-0", "cloud-1", "cloud-2"}
+
+
+def test_static_policies_for_comparison_keep_private_requests_on_prem():
+    rng = random.Random(0)
+    nodes = [_edge(), _cloud()]
+    assert route(_request(e2e_s=1.0), nodes, 0, rng, "all-edge").node_id == "edge-1"
+    assert route(_request(e2e_s=10.0), nodes, 0, rng, "all-cloud").node_id == "cloud-1"
+    assert route(_request(private=True), nodes, 0, rng, "all-cloud").node_id == "edge-1"
+    turns = []
+    for _ in range(4):
+        decision = route(_request(), nodes, 0, rng, "round-robin")
+        next(n for n in nodes if n.node_id == decision.node_id).load.dispatch(10)
+        turns.append(decision.node_id)
+    assert turns == ["edge-1", "cloud-1", "edge-1", "cloud-1"]
+    busy = [_edge(load=_loaded(2)), _cloud(load=_loaded(40))]  # 2/4 vs 40/64 of their slots
+    assert route(_request(), busy, 0, rng, "least-busy").node_id == "edge-1"
+    assert route(_request(private=True), [_cloud()], 0, rng, "all-cloud").outcome == Outcome.UNAVAILABLE

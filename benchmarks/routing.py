@@ -1,0 +1,238 @@
+"""Routing under load, in one run on one machine: the same seeded workloads through `hybridgw up`
+with the router ("predicted") and with each static policy ([routing] policy), and through
+llama.cpp's llama-server alone (benchmarks/setup_llamaserver.sh builds it; skipped when absent).
+
+Rounds alternate the order of the systems; medians over rounds are reported: TTFT p99, output
+tokens/s, SLO attainment and the share of private requests kept on-prem (must be 100%). Writes
+benchmarks/results/routing.json, a plot per workload under docs/img/, and the routing section of
+docs/benchmarks.md (between its routing markers).
+
+    .venv/bin/python benchmarks/routing.py [--rounds 3] [--workloads burst-chat,mixed]
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from formats.model_pull import DEFAULT_MODEL, model_path
+from hybridgw.bench.client import RunSettings, run_workload
+from hybridgw.bench.report import summarize
+from hybridgw.bench.workloads import load_workload
+from shared.cli.up_command import MODEL_NAME
+
+ROOT = Path(__file__).resolve().parent.parent
+POLICIES = ("predicted", "all-edge", "all-cloud", "round-robin", "least-busy")
+FIGURES = ("ttft_p99_ms", "output_tok_s", "slo_attainment", "private_on_prem")
+
+
+class System:
+    """A server to benchmark: started, waited for, stopped."""
+
+    def __init__(self, name: str, command: list[str], port: int, health: str, model: str):
+        self.name, self.command, self.port, self.health, self.model = name, command, port, health, model
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> None:
+        log = open(ROOT / "benchmarks" / "results" / f"routing-{self.name}.log", "w")  # noqa: SIM115
+        self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{self.name} exited while starting (see its log)")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{self.health}", timeout=2):
+                    return
+            except OSError:
+                time.sleep(1)
+        raise RuntimeError(f"{self.name} did not become ready")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def systems(llama_server: str | None, config_dir: Path) -> list[System]:
+    found = []
+    for policy in POLICIES:
+        config = config_dir / f"{policy}.toml"
+        config.write_text(f'[routing]\npolicy = "{policy}"\n')
+        port = _free_port()
+        command = [str(ROOT / ".venv/bin/hybridgw"), "up", "--config", str(config), "--port", str(port)]
+        found.append(System(f"hybridgw-{policy}", command, port, "/health/ready", MODEL_NAME))
+    if llama_server:
+        port = _free_port()
+        threads = str(os.cpu_count() or 1)
+        command = [llama_server, "-m", str(model_path(DEFAULT_MODEL)), "-np", "8", "-c", "16384"]
+        command += ["-t", threads, "--port", str(port), "--host", "127.0.0.1"]
+        found.append(System("llama-server", command, port, "/health", "smollm2"))
+    return found
+
+
+def measure(system: System, workload: str, args: argparse.Namespace) -> dict:
+    requests = load_workload(workload, args.seed, args.num_requests)
+    settings = RunSettings(system.url, system.model, seed=args.seed)
+    results, wall = asyncio.run(run_workload(requests, settings))
+    summary = summarize(results, wall, args.slo_ttft_ms, args.slo_tpot_ms)
+    return {
+        "ttft_p99_ms": summary["ttft_ms"]["p99"],
+        "output_tok_s": summary["output_throughput"],
+        "slo_attainment": summary["slo_attainment"],
+        "private_on_prem": summary["private_on_prem"],
+        "tier_share": summary["tier_share"],
+        "failed": summary["failed"],
+    }
+
+
+def run_rounds(args: argparse.Namespace, found: list[System]) -> dict:
+    """-> {workload: {system: [one result per round]}}"""
+    runs: dict = {w: {s.name: [] for s in found} for w in args.workloads}
+    for round_index in range(args.rounds):
+        order = found[round_index % len(found) :] + found[: round_index % len(found)]
+        for system in order:
+            print(f"round {round_index + 1}/{args.rounds}: {system.name}", file=sys.stderr)
+            system.start()
+            try:
+                for workload in args.workloads:
+                    runs[workload][system.name].append(measure(system, workload, args))
+            finally:
+                system.stop()
+    return runs
+
+
+def medians(runs: dict) -> dict:
+    table = {}
+    for workload, by_system in runs.items():
+        table[workload] = {}
+        for system, rounds in by_system.items():
+            row = {}
+            for figure in FIGURES:
+                values = [r[figure] for r in rounds if r[figure] is not None]
+                row[figure] = statistics.median(values) if values else None
+            row["tier_share"] = rounds[-1]["tier_share"] if rounds else {}
+            table[workload][system] = row
+    return table
+
+
+def markdown(table: dict, args: argparse.Namespace) -> str:
+    lines = [
+        f"Medians of {args.rounds} round(s), seed {args.seed}, SLO TTFT {args.slo_ttft_ms:.0f} ms / TPOT "
+        f"{args.slo_tpot_ms:.0f} ms; `benchmarks/routing.py`.",
+        "",
+    ]
+    for workload, by_system in table.items():
+        reference = by_system.get("llama-server")
+        lines += [
+            f"**{workload}**",
+            "",
+            "| system | TTFT p99 (ms) | vs llama-server | output tok/s | "
+            "vs llama-server | SLO met | private on-prem | where |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for system, row in by_system.items():
+            ttft_ratio = _ratio(row["ttft_p99_ms"], reference and reference["ttft_p99_ms"])
+            speed_ratio = _ratio(row["output_tok_s"], reference and reference["output_tok_s"])
+            private = "—" if row["private_on_prem"] is None else f"{row['private_on_prem']:.0%}"
+            where = ", ".join(f"{k} {v:.0%}" for k, v in row["tier_share"].items())
+            lines.append(
+                f"| {system} | {row['ttft_p99_ms']:.0f} | {ttft_ratio} | {row['output_tok_s']:.1f} | "
+                f"{speed_ratio} | {row['slo_attainment']:.0%} | {private} | {where} |"
+            )
+        lines.append("")
+        lines.append(f"![{workload}](img/routing-{workload}.png)")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _ratio(value, reference) -> str:
+    return f"{value / reference:.2f}×" if reference else "—"
+
+
+def plot(table: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    (ROOT / "docs" / "img").mkdir(parents=True, exist_ok=True)
+    for workload, by_system in table.items():
+        names = list(by_system)
+        figure, (ttft, speed) = pyplot.subplots(1, 2, figsize=(12, 4))
+        ttft.barh(names, [by_system[n]["ttft_p99_ms"] / 1000 for n in names])
+        ttft.set(xlabel="TTFT p99 (s)", title=f"{workload}: time to first token, p99")
+        speed.barh(names, [by_system[n]["output_tok_s"] for n in names])
+        speed.set(xlabel="output tokens/s", title=f"{workload}: throughput")
+        figure.tight_layout()
+        figure.savefig(ROOT / "docs" / "img" / f"routing-{workload}.png", dpi=80)
+        pyplot.close(figure)
+
+
+def write_docs(section: str) -> None:
+    path = ROOT / "docs" / "benchmarks.md"
+    start, end = "<!-- routing:start -->", "<!-- routing:end -->"
+    text = path.read_text() if path.exists() else f"# Benchmarks\n\n## Routing under load\n\n{start}\n{end}\n"
+    if start not in text:
+        text += f"\n## Routing under load\n\n{start}\n{end}\n"
+    head, rest = text.split(start, 1)
+    path.write_text(f"{head}{start}\n{section}\n{end}{rest.split(end, 1)[1]}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--workloads", type=lambda s: s.split(","), default=["burst-chat", "mixed"])
+    parser.add_argument("--num-requests", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--slo-ttft-ms", type=float, default=10_000)
+    parser.add_argument("--slo-tpot-ms", type=float, default=200)
+    parser.add_argument("--llama-server", default=None, help="default: what setup_llamaserver.sh built")
+    parser.add_argument("--policies", type=lambda s: s.split(","), default=list(POLICIES))
+    args = parser.parse_args()
+    home = Path(os.environ.get("HYBRIDGW_HOME", Path.home() / ".cache/hybridgw"))
+    built = home / "llama-server/build/bin/llama-server"
+    llama_server = args.llama_server or (str(built) if built.exists() else None)
+    (ROOT / "benchmarks" / "results").mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as config_dir:
+        found = [
+            s
+            for s in systems(llama_server, Path(config_dir))
+            if s.name == "llama-server" or s.name.removeprefix("hybridgw-") in args.policies
+        ]
+        runs = run_rounds(args, found)
+    table = medians(runs)
+    (ROOT / "benchmarks" / "results" / "routing.json").write_text(
+        json.dumps({"runs": runs, "medians": table}, indent=2) + "\n"
+    )
+    plot(table)
+    section = markdown(table, args)
+    write_docs(section)
+    print(section)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

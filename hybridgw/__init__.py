@@ -1,0 +1,1 @@
+"""The `hybridgw` program's own tools, beside the services it composes (gateway, edge, cloud)."""
