@@ -68,7 +68,7 @@ class System:
                 self.process.kill()
 
 
-def _free_port() -> int:
+def free_port() -> int:
     import socket
 
     with socket.socket() as probe:
@@ -81,11 +81,11 @@ def systems(llama_server: str | None, config_dir: Path) -> list[System]:
     for policy in POLICIES:
         config = config_dir / f"{policy}.toml"
         config.write_text(f'[routing]\npolicy = "{policy}"\n')
-        port = _free_port()
+        port = free_port()
         command = [str(ROOT / ".venv/bin/hybridgw"), "up", "--config", str(config), "--port", str(port)]
         found.append(System(f"hybridgw-{policy}", command, port, "/health/ready", MODEL_NAME))
     if llama_server:
-        port = _free_port()
+        port = free_port()
         threads = str(os.cpu_count() or 1)
         command = [llama_server, "-m", str(model_path(DEFAULT_MODEL)), "-np", "8", "-c", "16384"]
         command += ["-t", threads, "--port", str(port), "--host", "127.0.0.1"]
@@ -93,11 +93,19 @@ def systems(llama_server: str | None, config_dir: Path) -> list[System]:
     return found
 
 
-def measure(system: System, workload: str, args: argparse.Namespace) -> dict:
-    requests = load_workload(workload, args.seed, args.num_requests)
-    settings = RunSettings(system.url, system.model, seed=args.seed)
+def measure_summary(
+    system: System, workload: str, seed: int, num_requests: int | None, slo: tuple = (None, None)
+) -> dict:
+    """One run of the workload against the started system: bench serve's summary."""
+    requests = load_workload(workload, seed, num_requests)
+    settings = RunSettings(system.url, system.model, seed=seed)
     results, wall = asyncio.run(run_workload(requests, settings))
-    summary = summarize(results, wall, args.slo_ttft_ms, args.slo_tpot_ms)
+    return summarize(results, wall, *slo)
+
+
+def measure(system: System, workload: str, args: argparse.Namespace) -> dict:
+    slo = (args.slo_ttft_ms, args.slo_tpot_ms)
+    summary = measure_summary(system, workload, args.seed, args.num_requests, slo)
     return {
         "ttft_p99_ms": summary["ttft_ms"]["p99"],
         "output_tok_s": summary["output_throughput"],

@@ -9,13 +9,11 @@ Invariants:
 - A request's blocks are freed tail first, so the blocks of a shared prefix are evicted last.
 """
 
-import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass
 
-import numpy as np
-
 from cloud.request import Request
+from shared.prefix_hash import hash_block_tokens, salt_root
 
 
 @dataclass(slots=True, eq=False)
@@ -25,15 +23,11 @@ class KVCacheBlock:
     block_hash: int | None = None
 
 
-def hash_block_tokens(parent_block_hash: int | None, token_ids: list[int]) -> int:
-    """Stable across processes (Python's hash() is not): blake2b of the parent hash and the ids."""
-    digest = hashlib.blake2b(digest_size=8)
-    digest.update((parent_block_hash or 0).to_bytes(8, "little"))
-    digest.update(np.asarray(token_ids, dtype=np.int64).tobytes())
-    return int.from_bytes(digest.digest(), "little")
-
-
 class BlockManager:
+    """Fixed-size KV blocks: a free queue in eviction order, ref counts, and the prefix cache
+    (`hash_to_block_id`: the chained hash of a full block, shared/prefix_hash.py, salted per
+    request so tenants never share blocks)."""
+
     def __init__(self, num_blocks: int, block_size: int, enable_prefix_caching: bool = True):
         self.block_size = block_size
         self.enable_prefix_caching = enable_prefix_caching
@@ -57,6 +51,12 @@ class BlockManager:
     @property
     def usage(self) -> float:
         return 1.0 - self.num_free_blocks / len(self.blocks)
+
+    def cached_block_hashes(self, limit: int) -> list[int]:
+        """Hashes of the cached full blocks, most recently cached last, at most `limit` (what a
+        worker publishes for the gateway's prefix-aware placement)."""
+        hashes = list(self.hash_to_block_id)
+        return hashes[-limit:]
 
     def block_table(self, request_id: str) -> list[int]:
         return [block.block_id for block in self.req_to_blocks.get(request_id, [])]
@@ -89,7 +89,7 @@ class BlockManager:
         tokens = request.all_token_ids
         while (len(hashes) + 1) * self.block_size <= len(tokens):
             start = len(hashes) * self.block_size
-            parent = hashes[-1] if hashes else None
+            parent = hashes[-1] if hashes else salt_root(request.cache_salt)
             hashes.append(hash_block_tokens(parent, tokens[start : start + self.block_size]))
         return hashes
 

@@ -5,15 +5,24 @@ from shared.sampling import SamplingParams
 from shared.step_output import FinishReason, StepOutput
 from shared.step_rates import decode_steps_field
 
+MAX_PUBLISHED_BLOCKS = 4096  # the most recently cached; what a heartbeat carries for placement
+
 
 class CloudEngineCore:
     def __init__(self, engine: LLMEngine):
         self.engine = engine
 
     def add_request(
-        self, request_id: str, prompt_ids: list[int], params: SamplingParams, priority: int = 0
+        self,
+        request_id: str,
+        prompt_ids: list[int],
+        params: SamplingParams,
+        priority: int = 0,
+        cache_salt: str = "",
     ) -> None:
-        self.engine.add_request(prompt_ids, params, request_id=request_id, priority=priority)
+        self.engine.add_request(
+            prompt_ids, params, request_id=request_id, priority=priority, cache_salt=cache_salt
+        )
 
     def abort(self, request_id: str) -> bool:
         return self.engine.abort_request(request_id)
@@ -56,4 +65,6 @@ class CloudEngineCore:
             "decode_tokens_per_s": self.engine.rates.decode_tokens_per_s,
             "decode_steps": decode_steps_field(self.engine.rates),
             "num_waiting_prompt_tokens": self.engine.scheduler.num_waiting_prompt_tokens(),
+            "cached_block_hashes": self.engine.block_manager.cached_block_hashes(MAX_PUBLISHED_BLOCKS),
+            "prefix_block_size": self.engine.cache_config.block_size,
         }

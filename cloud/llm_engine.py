@@ -94,6 +94,7 @@ class LLMEngine:
         params: SamplingParams,
         request_id: str | None = None,
         priority: int = 0,
+        cache_salt: str = "",
     ) -> str:
         request_id = request_id or uuid.uuid4().hex
         if not prompt_token_ids:
@@ -107,7 +108,10 @@ class LLMEngine:
             raise InvalidRequestError(f"prompt token ids must lie in [0, {self.model_config.vocab_size})")
         if request_id in self.scheduler.requests:
             raise InvalidRequestError(f"request id {request_id!r} is already in use")
-        self.scheduler.add_request(Request(request_id, list(prompt_token_ids), params, priority=priority))
+        request = Request(
+            request_id, list(prompt_token_ids), params, priority=priority, cache_salt=cache_salt
+        )
+        self.scheduler.add_request(request)
         if params.n > 1:
             self._pending_forks[request_id] = params.n
         return request_id
@@ -192,6 +196,7 @@ class LLMEngine:
                 parent.prompt_token_ids,
                 params,
                 priority=parent.priority,
+                cache_salt=parent.cache_salt,
                 arrival_time=parent.arrival_time,
             )
             child.num_computed_tokens = len(parent.prompt_token_ids)

@@ -42,6 +42,7 @@ class Request:
     prompt_token_ids: list[int]
     sampling_params: SamplingParams
     priority: int = 0
+    cache_salt: str = ""  # only requests with the same salt share prefix-cache blocks
     arrival_time: float = field(default_factory=time.monotonic)
     output_token_ids: list[int] = field(default_factory=list)
     output_logprobs: list = field(default_factory=list)

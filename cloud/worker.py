@@ -1,7 +1,8 @@
 """The cloud worker: pulls GenerateRequests from the Redis request stream and streams GenerateChunks
 to each request's reply stream.
 
-- Pulls with the consumer group only when it has room (running requests < max_active).
+- Pulls with the consumer group only when it has room (running requests < max_active), from the
+  shared request stream and its own direct stream (cloud/worker_streams.py).
 - Keeps its pending entries fresh (XCLAIM JUSTID to itself) while it works on them, so only a
   worker that stopped doing so (died) has entries that go idle.
 - Claims entries idle longer than `claim_idle_ms` (XAUTOCLAIM) and resumes them after the tokens
@@ -18,6 +19,7 @@ import time
 import redis.asyncio as aioredis
 from opentelemetry.trace import SpanKind
 
+from cloud.worker_streams import WorkerStreams
 from shared.async_engine import AsyncEngine
 from shared.proto import inference_pb2 as pb
 from shared.proto_convert import chunk_from_outputs, sampling_from_proto
@@ -49,10 +51,12 @@ class CloudWorker:
         self.claim_idle_ms = claim_idle_ms
         self.heartbeat_s = heartbeat_s
         self.reply_ttl_s = reply_ttl_s
-        self.active: dict[str, tuple[bytes, asyncio.Task]] = {}  # request id -> (entry id, task)
+        self.streams = WorkerStreams(client, keys, name, claim_idle_ms)
+        # request id -> (stream, entry id, task)
+        self.active: dict[str, tuple[str, bytes, asyncio.Task]] = {}
 
     async def run(self, stop: asyncio.Event) -> None:
-        await self._ensure_group()
+        await self.streams.setup()
         next_maintenance = 0.0
         while not stop.is_set():
             if time.monotonic() >= next_maintenance:
@@ -62,25 +66,12 @@ class CloudWorker:
             if room <= 0:
                 await asyncio.sleep(0.02)
                 continue
-            entries = await self.redis.xreadgroup(
-                self.keys.consumer_group, self.name, {self.keys.request_stream: ">"}, count=room, block=100
-            )
-            for _, messages in entries or []:
-                for entry_id, fields in messages:
-                    self._start(entry_id, fields)
-        tasks = [task for _, task in self.active.values()]
+            for stream, entry_id, fields in await self.streams.read(room, block_ms=100):
+                self._start(stream, entry_id, fields)
+        tasks = [task for _, _, task in self.active.values()]
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
         await self.redis.delete(self.keys.worker_heartbeat(self.name))
-
-    async def _ensure_group(self) -> None:
-        try:
-            await self.redis.xgroup_create(
-                self.keys.request_stream, self.keys.consumer_group, id="0", mkstream=True
-            )
-        except aioredis.ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
 
     async def _maintain(self) -> None:
         """Heartbeat, keep our entries fresh, honour cancel flags, claim entries of dead workers."""
@@ -89,50 +80,49 @@ class CloudWorker:
         await self.redis.hset(heartbeat_key, mapping={"stats": json.dumps(stats), "time": time.time()})
         await self.redis.expire(heartbeat_key, max(1, int(self.heartbeat_s * 3)))
         if self.active:
-            entry_ids = [entry_id for entry_id, _ in self.active.values()]
-            await self.redis.xclaim(
-                self.keys.request_stream, self.keys.consumer_group, self.name, 0, entry_ids, justid=True
-            )
+            stream_to_entry_ids: dict[str, list[bytes]] = {}
+            for stream, entry_id, _ in self.active.values():
+                stream_to_entry_ids.setdefault(stream, []).append(entry_id)
+            await self.streams.keep_fresh(stream_to_entry_ids)
             request_ids = list(self.active)
             flags = await self.redis.mget([self.keys.cancel_flag(r) for r in request_ids])
             for request_id, flag in zip(request_ids, flags, strict=True):
                 if flag is not None:
-                    self.active[request_id][1].cancel()
+                    self.active[request_id][2].cancel()
         room = self.max_active - len(self.active)
         if room > 0:
-            _, claimed, _ = await self.redis.xautoclaim(
-                self.keys.request_stream,
-                self.keys.consumer_group,
-                self.name,
-                self.claim_idle_ms,
-                "0-0",
-                count=room,
-            )
-            for entry_id, fields in claimed:
+            for stream, entry_id, fields in await self.streams.claim(room):
                 if fields:  # deleted entries come back empty
                     logger.info(
                         json.dumps({"event": "claimed", "entry": entry_id.decode(), "worker": self.name})
                     )
-                    self._start(entry_id, fields)
+                    self._start(stream, entry_id, fields)
 
-    def _start(self, entry_id: bytes, fields: dict) -> None:
+    def _start(self, stream: str, entry_id: bytes, fields: dict) -> None:
         request = pb.GenerateRequest()
         try:
             request.ParseFromString(fields[b"request"])
         except (KeyError, Exception):  # a malformed message must not stop the worker
             logger.warning(json.dumps({"event": "bad_message", "entry": entry_id.decode()}))
-            asyncio.get_running_loop().create_task(self._ack(entry_id))
+            asyncio.get_running_loop().create_task(self.streams.ack(stream, entry_id))
             return
         request_id = request.request_id or entry_id.decode()
         if request_id in self.active:
             return
         carrier = {k.decode(): v.decode() for k, v in fields.items() if k in (b"traceparent", b"tracestate")}
-        task = asyncio.get_running_loop().create_task(self._serve(entry_id, request_id, request, carrier))
-        self.active[request_id] = (entry_id, task)
+        task = asyncio.get_running_loop().create_task(
+            self._serve(stream, entry_id, request_id, request, carrier)
+        )
+        self.active[request_id] = (stream, entry_id, task)
         task.add_done_callback(lambda _: self.active.pop(request_id, None))
 
     async def _serve(
-        self, entry_id: bytes, request_id: str, request: pb.GenerateRequest, carrier: dict[str, str]
+        self,
+        stream: str,
+        entry_id: bytes,
+        request_id: str,
+        request: pb.GenerateRequest,
+        carrier: dict[str, str],
     ) -> None:
         span = tracer("hybridgw.cloud").start_span(
             "engine.generate",
@@ -145,17 +135,15 @@ class CloudWorker:
             },
         )
         try:
-            await self._serve_traced(entry_id, request_id, request, span)
+            await self._serve_traced(request_id, request, span)
         finally:
             span.end()
+            await self.streams.ack(stream, entry_id)
 
-    async def _serve_traced(
-        self, entry_id: bytes, request_id: str, request: pb.GenerateRequest, span
-    ) -> None:
+    async def _serve_traced(self, request_id: str, request: pb.GenerateRequest, span) -> None:
         reply = self.keys.reply_stream(request_id)
         emitted, finished = await self._already_emitted(reply)
         if finished:
-            await self._ack(entry_id)
             return
         resumed = list(request.resume_token_ids) + emitted
         started = time.perf_counter()
@@ -164,7 +152,11 @@ class CloudWorker:
             params = sampling_from_proto(request.sampling)
             params.max_tokens = max(1, params.max_tokens - len(resumed))
             async for outputs in self.engine.generate_batches(
-                request_id, list(request.prompt_token_ids) + resumed, params, request.priority
+                request_id,
+                list(request.prompt_token_ids) + resumed,
+                params,
+                request.priority,
+                request.cache_salt,
             ):
                 chunk = chunk_from_outputs(request_id, outputs, len(resumed))
                 await self.redis.xadd(reply, {"chunk": chunk.SerializeToString()})
@@ -182,7 +174,6 @@ class CloudWorker:
             span.set_attribute("gen_ai.usage.output_tokens", count)
             span.set_attribute("hybridgw.outcome", outcome)
             await self.redis.expire(reply, self.reply_ttl_s)
-            await self._ack(entry_id)
             logger.info(
                 json.dumps(
                     {
@@ -214,6 +205,3 @@ class CloudWorker:
     async def _publish_error(self, reply: str, request_id: str, message: str) -> None:
         chunk = pb.GenerateChunk(request_id=request_id, finish_reason=pb.FINISH_REASON_ERROR, error=message)
         await self.redis.xadd(reply, {"chunk": chunk.SerializeToString()})
-
-    async def _ack(self, entry_id: bytes) -> None:
-        await self.redis.xack(self.keys.request_stream, self.keys.consumer_group, entry_id)

@@ -16,6 +16,7 @@ import numpy as np
 from edge.kv_cache import ContextOverflowError, KVCache
 from edge.model import LlamaModel
 from edge.sequence import Sequence, new_sequence
+from edge.slot_prefixes import PREFIX_BLOCK_SIZE, SlotPrefixes
 from edge.stats import EngineStats
 from edge.weights import ModelWeights
 from formats.gguf_reader import GGUFReader
@@ -37,6 +38,7 @@ class EngineConfig:
     prefill_chunk: int = 256
     max_batch_tokens: int = 512
     backend: str = "numba"  # or "onnxruntime": the same weights through MatMulNBits (edge/onnx_model.py)
+    enable_prefix_caching: bool = True  # reuse a free slot's cached prompt prefix (edge/slot_prefixes.py)
 
     def __post_init__(self) -> None:
         if self.num_slots < 1 or self.num_threads < 1:
@@ -68,7 +70,8 @@ class EdgeEngine:
             self.model = LlamaModel(self.model_config, weights, config.num_threads)
         self.slot_context = min(config.context_size // config.num_slots, self.model_config.context_length)
         self.cache = KVCache(self.model_config, config.num_slots, self.slot_context)
-        self.free_slots: deque[int] = deque(range(config.num_slots))
+        self.free_slots: deque[int] = deque(range(config.num_slots))  # freed longest ago first
+        self.prefixes = SlotPrefixes(config.num_slots)  # what each free slot's cache still holds
         self.waiting: deque[Sequence] = deque()
         self.running: dict[str, Sequence] = {}
         self.stats = EngineStats()
@@ -108,7 +111,12 @@ class EdgeEngine:
         self.stats.record_step(time.perf_counter() - started, num_tokens, 0)
 
     def add_request(
-        self, request_id: str, prompt_ids: list[int], params: SamplingParams, priority: int = 0
+        self,
+        request_id: str,
+        prompt_ids: list[int],
+        params: SamplingParams,
+        priority: int = 0,
+        cache_salt: str = "",
     ) -> None:
         if request_id in self.running or any(s.request_id == request_id for s in self.waiting):
             raise InvalidRequestError(f"request id {request_id!r} is already in use")
@@ -121,7 +129,9 @@ class EdgeEngine:
                 f"prompt of {len(prompt_ids)} tokens does not fit the context window "
                 f"of {self.slot_context} tokens"
             )
-        self.waiting.append(new_sequence(request_id, prompt_ids, params, time.perf_counter(), priority))
+        sequence = new_sequence(request_id, prompt_ids, params, time.perf_counter(), priority)
+        sequence.cache_salt = cache_salt
+        self.waiting.append(sequence)
         self.stats.requests_total += 1
 
     def abort(self, request_id: str) -> bool:
@@ -133,7 +143,7 @@ class EdgeEngine:
         sequence = self.running.pop(request_id, None)
         if sequence is None:
             return False
-        self.free_slots.append(sequence.slot_id)
+        self._release(sequence)
         return True
 
     def has_work(self) -> bool:
@@ -155,12 +165,27 @@ class EdgeEngine:
         return outputs
 
     def _admit(self) -> None:
-        """Free slots go to waiting sequences by priority (lower first), then arrival."""
+        """Free slots go to waiting sequences by priority (lower first), then arrival; each to the
+        free slot whose cache holds the longest prefix of its prompt (edge/slot_prefixes.py)."""
         while self.waiting and self.free_slots:
             sequence = min(self.waiting, key=_admission_order)
             self.waiting.remove(sequence)
-            sequence.slot_id = self.free_slots.popleft()
+            slot_id, num_cached = self.free_slots[0], 0
+            if self.config.enable_prefix_caching:
+                slot_id, num_cached = self.prefixes.choose(
+                    list(self.free_slots), sequence.prompt_ids, sequence.cache_salt
+                )
+            self.free_slots.remove(slot_id)
+            sequence.slot_id = slot_id
+            sequence.num_computed = sequence.num_cached_tokens = num_cached
             self.running[sequence.request_id] = sequence
+
+    def _release(self, sequence: Sequence) -> None:
+        """The sequence leaves its slot; what it computed stays there for a later prompt."""
+        self.free_slots.append(sequence.slot_id)
+        if self.config.enable_prefix_caching:
+            computed = sequence.token_ids[: sequence.num_computed]
+            self.prefixes.release(sequence.slot_id, sequence.cache_salt, computed)
 
     def _schedule(self) -> list[tuple[Sequence, int]]:
         """(sequence, number of new tokens) for this step: decodes first, then prompt chunks."""
@@ -187,10 +212,15 @@ class EdgeEngine:
         if reason is not None:
             sequence.finish_reason = reason
             self.running.pop(sequence.request_id)
-            self.free_slots.append(sequence.slot_id)
+            self._release(sequence)
         self.stats.tokens_generated_total += 1
         return StepOutput(
-            sequence.request_id, token, len(sequence.output_ids) - 1, reason, len(sequence.prompt_ids)
+            sequence.request_id,
+            token,
+            len(sequence.output_ids) - 1,
+            reason,
+            len(sequence.prompt_ids),
+            sequence.num_cached_tokens,
         )
 
     def _finish_reason(self, sequence: Sequence, token_id: int) -> FinishReason | None:
@@ -220,6 +250,8 @@ class EdgeEngine:
             "requests_total": self.stats.requests_total,
             "tokens_generated_total": self.stats.tokens_generated_total,
             "decode_steps": decode_steps_field(self.stats),
+            "cached_block_hashes": self.prefixes.cached_block_hashes(),
+            "prefix_block_size": PREFIX_BLOCK_SIZE,
             "num_waiting_prompt_tokens": sum(
                 max(0, len(s.prompt_ids) - s.num_computed) for s in [*self.waiting, *self.running.values()]
             ),

@@ -23,6 +23,8 @@ class Sequence:
     arrival_time: float = 0.0
     first_token_time: float | None = None
     priority: int = 0  # lower is admitted first
+    cache_salt: str = ""  # only a slot cached under the same salt is reused
+    num_cached_tokens: int = 0  # prompt tokens found in the slot's cache at admission
 
     @property
     def token_ids(self) -> list[int]:

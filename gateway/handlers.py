@@ -21,6 +21,7 @@ from gateway.direct_sse import DirectSSE
 from gateway.errors import APIError, invalid, model_not_found
 from gateway.generation import Generation, TextEvent
 from gateway.pipeline import prepare, start_generation
+from gateway.request_context import ANONYMOUS_TENANT, RequestContext
 from gateway.request_ids import new_request_id
 from gateway.responses import ChatFormat, CompletionFormat, ResponseFormat, sse
 from gateway.router import LatencyTargets
@@ -85,9 +86,12 @@ async def _generate(
             ids,
             max_tokens,
             app[app_keys.BACKENDS],
-            privacy_mode,
-            request.headers.get(PRIVACY_HEADER),
-            _latency_targets(request, key, config.routing),
+            RequestContext(
+                privacy_mode,
+                request.headers.get(PRIVACY_HEADER),
+                _latency_targets(request, key, config.routing),
+                key.tenant if key is not None else ANONYMOUS_TENANT,
+            ),
             config.routing,
             metrics,
             app[app_keys.RNG],

@@ -19,8 +19,9 @@ from gateway.generation import Generation, TextEvent
 from gateway.inbox import Inbox
 from gateway.metrics import GatewayMetrics
 from gateway.models import ServedModel
-from gateway.privacy import PrivacyDecision, PrivacyMode, classify
-from gateway.router import Decision, LatencyTargets, Outcome, RouteRequest, route
+from gateway.privacy import PrivacyDecision, classify
+from gateway.request_context import RequestContext, cache_salt, predicted_cached_tokens
+from gateway.router import Decision, Outcome, RouteRequest, route
 from gateway.schemas import GenerationRequest
 from gateway.text_stream import TextStream
 from shared.proto import inference_pb2 as pb
@@ -73,9 +74,7 @@ async def start_generation(
     ids: list[int],
     max_tokens: int,
     backends: list[Backend],
-    privacy_mode: PrivacyMode,
-    privacy_header: str | None,
-    targets: LatencyTargets,
+    context: RequestContext,
     policy: RoutingPolicy,
     metrics: GatewayMetrics,
     rng: random.Random,
@@ -86,15 +85,17 @@ async def start_generation(
     handler's response headers); it runs while the request travels to the node and the node
     works, once per attempt, and is done before this returns or raises."""
     loop = asyncio.get_running_loop()
-    privacy = classify(request.texts, privacy_mode, privacy_header)
+    privacy = classify(request.texts, context.privacy_mode, context.privacy_header)
     if privacy.is_private and privacy.reason != "key":
         metrics.privacy_forced.labels(privacy.reason).inc()
+    salt = cache_salt(context.tenant, privacy.is_private)
     route_request = RouteRequest(
         model.name,
         len(ids),
         min(max_tokens, policy.expected_output_tokens),
         privacy.is_private,
-        targets,
+        context.targets,
+        predicted_cached_tokens([b.state for b in backends], ids, salt),
     )
     excluded: set[str] = set()
     for attempt in range(policy.max_attempts):
@@ -125,7 +126,7 @@ async def start_generation(
         if request.n == 1:
             generation.direct = DirectChunks()
         streams = [
-            _choice_stream(backend, generation, texts, i, ids, request, max_tokens, model, forwarded)
+            _choice_stream(backend, generation, texts, i, (ids, salt), request, max_tokens, model, forwarded)
             for i in range(request.n)
         ]
         # Started now, it runs as soon as this task first waits (on the request's write to the
@@ -244,7 +245,7 @@ async def _choice_stream(
     generation: Generation,
     texts: list[TextStream | None],
     index: int,
-    ids: list[int],
+    prompt: tuple[list[int], str],  # token ids, cache salt
     request: GenerationRequest,
     max_tokens: int,
     model: ServedModel,
@@ -264,12 +265,14 @@ async def _choice_stream(
     )
     if request.seed is not None:
         sampling.seed = request.seed + index
+    ids, salt = prompt
     node_request = pb.GenerateRequest(
         request_id=f"{generation.request_id}-{index}",
         model=model.name,
         prompt_token_ids=ids,
         sampling=sampling,
         priority=request.priority,
+        cache_salt=salt,
     )
     dispatched = generation.dispatches[index]
     span, trace_headers = None, forwarded

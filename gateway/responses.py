@@ -51,9 +51,8 @@ class ResponseFormat:
             "prompt_tokens": g.prompt_tokens,
             "completion_tokens": g.completion_tokens,
             "total_tokens": g.prompt_tokens + g.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": g.cached_tokens},  # from the node's cache
         }
-        if g.cached_tokens:
-            usage["prompt_tokens_details"] = {"cached_tokens": g.cached_tokens}
         return usage
 
     def opening(self) -> list[dict]:

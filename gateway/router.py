@@ -5,10 +5,11 @@ report corrected live by this gateway's dispatches) plus this one, and M its max
     batch    = min(n, M)                      the decode batch once this request runs
     step(b)  = measured decode step time at batch b (interpolated; nodes report a table)
     queued   = max(0, n - M)                  requests ahead of a free slot
-    service  = prompt / prefill_rate + expected_output * step(M)
+    service  = uncached / prefill_rate + expected_output * step(M)
     wait     = queued * service / M
     ahead    = prompt tokens still to compute on the node, when no slot wait (else in `wait`)
-    ttft     = (rtt + wait + (ahead + prompt) / prefill_rate) * ttft_factor
+    uncached = prompt - the tokens the node's prefix cache holds (gateway/request_context.py)
+    ttft     = (rtt + wait + (ahead + uncached) / prefill_rate) * ttft_factor
     tpot     = step(batch) * tpot_factor
     e2e      = ttft + expected_output * tpot
 The factors are the node's observed/predicted ratios, learned online (gateway/calibration.py).
@@ -22,6 +23,7 @@ Retry-After); a private request with no edge capacity gets 503.
 
 import itertools
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -55,6 +57,8 @@ class NodeState:
     context_length: int | None = None  # per request (an edge slot's window); None: unknown
     rtt_s: float = 0.001
     calibration: Calibration = field(default_factory=Calibration)
+    cached_block_hashes: frozenset[int] = frozenset()  # the prompt blocks its prefix cache holds
+    prefix_block_size: int = 0  # tokens per hashed block (0: the node reports no prefix cache)
 
     @property
     def num_running(self) -> int:
@@ -90,6 +94,7 @@ class RouteRequest:
     expected_output_tokens: int
     is_private: bool
     targets: LatencyTargets = LatencyTargets()
+    cached_tokens: Mapping[str, int] = field(default_factory=dict)  # node id -> prompt tokens cached
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +149,8 @@ def predict(node: NodeState, request: RouteRequest) -> Prediction:
     slots = max(1, node.max_running)
     num_requests = node.load.num_requests + 1
     step = decode_step_seconds(node, min(num_requests, slots))
-    prompt_s = request.prompt_tokens / prefill
+    uncached = request.prompt_tokens - request.cached_tokens.get(node.node_id, 0)
+    prompt_s = uncached / prefill
     queued = max(0, num_requests - slots)
     if queued:
         service = prompt_s + request.expected_output_tokens * decode_step_seconds(node, slots)

@@ -47,6 +47,7 @@ def _node(state: NodeState, now: float) -> dict:
         "own_requests": state.load.own_requests,  # this gateway's, live; the rest: other gateways'
         "prompt_tokens_ahead": state.load.prompt_tokens_ahead,
         "context_length": state.context_length,
+        "cached_prefix_blocks": len(state.cached_block_hashes),
         "max_running": state.max_running,
         "queue_bound": state.queue_bound,
         "kv_usage": round(state.kv_usage, 4),

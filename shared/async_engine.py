@@ -1,6 +1,7 @@
 """Runs an engine (edge or cloud) in its own thread and streams each request's tokens to asyncio.
 
-The engine provides add_request(request_id, prompt_ids, params, priority), abort(request_id), has_work(),
+The engine provides add_request(request_id, prompt_ids, params, priority, cache_salt),
+abort(request_id), has_work(),
 step() -> list[StepOutput] and close().
 
 Adding and aborting requests are queued commands that the engine thread applies before its next
@@ -37,20 +38,31 @@ class AsyncEngine:
         self._thread.start()
 
     async def generate(
-        self, request_id: str, prompt_ids: list[int], params: SamplingParams, priority: int = 0
+        self,
+        request_id: str,
+        prompt_ids: list[int],
+        params: SamplingParams,
+        priority: int = 0,
+        cache_salt: str = "",
     ) -> AsyncIterator[StepOutput]:
         """Yields the request's tokens; leaving the iteration early aborts the request."""
-        async for outputs in self.generate_batches(request_id, prompt_ids, params, priority):
+        async for outputs in self.generate_batches(request_id, prompt_ids, params, priority, cache_salt):
             for output in outputs:
                 yield output
 
     async def generate_batches(
-        self, request_id: str, prompt_ids: list[int], params: SamplingParams, priority: int = 0
+        self,
+        request_id: str,
+        prompt_ids: list[int],
+        params: SamplingParams,
+        priority: int = 0,
+        cache_salt: str = "",
     ) -> AsyncIterator[list[StepOutput]]:
         """Yields the request's tokens in order, each time all that are ready: one token per step
         while the consumer keeps up, several at once when it falls behind (vLLM's output
         collector does the same), so a slow stream costs fewer messages, never lost tokens.
-        `priority`: lower runs first when requests wait for room (vLLM's convention)."""
+        `priority`: lower runs first when requests wait for room (vLLM's convention);
+        `cache_salt`: only requests with the same salt share cached prompt tokens."""
         if self.draining:
             raise EngineDrainingError("the node is draining")
         loop = asyncio.get_running_loop()
@@ -59,7 +71,7 @@ class AsyncEngine:
 
         def add() -> None:
             try:
-                self.engine.add_request(request_id, prompt_ids, params, priority)
+                self.engine.add_request(request_id, prompt_ids, params, priority, cache_salt)
                 self._streams[request_id] = (loop, stream)
                 loop.call_soon_threadsafe(_resolve, accepted, None)
             except Exception as exc:  # reported to the caller, never kills the engine thread

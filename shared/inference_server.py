@@ -89,7 +89,9 @@ class InferenceServicer(pb_grpc.InferenceServicer):
             },
         )
         try:
-            async for outputs in self.engine.generate_batches(request_id, prompt, params, request.priority):
+            async for outputs in self.engine.generate_batches(
+                request_id, prompt, params, request.priority, request.cache_salt
+            ):
                 first_token_at = first_token_at or time.perf_counter()
                 count += len(outputs)
                 if outputs[-1].finish_reason is not None:

@@ -21,6 +21,16 @@ class RedisKeys:
     def consumer_group(self) -> str:
         return "cloud-workers"
 
+    def direct_stream(self, worker_name: str) -> str:
+        """Requests the gateway sends to one worker (it holds their prompt's prefix in its cache)."""
+        return f"{self.prefix}cloud:direct:{worker_name}"
+
+    @property
+    def worker_directory(self) -> str:
+        """A hash of every worker that has a direct stream (name -> when it last beat), so a
+        worker finds the streams of dead ones without SCAN (its Redis user may not run it)."""
+        return f"{self.prefix}cloud:workers"
+
     def reply_stream(self, request_id: str) -> str:
         return f"{self.prefix}cloud:reply:{request_id}"
 

@@ -86,6 +86,8 @@ def apply_report(state: NodeState, stats) -> None:
     state.decode_tokens_per_s = stats.decode_tokens_per_s
     state.decode_steps = tuple((step.batch_size, step.seconds) for step in stats.decode_steps)
     state.context_length = stats.context_length or None
+    state.cached_block_hashes = frozenset(stats.cached_block_hashes)
+    state.prefix_block_size = stats.prefix_block_size
 
 
 def start_polling(poll_once: Callable[[], Awaitable[None]]) -> asyncio.Task:

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 import redis.asyncio as aioredis
 
 from gateway.backends.base import BackendError, DirectChunks, apply_report, start_polling
+from gateway.backends.cloud_pool import WorkerView, choose_worker, pool_stats, worker_views
 from gateway.router import NodeKind, NodeState
 from shared.proto import inference_pb2 as pb
 from shared.redis_keys import RedisKeys
@@ -26,6 +27,7 @@ class CloudBackend:
         self.keys = keys
         self.state = NodeState("cloud", NodeKind.CLOUD, models, healthy=False, queue_bound=queue_bound)
         self._poller: asyncio.Task | None = None
+        self.workers: dict[str, WorkerView] = {}  # live workers, by name, as of the last poll
 
     async def start(self) -> None:
         await self.poll_once()
@@ -37,25 +39,30 @@ class CloudBackend:
 
     async def poll_once(self) -> None:
         try:
-            workers = [key async for key in self.redis.scan_iter(match=self.keys.worker_pattern)]
-            beats = [await self.redis.hget(key, "stats") for key in workers]
-            queued = await self._num_queued()
+            keys = [key async for key in self.redis.scan_iter(match=self.keys.worker_pattern)]
+            beats = [await self.redis.hget(key, "stats") for key in keys]
+            names = [_text(key).removeprefix(self.keys.worker_heartbeat("")) for key in keys]
+            queued = await self._num_queued(self.keys.request_stream)
+            for name in names:
+                queued += await self._num_queued(self.keys.direct_stream(name))
         except aioredis.RedisError:
             self.state.healthy = False
             return
-        stats = []
-        for beat in filter(None, beats):
+        name_to_heartbeat = {}
+        for name, beat in zip(names, beats, strict=True):
             try:
-                stats.append(json.loads(beat))
+                name_to_heartbeat[name] = json.loads(beat) if beat else None
             except ValueError:
                 logger.warning("a cloud worker heartbeat is not JSON; skipped")
-        self.state.healthy = bool(stats)
-        apply_report(self.state, pool_stats(stats, queued))
+        name_to_heartbeat = {name: beat for name, beat in name_to_heartbeat.items() if beat}
+        self.workers = worker_views(name_to_heartbeat)
+        self.state.healthy = bool(name_to_heartbeat)
+        apply_report(self.state, pool_stats(list(name_to_heartbeat.values()), queued))
 
-    async def _num_queued(self) -> int:
+    async def _num_queued(self, stream: str) -> int:
         """Requests in the stream that no worker has taken yet (they count in no heartbeat)."""
         try:
-            groups = await self.redis.xinfo_groups(self.keys.request_stream)
+            groups = await self.redis.xinfo_groups(stream)
         except aioredis.ResponseError:  # no stream yet
             return 0
         name = self.keys.consumer_group
@@ -74,11 +81,15 @@ class CloudBackend:
     ) -> AsyncIterator[list[pb.GenerateChunk]]:
         reply = self.keys.reply_stream(request.request_id)
         finished = False
+        worker = choose_worker(self.workers, request)
+        stream = self.keys.direct_stream(worker.name) if worker else self.keys.request_stream
         try:
             fields = {"request": request.SerializeToString(), **(trace_headers or {})}
-            await self.redis.xadd(self.keys.request_stream, fields)
+            await self.redis.xadd(stream, fields)
         except aioredis.RedisError as error:
             raise BackendError(f"cannot reach the cloud queue: {error}", 503) from None
+        if worker is not None:
+            worker.num_directed += 1  # until the next heartbeat counts it
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         last_id = "0-0"
@@ -104,33 +115,5 @@ class CloudBackend:
                 await self.redis.set(self.keys.cancel_flag(request.request_id), 1, ex=600)
 
 
-def pool_stats(heartbeats: list[dict], num_queued: int) -> pb.NodeStats:
-    """The workers' heartbeats as one node: counts and capacity summed (plus the requests still
-    in the queue), rates averaged, and the decode table of a pool of W workers as a worker's at
-    batch b / W (the pool spreads its batch over them)."""
-    stats = pb.NodeStats(kind="cloud")
-    for beat in heartbeats:
-        stats.num_running += int(beat.get("num_running", 0))
-        stats.num_waiting += int(beat.get("num_waiting", 0))
-        stats.max_running += int(beat.get("max_running", 0))
-        stats.num_waiting_prompt_tokens += int(beat.get("num_waiting_prompt_tokens", 0))
-        stats.kv_usage = max(stats.kv_usage, float(beat.get("kv_usage", 0.0)))
-    stats.num_waiting += num_queued
-    stats.prefill_tokens_per_s = _mean(heartbeats, "prefill_tokens_per_s")
-    stats.decode_tokens_per_s = _mean(heartbeats, "decode_tokens_per_s")
-    contexts = [int(beat["context_length"]) for beat in heartbeats if beat.get("context_length")]
-    stats.context_length = min(contexts, default=0)
-    seconds_by_batch: dict[int, list[float]] = {}
-    for beat in heartbeats:
-        for step in beat.get("decode_steps", []):
-            seconds_by_batch.setdefault(int(step["batch_size"]), []).append(float(step["seconds"]))
-    for batch_size, seconds in sorted(seconds_by_batch.items()):
-        step = stats.decode_steps.add()
-        step.batch_size, step.seconds = batch_size * len(heartbeats), sum(seconds) / len(seconds)
-    return stats
-
-
-def _mean(heartbeats: list[dict], name: str) -> float:
-    """The workers' mean measured rate; 0 (unknown: the router assumes a default) if none has one."""
-    rates = [float(beat[name]) for beat in heartbeats if beat.get(name)]
-    return sum(rates) / len(rates) if rates else 0.0
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

@@ -44,7 +44,11 @@ class LocalCloudBackend:
         self._refresh()
         try:
             async for outputs in self.engine.generate_batches(
-                request.request_id, list(request.prompt_token_ids), params, request.priority
+                request.request_id,
+                list(request.prompt_token_ids),
+                params,
+                request.priority,
+                request.cache_salt,
             ):
                 if time.monotonic() - started > timeout_s:
                     raise BackendError("the cloud engine timed out", 504, retryable=False)

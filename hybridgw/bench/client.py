@@ -27,6 +27,7 @@ class RequestResult:
     itl_s: list[float] = field(default_factory=list)  # gaps between content chunks
     prompt_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0  # usage.prompt_tokens_details.cached_tokens, where the server says
 
     @property
     def ok(self) -> bool:
@@ -152,6 +153,7 @@ async def _read_stream(response: aiohttp.ClientResponse, result: RequestResult, 
         if usage:
             result.prompt_tokens = usage.get("prompt_tokens", 0)
             result.output_tokens = usage.get("completion_tokens", 0)
+            result.cached_tokens = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
         choices = event.get("choices") or []
         if choices and (choices[0].get("delta") or {}).get("content"):
             now = time.perf_counter()

@@ -34,6 +34,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     cloud.add_argument(
         "--threads", type=int, default=None, help="torch CPU threads (default: torch's, one per core)"
     )
+    cloud.add_argument("--no-prefix-caching", action="store_true", help="never reuse cached prompt blocks")
     cloud.add_argument("--host", default="127.0.0.1")
     cloud.add_argument("--grpc-port", type=int, default=50061, help="0 picks a free port")
     cloud.add_argument("--claim-idle-ms", type=int, default=15_000)
@@ -76,6 +77,7 @@ def _cloud(args: argparse.Namespace) -> int:
         max_num_seqs=args.max_num_seqs,
         max_num_batched_tokens=args.max_num_batched_tokens,
         policy="priority",  # a request's priority (lower first) orders admission and preemption
+        enable_prefix_caching=not args.no_prefix_caching,
     )
     engine.warmup()
     name = args.name or f"cloud-{socket.gethostname()}-{os.getpid()}"

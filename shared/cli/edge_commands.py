@@ -38,6 +38,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     edge.add_argument("--ctx-size", "-c", type=int, default=4096, help="context in all, shared by the slots")
     edge.add_argument("--node-id", default=None)
     edge.add_argument(
+        "--no-prefix-caching", action="store_true", help="never reuse a slot's cached prompt prefix"
+    )
+    edge.add_argument(
         "--metrics-port", type=int, default=None, help="HTTP port for Prometheus /metrics and /health/*"
     )
     _backend_argument(edge)
@@ -128,6 +131,7 @@ def _edge(args: argparse.Namespace) -> int:
             context_size=args.ctx_size,
             num_threads=args.threads,
             backend=args.backend,
+            enable_prefix_caching=not args.no_prefix_caching,
         )
     )
     engine.measure_prefill(engine.warmup())

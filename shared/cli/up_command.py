@@ -41,6 +41,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="CPU threads of the edge node (default: half the cores; the cloud engine gets the rest)",
     )
     up.add_argument("--no-cloud", action="store_true", help="edge only")
+    up.add_argument(
+        "--no-prefix-caching", action="store_true", help="no prompt-prefix reuse on either tier (to compare)"
+    )
     up.set_defaults(handler=_up)
 
 
@@ -116,6 +119,7 @@ def _up(args: argparse.Namespace) -> int:
                     "edge-local",
                     "--threads",
                     str(edge_threads),
+                    *(["--no-prefix-caching"] if args.no_prefix_caching else []),
                 ],
                 '"listening"',
                 "edge node",
@@ -141,13 +145,14 @@ def _up(args: argparse.Namespace) -> int:
                         "cloud-local",
                         "--threads",
                         str(cloud_threads),
+                        *(["--no-prefix-caching"] if args.no_prefix_caching else []),
                     ],
                     '"listening"',
                     "cloud worker",
                 )
             )
         elif not args.no_cloud:
-            extra_backends.append(_local_cloud(model_path, cloud_threads))
+            extra_backends.append(_local_cloud(model_path, cloud_threads, not args.no_prefix_caching))
         _banner(host, port, bool(config.api_keys))
         serve_app(create_app(config, extra_backends), host, port, announce=False)
     finally:
@@ -177,7 +182,7 @@ def _split_cores(edge_threads: int | None, cloud: bool) -> tuple[int, int]:
     return edge, max(1, cores - edge)
 
 
-def _local_cloud(model_path: str, num_threads: int):
+def _local_cloud(model_path: str, num_threads: int, enable_prefix_caching: bool):
     import torch
 
     from cloud.engine_core import CloudEngineCore
@@ -187,7 +192,13 @@ def _local_cloud(model_path: str, num_threads: int):
 
     print("loading the cloud engine in process (no Redis) ...", file=sys.stderr)
     torch.set_num_threads(num_threads)
-    engine = LLMEngine(model_path, kv_cache_gib=0.25, max_num_seqs=16, policy="priority")
+    engine = LLMEngine(
+        model_path,
+        kv_cache_gib=0.25,
+        max_num_seqs=16,
+        policy="priority",
+        enable_prefix_caching=enable_prefix_caching,
+    )
     engine.warmup()
     return LocalCloudBackend(AsyncEngine(CloudEngineCore(engine)), frozenset({MODEL_NAME}))
 

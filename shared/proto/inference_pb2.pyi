@@ -60,7 +60,7 @@ class SamplingParams(_message.Message):
     def __init__(self, temperature: _Optional[float] = ..., top_k: _Optional[int] = ..., top_p: _Optional[float] = ..., min_p: _Optional[float] = ..., seed: _Optional[int] = ..., repetition_penalty: _Optional[float] = ..., presence_penalty: _Optional[float] = ..., frequency_penalty: _Optional[float] = ..., max_tokens: _Optional[int] = ..., stop_token_ids: _Optional[_Iterable[int]] = ..., ignore_eos: _Optional[bool] = ..., logprobs: _Optional[int] = ...) -> None: ...
 
 class GenerateRequest(_message.Message):
-    __slots__ = ("request_id", "model", "prompt_token_ids", "sampling", "priority", "resume_token_ids", "trace_context")
+    __slots__ = ("request_id", "model", "prompt_token_ids", "sampling", "priority", "resume_token_ids", "trace_context", "cache_salt")
     class TraceContextEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -75,6 +75,7 @@ class GenerateRequest(_message.Message):
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     RESUME_TOKEN_IDS_FIELD_NUMBER: _ClassVar[int]
     TRACE_CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    CACHE_SALT_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     model: str
     prompt_token_ids: _containers.RepeatedScalarFieldContainer[int]
@@ -82,7 +83,8 @@ class GenerateRequest(_message.Message):
     priority: int
     resume_token_ids: _containers.RepeatedScalarFieldContainer[int]
     trace_context: _containers.ScalarMap[str, str]
-    def __init__(self, request_id: _Optional[str] = ..., model: _Optional[str] = ..., prompt_token_ids: _Optional[_Iterable[int]] = ..., sampling: _Optional[_Union[SamplingParams, _Mapping]] = ..., priority: _Optional[int] = ..., resume_token_ids: _Optional[_Iterable[int]] = ..., trace_context: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    cache_salt: str
+    def __init__(self, request_id: _Optional[str] = ..., model: _Optional[str] = ..., prompt_token_ids: _Optional[_Iterable[int]] = ..., sampling: _Optional[_Union[SamplingParams, _Mapping]] = ..., priority: _Optional[int] = ..., resume_token_ids: _Optional[_Iterable[int]] = ..., trace_context: _Optional[_Mapping[str, str]] = ..., cache_salt: _Optional[str] = ...) -> None: ...
 
 class SessionMessage(_message.Message):
     __slots__ = ("generate", "cancel")
@@ -149,7 +151,7 @@ class StatsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class NodeStats(_message.Message):
-    __slots__ = ("node_id", "kind", "model", "num_running", "num_waiting", "max_running", "kv_usage", "prefill_tokens_per_s", "decode_tokens_per_s", "context_length", "draining", "requests_total", "tokens_generated_total", "decode_steps", "num_waiting_prompt_tokens")
+    __slots__ = ("node_id", "kind", "model", "num_running", "num_waiting", "max_running", "kv_usage", "prefill_tokens_per_s", "decode_tokens_per_s", "context_length", "draining", "requests_total", "tokens_generated_total", "decode_steps", "num_waiting_prompt_tokens", "cached_block_hashes", "prefix_block_size")
     NODE_ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -165,6 +167,8 @@ class NodeStats(_message.Message):
     TOKENS_GENERATED_TOTAL_FIELD_NUMBER: _ClassVar[int]
     DECODE_STEPS_FIELD_NUMBER: _ClassVar[int]
     NUM_WAITING_PROMPT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CACHED_BLOCK_HASHES_FIELD_NUMBER: _ClassVar[int]
+    PREFIX_BLOCK_SIZE_FIELD_NUMBER: _ClassVar[int]
     node_id: str
     kind: str
     model: str
@@ -180,7 +184,9 @@ class NodeStats(_message.Message):
     tokens_generated_total: int
     decode_steps: _containers.RepeatedCompositeFieldContainer[DecodeStep]
     num_waiting_prompt_tokens: int
-    def __init__(self, node_id: _Optional[str] = ..., kind: _Optional[str] = ..., model: _Optional[str] = ..., num_running: _Optional[int] = ..., num_waiting: _Optional[int] = ..., max_running: _Optional[int] = ..., kv_usage: _Optional[float] = ..., prefill_tokens_per_s: _Optional[float] = ..., decode_tokens_per_s: _Optional[float] = ..., context_length: _Optional[int] = ..., draining: _Optional[bool] = ..., requests_total: _Optional[int] = ..., tokens_generated_total: _Optional[int] = ..., decode_steps: _Optional[_Iterable[_Union[DecodeStep, _Mapping]]] = ..., num_waiting_prompt_tokens: _Optional[int] = ...) -> None: ...
+    cached_block_hashes: _containers.RepeatedScalarFieldContainer[int]
+    prefix_block_size: int
+    def __init__(self, node_id: _Optional[str] = ..., kind: _Optional[str] = ..., model: _Optional[str] = ..., num_running: _Optional[int] = ..., num_waiting: _Optional[int] = ..., max_running: _Optional[int] = ..., kv_usage: _Optional[float] = ..., prefill_tokens_per_s: _Optional[float] = ..., decode_tokens_per_s: _Optional[float] = ..., context_length: _Optional[int] = ..., draining: _Optional[bool] = ..., requests_total: _Optional[int] = ..., tokens_generated_total: _Optional[int] = ..., decode_steps: _Optional[_Iterable[_Union[DecodeStep, _Mapping]]] = ..., num_waiting_prompt_tokens: _Optional[int] = ..., cached_block_hashes: _Optional[_Iterable[int]] = ..., prefix_block_size: _Optional[int] = ...) -> None: ...
 
 class DecodeStep(_message.Message):
     __slots__ = ("batch_size", "seconds")

@@ -113,6 +113,30 @@ async def test_a_dead_workers_request_resumes_without_gap_or_duplicate(
     await client.aclose()
 
 
+async def test_the_direct_stream_of_a_dead_worker_is_adopted(
+    model_path, redis_url, redis_keys, expected_tokens
+):
+    """The gateway sent requests to a worker's direct stream; the worker died (its heartbeat is
+    gone): one it had read and one it never read are both served by another worker."""
+    client = aioredis.from_url(redis_url)
+    stream = redis_keys.direct_stream("gone")
+    await client.hset(redis_keys.worker_directory, "gone", "1")
+    await client.xgroup_create(stream, redis_keys.consumer_group, id="0", mkstream=True)
+    await client.xadd(stream, {"request": _request("read-then-died")})
+    await client.xreadgroup(redis_keys.consumer_group, "gone", {stream: ">"}, count=1)
+    await client.xadd(stream, {"request": _request("never-read")})
+    running = RunningWorker(model_path, redis_url, redis_keys, name="adopter", claim_idle_ms=300)
+    for request_id in ("never-read", "read-then-died"):
+        chunks = await _read_reply(client, redis_keys, request_id)
+        assert [t.token_id for c in chunks for t in c.tokens] == expected_tokens
+    deadline = asyncio.get_running_loop().time() + 10
+    while (await client.xpending(stream, redis_keys.consumer_group))["pending"]:  # acked after the reply
+        assert asyncio.get_running_loop().time() < deadline, "never acknowledged"
+        await asyncio.sleep(0.05)
+    await running.close()
+    await client.aclose()
+
+
 async def test_a_cancel_flag_aborts_the_request(model_path, redis_url, redis_keys):
     running = RunningWorker(model_path, redis_url, redis_keys)
     client = running.client

@@ -59,7 +59,7 @@ def test_percentiles_interpolate_like_numpy():
 
 
 def _result(ttft, e2e, tokens, target="edge", status=200, private=False) -> RequestResult:
-    result = RequestResult("chat", private, 0.0, status, "", target, ttft, e2e, [], 10, tokens)
+    result = RequestResult("chat", private, 0.0, status, "", target, ttft, e2e, [], 10, tokens, 4)
     if status != 200:
         result.error = "failed"
     return result
@@ -77,6 +77,7 @@ def test_the_summary_counts_throughput_latency_goodput_tiers_and_privacy():
     assert summary["ttft_ms"]["mean"] == pytest.approx(200.0)
     assert summary["tpot_ms"]["p50"] == pytest.approx(100.0)  # both requests: 1 s / 10, 2 s / 20
     assert summary["tier_share"] == {"cloud": 0.5, "edge": 0.5}
+    assert summary["prefix_hit_rate"] == 0.4  # 4 of 10 prompt tokens each
     assert (summary["private_requests"], summary["private_on_prem"]) == (1, 1.0)
     assert (summary["goodput"], summary["slo_attainment"]) == (0.5, pytest.approx(1 / 3, abs=1e-4))
     assert not meets_slo(results[1], 200, None) and meets_slo(results[1], 300, 100)

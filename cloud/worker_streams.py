@@ -1,0 +1,81 @@
+"""The request streams a cloud worker reads, all with the one consumer group: the shared stream
+(any worker takes any request), its own direct stream (requests the gateway sent to it because
+it holds their prompt's prefix in its prefix cache), and the direct stream of a worker whose
+heartbeat expired (its requests would otherwise wait for it forever).
+
+An entry stays pending until the worker that read it acknowledges it; a live worker keeps its
+pending entries fresh (XCLAIM JUSTID), so only a dead worker's go idle and are claimed (XAUTOCLAIM).
+"""
+
+import redis.asyncio as aioredis
+
+from shared.redis_keys import RedisKeys
+
+
+class WorkerStreams:
+    def __init__(self, client: aioredis.Redis, keys: RedisKeys, name: str, claim_idle_ms: int):
+        self.redis = client
+        self.keys = keys
+        self.name = name
+        self.claim_idle_ms = claim_idle_ms
+        self.own_direct = keys.direct_stream(name)
+
+    async def ensure_group(self, stream: str) -> None:
+        try:
+            await self.redis.xgroup_create(stream, self.keys.consumer_group, id="0", mkstream=True)
+        except aioredis.ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+
+    async def setup(self) -> None:
+        await self.ensure_group(self.keys.request_stream)
+        await self.ensure_group(self.own_direct)
+        await self.redis.hset(self.keys.worker_directory, self.name, "1")
+
+    async def read(self, room: int, block_ms: int) -> list[tuple[str, bytes, dict]]:
+        """New entries (stream, entry id, fields): this worker's direct ones first, then shared."""
+        streams = {self.own_direct: ">", self.keys.request_stream: ">"}
+        entries = await self.redis.xreadgroup(
+            self.keys.consumer_group, self.name, streams, count=room, block=block_ms
+        )
+        found = []
+        for stream, messages in entries or []:
+            name = stream.decode() if isinstance(stream, bytes) else stream
+            found += [(name, entry_id, fields) for entry_id, fields in messages]
+        return found  # up to `room` per stream: every one delivered is served
+
+    async def keep_fresh(self, stream_to_entry_ids: dict[str, list[bytes]]) -> None:
+        for stream, entry_ids in stream_to_entry_ids.items():
+            await self.redis.xclaim(stream, self.keys.consumer_group, self.name, 0, entry_ids, justid=True)
+
+    async def claim(self, room: int) -> list[tuple[str, bytes, dict]]:
+        """Entries of dead workers: idle pending ones of the shared stream and of orphaned direct
+        streams, and the never-read entries of orphaned direct streams."""
+        found = await self._autoclaim(self.keys.request_stream, room)
+        for key in await self.redis.hkeys(self.keys.worker_directory):
+            owner = key.decode() if isinstance(key, bytes) else key
+            if len(found) >= room or owner == self.name:
+                continue
+            if await self.redis.exists(self.keys.worker_heartbeat(owner)):
+                continue
+            stream = self.keys.direct_stream(owner)
+            await self.ensure_group(stream)
+            found += await self._autoclaim(stream, room - len(found))
+            if len(found) < room:
+                entries = await self.redis.xreadgroup(
+                    self.keys.consumer_group, self.name, {stream: ">"}, count=room - len(found)
+                )
+                for _, messages in entries or []:
+                    found += [(stream, entry_id, fields) for entry_id, fields in messages]
+        return found
+
+    async def _autoclaim(self, stream: str, count: int) -> list[tuple[str, bytes, dict]]:
+        if count <= 0:
+            return []
+        _, claimed, _ = await self.redis.xautoclaim(
+            stream, self.keys.consumer_group, self.name, self.claim_idle_ms, "0-0", count=count
+        )
+        return [(stream, entry_id, fields) for entry_id, fields in claimed]
+
+    async def ack(self, stream: str, entry_id: bytes) -> None:
+        await self.redis.xack(stream, self.keys.consumer_group, entry_id)

@@ -1,0 +1,46 @@
+"""Who sent a request and what it asks of routing: the privacy inputs, the latency targets and
+the tenant, and what follows from them for the nodes' prefix caches.
+
+A request's cache salt scopes every node's prefix cache (shared/prefix_hash.py): requests share
+cached prompt tokens only within one tenant and one privacy class, so a private prompt's cached
+blocks are never a hit for anyone else, and no tenant learns from timing what another sent."""
+
+import hashlib
+from dataclasses import dataclass, field
+
+from gateway.privacy import PrivacyMode
+from gateway.router import LatencyTargets, NodeState
+from shared.prefix_hash import block_hashes, num_cached_blocks
+
+ANONYMOUS_TENANT = ""  # requests without an API key
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    privacy_mode: PrivacyMode
+    privacy_header: str | None = None  # X-Hybridgw-Privacy
+    targets: LatencyTargets = field(default_factory=LatencyTargets)
+    tenant: str = ANONYMOUS_TENANT
+
+
+def cache_salt(tenant: str, is_private: bool) -> str:
+    """Opaque and stable: nodes see neither the tenant's name nor its class."""
+    scope = f"{tenant}\x00{'private' if is_private else 'public'}"
+    return hashlib.sha256(scope.encode()).hexdigest()[:32]
+
+
+def predicted_cached_tokens(nodes: list[NodeState], prompt_ids: list[int], salt: str) -> dict[str, int]:
+    """Per node that describes its prefix cache: how many leading prompt tokens it holds (at least
+    one token is always computed)."""
+    hashes_by_block_size: dict[int, list[int]] = {}
+    cached = {}
+    for node in nodes:
+        block_size = node.prefix_block_size
+        if not block_size or not node.cached_block_hashes:
+            continue
+        if block_size not in hashes_by_block_size:
+            hashes_by_block_size[block_size] = block_hashes(prompt_ids, block_size, salt)
+        blocks = num_cached_blocks(hashes_by_block_size[block_size], node.cached_block_hashes)
+        if blocks:
+            cached[node.node_id] = min(blocks * block_size, len(prompt_ids) - 1)
+    return cached
