@@ -13,7 +13,8 @@ Requests in transit make a report lag this gateway's count (dispatched but not y
 finished on the node but not yet here); the difference only ever lowers `others`, never below
 zero, and the next report corrects it."""
 
-from dataclasses import dataclass
+import bisect
+from dataclasses import dataclass, field
 
 
 @dataclass(slots=True)
@@ -26,6 +27,7 @@ class NodeLoad:
     other_requests: int = 0
     other_prompt_tokens: int = 0
     num_dispatched: int = 0  # ever, by this gateway (the round-robin policy's turn)
+    own_end_times: list[float] = field(default_factory=list)  # predicted, sorted (router's clock)
 
     @property
     def num_requests(self) -> int:
@@ -41,22 +43,33 @@ class NodeLoad:
         self.other_requests = max(0, num_requests - self.own_requests)
         self.other_prompt_tokens = max(0, num_prompt_tokens - self.own_pending_prompt_tokens)
 
-    def dispatch(self, prompt_tokens: int) -> "Dispatched":
+    def dispatch(self, prompt_tokens: int, predicted_end: float = 0.0) -> "Dispatched":
         self.own_requests += 1
         self.own_pending_prompt_tokens += prompt_tokens
         self.num_dispatched += 1
-        return Dispatched(self, prompt_tokens)
+        bisect.insort(self.own_end_times, predicted_end)
+        return Dispatched(self, prompt_tokens, predicted_end)
+
+    def slot_free_at(self, num_slots: int) -> float | None:
+        """When a new request would get a slot, from the predicted ends of this gateway's own
+        requests (the (n - slots + 1)-th earliest end frees its slot); None when other gateways'
+        requests are there too (their ends are unknown) or a slot is free now."""
+        ahead = self.own_requests - num_slots
+        if self.other_requests or ahead < 0:
+            return None
+        return self.own_end_times[ahead]
 
 
 class Dispatched:
     """One request this gateway sent, counted in its node's load from the routing decision until
     `finished()`; its prompt counts as work ahead until `first_token()`. Both are idempotent."""
 
-    __slots__ = ("is_finished", "load", "pending_prompt_tokens")
+    __slots__ = ("is_finished", "load", "pending_prompt_tokens", "predicted_end")
 
-    def __init__(self, load: NodeLoad, prompt_tokens: int):
+    def __init__(self, load: NodeLoad, prompt_tokens: int, predicted_end: float):
         self.load = load
         self.pending_prompt_tokens = prompt_tokens
+        self.predicted_end = predicted_end
         self.is_finished = False
 
     def first_token(self) -> None:
@@ -71,3 +84,4 @@ class Dispatched:
             self.first_token()
             self.is_finished = True
             self.load.own_requests = max(0, self.load.own_requests - 1)
+            self.load.own_end_times.remove(self.predicted_end)

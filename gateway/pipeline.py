@@ -5,18 +5,15 @@ SSE). A node that fails before the first token is cooled down and the request re
 import asyncio
 import random
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
-
-from opentelemetry import trace
-from opentelemetry.trace import SpanKind
+from collections.abc import Awaitable, Callable
 
 from formats.errors import ChatTemplateError
 from gateway.activity import RecentDecision
 from gateway.backends.base import Backend, BackendError, DirectChunks
+from gateway.choice_stream import choice_stream, interleave, text_stream
 from gateway.config import RoutingPolicy
 from gateway.errors import APIError, invalid
-from gateway.generation import Generation, TextEvent
-from gateway.inbox import Inbox
+from gateway.generation import Generation
 from gateway.metrics import GatewayMetrics
 from gateway.models import ServedModel
 from gateway.privacy import PrivacyDecision, classify
@@ -24,12 +21,6 @@ from gateway.request_context import RequestContext, cache_salt, predicted_cached
 from gateway.router import Decision, Outcome, RouteRequest, route
 from gateway.schemas import GenerationRequest
 from gateway.text_stream import TextStream
-from shared.proto import inference_pb2 as pb
-from shared.telemetry import inject_context, tracer
-
-REQUEST_TIMEOUT_S = 600.0
-FINISH_NAMES = {pb.FINISH_REASON_STOP: "stop", pb.FINISH_REASON_LENGTH: "length"}
-UNSPECIFIED = pb.FINISH_REASON_UNSPECIFIED
 
 
 def prompt_ids(model: ServedModel, request: GenerationRequest) -> list[int]:
@@ -96,19 +87,23 @@ async def start_generation(
         privacy.is_private,
         context.targets,
         predicted_cached_tokens([b.state for b in backends], ids, salt),
+        "ttft" if request.stream else "e2e",
     )
     excluded: set[str] = set()
     for attempt in range(policy.max_attempts):
         candidates = [b for b in backends if b.state.node_id not in excluded]
         states = [b.state for b in candidates]
-        decision = route(route_request, states, time.monotonic(), rng, policy.policy)
+        now = time.monotonic()
+        decision = route(route_request, states, now, rng, policy.policy)
         if decision.outcome is not Outcome.ROUTED:
             metrics.routed(decision.outcome.value, decision.reason)
             _raise_for(decision, privacy, model.name, metrics)
         backend = next(b for b in candidates if b.state.node_id == decision.node_id)
         # counted on the node now, before this task first waits: the next request of a burst,
         # routed meanwhile, sees it
-        dispatches = [backend.state.load.dispatch(len(ids)) for _ in range(request.n)]
+        prediction = decision.prediction_for(backend.state.node_id)
+        end = now + (prediction.e2e_s if prediction is not None else 0.0)
+        dispatches = [backend.state.load.dispatch(len(ids), end) for _ in range(request.n)]
         generation = Generation(
             request_id,
             model.name,
@@ -120,13 +115,13 @@ async def start_generation(
         )
         generation.dispatches = dispatches
         generation.node = backend.state
-        generation.prediction = decision.prediction_for(backend.state.node_id)
+        generation.prediction = prediction
         texts: list[TextStream | None] = [None] * request.n  # made by `ahead` (see _text_stream)
         generation.logprobs = request.logprobs
         if request.n == 1:
             generation.direct = DirectChunks()
         streams = [
-            _choice_stream(backend, generation, texts, i, (ids, salt), request, max_tokens, model, forwarded)
+            choice_stream(backend, generation, texts, i, (ids, salt), request, max_tokens, model, forwarded)
             for i in range(request.n)
         ]
         # Started now, it runs as soon as this task first waits (on the request's write to the
@@ -166,7 +161,7 @@ async def start_generation(
             generation.rest = streams[0]
         else:
             unfinished = [s for s, head in zip(streams, first, strict=True) if head.finish_reason is None]
-            generation.rest = _interleave(unfinished)
+            generation.rest = interleave(unfinished)
             generation.streams = [*streams, generation.rest]
         return generation
     raise AssertionError("unreachable")
@@ -184,20 +179,9 @@ async def _while_dispatched(
     """What needs the chosen node but not the first token, done while the node works."""
     metrics.routed(decision.outcome.value, decision.reason)
     for index in range(len(texts)):
-        _text_stream(texts, index, request, model)
+        text_stream(texts, index, request, model)
     if then is not None:
         await then(generation)
-
-
-def _text_stream(
-    texts: list[TextStream | None], index: int, request: GenerationRequest, model: ServedModel
-) -> TextStream:
-    """The choice's detokenizer: made while the node works, or at its first chunks by a backend
-    that answers without waiting (the dispatch work has not run yet then)."""
-    text = texts[index]
-    if text is None:
-        text = texts[index] = TextStream(model.tokenizer, request.stop)
-    return text
 
 
 def _raise_for(decision: Decision, privacy: PrivacyDecision, model: str, metrics: GatewayMetrics) -> None:
@@ -238,131 +222,3 @@ def _raise_for(decision: Decision, privacy: PrivacyDecision, model: str, metrics
             else "No node can serve this model now."
         )
         raise APIError(503, message, "server_error", code=decision.reason, headers=retry)
-
-
-async def _choice_stream(
-    backend: Backend,
-    generation: Generation,
-    texts: list[TextStream | None],
-    index: int,
-    prompt: tuple[list[int], str],  # token ids, cache salt
-    request: GenerationRequest,
-    max_tokens: int,
-    model: ServedModel,
-    forwarded: dict[str, str] | None,
-) -> AsyncGenerator[list[TextEvent]]:
-    """One choice's events, each a list of one: the text of every token that was ready. A node
-    failure before the first event is a BackendError (the request may go elsewhere), after it an
-    APIError."""
-    sampling = pb.SamplingParams(
-        temperature=request.temperature,
-        top_p=request.top_p,
-        max_tokens=max_tokens,
-        presence_penalty=request.presence_penalty,
-        frequency_penalty=request.frequency_penalty,
-        logprobs=request.top_logprobs,
-        ignore_eos=request.ignore_eos,
-    )
-    if request.seed is not None:
-        sampling.seed = request.seed + index
-    ids, salt = prompt
-    node_request = pb.GenerateRequest(
-        request_id=f"{generation.request_id}-{index}",
-        model=model.name,
-        prompt_token_ids=ids,
-        sampling=sampling,
-        priority=request.priority,
-        cache_salt=salt,
-    )
-    dispatched = generation.dispatches[index]
-    span, trace_headers = None, forwarded
-    if forwarded is None:  # recording: the dispatch span, whose context goes to the node
-        span = tracer("hybridgw.gateway").start_span(
-            f"generate {backend.state.node_id}",
-            kind=SpanKind.CLIENT,
-            attributes={
-                "hybridgw.node": backend.state.node_id,
-                "hybridgw.target": backend.state.kind.value,
-                "gen_ai.request.model": model.name,
-            },
-        )
-        with trace.use_span(span, end_on_exit=False):
-            trace_headers = inject_context()
-    batches = backend.generate(node_request, REQUEST_TIMEOUT_S, trace_headers, generation.direct)
-    text = None
-    plain = not request.logprobs and not request.stop  # no logprobs to keep, no stop string to find
-    try:
-        async for chunks in batches:
-            if text is None:  # the first chunks
-                dispatched.first_token()
-                generation.first_token_at = generation.first_token_at or time.perf_counter()
-                text = _text_stream(texts, index, request, model)  # made while the node worked
-            if plain and len(chunks) == 1:  # the usual batch: one chunk of one token, not the last
-                tokens = chunks[0].tokens
-                if len(tokens) == 1 and chunks[0].finish_reason == UNSPECIFIED:
-                    generation.completion_tokens += 1
-                    yield [TextEvent(index, text.push(tokens[0].token_id))]
-                    continue
-            event = TextEvent(index, "")
-            if request.logprobs:
-                event.logprobs = [token for chunk in chunks for token in chunk.tokens]
-            pieces = []
-            for chunk in chunks:
-                tokens = chunk.tokens
-                for token in tokens:
-                    pieces.append(text.push(token.token_id))
-                generation.completion_tokens += len(tokens)
-                if chunk.finish_reason != UNSPECIFIED or text.stopped:
-                    pieces.append(text.finish())
-                    event.text = "".join(pieces)
-                    event.finish_reason = (
-                        "stop" if text.stopped else FINISH_NAMES.get(chunk.finish_reason, "stop")
-                    )
-                    generation.cached_tokens = max(generation.cached_tokens, chunk.usage.cached_tokens)
-                    yield [event]
-                    return
-            event.text = "".join(pieces)
-            yield [event]
-    except BackendError as error:
-        if text is None:  # before the first event: the request may still go elsewhere
-            raise
-        raise APIError(error.status, str(error), "server_error") from None
-    finally:
-        dispatched.finished()
-        if span is not None:
-            span.end()
-        await batches.aclose()
-
-
-async def _interleave(streams: list[AsyncGenerator[list[TextEvent]]]) -> AsyncGenerator[list[TextEvent]]:
-    """The choices' events as they arrive, each time all that are ready: a client slower than the
-    node gets fewer, larger writes."""
-    inbox = Inbox()
-    done = object()
-
-    async def pump(stream) -> None:
-        try:
-            async for events in stream:
-                inbox.put(events)
-        except APIError as error:
-            inbox.put(error)
-        finally:
-            inbox.put(done)
-
-    tasks = [asyncio.create_task(pump(stream)) for stream in streams]
-    remaining = len(tasks)
-    try:
-        while remaining:
-            batch = []
-            for item in await inbox.take_all():
-                if item is done:
-                    remaining -= 1
-                elif isinstance(item, APIError):
-                    raise item
-                else:
-                    batch += item
-            if batch:
-                yield batch
-    finally:
-        for task in tasks:
-            task.cancel()

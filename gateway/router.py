@@ -5,8 +5,10 @@ report corrected live by this gateway's dispatches) plus this one, and M its max
     batch    = min(n, M)                      the decode batch once this request runs
     step(b)  = measured decode step time at batch b (interpolated; nodes report a table)
     queued   = max(0, n - M)                  requests ahead of a free slot
-    service  = uncached / prefill_rate + expected_output * step(M)
-    wait     = queued * service / M
+    wait     = when the (n - M)-th earliest of this gateway's requests there is predicted to end,
+               less now (gateway/node_load.py); with other gateways' requests there, whose ends
+               are unknown: queued * service / M, service = uncached / prefill_rate + expected
+               output * step(M)
     ahead    = prompt tokens still to compute on the node, when no slot wait (else in `wait`)
     uncached = prompt - the tokens the node's prefix cache holds (gateway/request_context.py)
     ttft     = (rtt + wait + (ahead + uncached) / prefill_rate) * ttft_factor
@@ -16,9 +18,11 @@ The factors are the node's observed/predicted ratios, learned online (gateway/ca
 Policy: candidates serve the model, are healthy, not cooling down, and fit the prompt plus the
 expected output in their context window; a private request may only use edge nodes. With
 latency targets (TTFT, TPOT, end to end), the edge is preferred when it meets them all, else any
-node that does; otherwise, and with no target, the node with the lowest predicted e2e wins. Ties
-are broken at random. When every candidate's queue is past its bound the request is shed (429,
-Retry-After); a private request with no edge capacity gets 503.
+node that does; otherwise, and with no target, the node with the lowest predicted objective wins: TTFT for
+a streamed request (its client reads from the first token on; minimizing e2e instead queued a
+burst's requests behind the edge's slots, where they finish as early but start late), e2e for
+one answered at once. Ties are broken at random. When every candidate's queue is past its bound
+the request is shed (429, Retry-After); a private request with no edge capacity gets 503.
 """
 
 import itertools
@@ -95,6 +99,7 @@ class RouteRequest:
     is_private: bool
     targets: LatencyTargets = LatencyTargets()
     cached_tokens: Mapping[str, int] = field(default_factory=dict)  # node id -> prompt tokens cached
+    objective: str = "e2e"  # what the client waits for: "ttft" (a stream) or "e2e" (the whole answer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +149,7 @@ def decode_step_seconds(node: NodeState, batch_size: int) -> float:
     return high_s + slope * (batch_size - high_batch)
 
 
-def predict(node: NodeState, request: RouteRequest) -> Prediction:
+def predict(node: NodeState, request: RouteRequest, now: float = 0.0) -> Prediction:
     prefill = node.prefill_tokens_per_s or DEFAULT_PREFILL_TPS
     slots = max(1, node.max_running)
     num_requests = node.load.num_requests + 1
@@ -153,8 +158,12 @@ def predict(node: NodeState, request: RouteRequest) -> Prediction:
     prompt_s = uncached / prefill
     queued = max(0, num_requests - slots)
     if queued:
-        service = prompt_s + request.expected_output_tokens * decode_step_seconds(node, slots)
-        ahead_s = queued * service / slots
+        slot_free_at = node.load.slot_free_at(slots)
+        if slot_free_at is not None:
+            ahead_s = max(0.0, slot_free_at - now)
+        else:
+            service = prompt_s + request.expected_output_tokens * decode_step_seconds(node, slots)
+            ahead_s = queued * service / slots
     else:
         ahead_s = node.load.prompt_tokens_ahead / prefill
     raw_ttft = node.rtt_s + ahead_s + prompt_s
@@ -195,7 +204,7 @@ def route(
     if not candidates:
         return Decision(Outcome.TOO_LONG, None, "context_window")
     open_nodes = [n for n in candidates if n.num_waiting < n.queue_bound]
-    predictions = {n.node_id: predict(n, request) for n in candidates}
+    predictions = {n.node_id: predict(n, request, now) for n in candidates}
     if not open_nodes:
         retry = max(1.0, min(p.ttft_s for p in predictions.values()))
         outcome = Outcome.UNAVAILABLE if request.is_private else Outcome.SHED
@@ -228,19 +237,24 @@ def _choose(
 ) -> tuple[NodeState, str]:
     edges = [n for n in nodes if n.kind == NodeKind.EDGE]
     if request.is_private:
-        return _best(edges, predictions, rng), "private"
+        return _best(edges, predictions, rng, request.objective), "private"
     targets = request.targets
     if targets.is_set:
         meeting = [n for n in nodes if targets.met_by(predictions[n.node_id])]
         meeting_edges = [n for n in meeting if n.kind == NodeKind.EDGE]
         if meeting_edges:
-            return _best(meeting_edges, predictions, rng), "edge_meets_target"
+            return _best(meeting_edges, predictions, rng, request.objective), "edge_meets_target"
         if meeting:
-            return _best(meeting, predictions, rng), "meets_target"
-    return _best(nodes, predictions, rng), "fastest"
+            return _best(meeting, predictions, rng, request.objective), "meets_target"
+    return _best(nodes, predictions, rng, request.objective), "fastest"
 
 
-def _best(nodes: list[NodeState], predictions: dict[str, Prediction], rng: random.Random) -> NodeState:
-    best = min(predictions[n.node_id].e2e_s for n in nodes)
-    tied = [n for n in nodes if predictions[n.node_id].e2e_s <= best + TIE_SECONDS]
-    return rng.choice(tied)
+def _best(
+    nodes: list[NodeState], predictions: dict[str, Prediction], rng: random.Random, objective: str
+) -> NodeState:
+    def cost(node: NodeState) -> float:
+        prediction = predictions[node.node_id]
+        return prediction.ttft_s if objective == "ttft" else prediction.e2e_s
+
+    best = min(cost(n) for n in nodes)
+    return rng.choice([n for n in nodes if cost(n) <= best + TIE_SECONDS])

@@ -16,6 +16,8 @@ import time
 from shared.cli.logs import setup_logging
 
 MODEL_NAME = "smollm2-135m"
+EDGE_SLOT_CONTEXT = 1024  # tokens per edge slot; longer prompts go to the cloud engine
+CLOUD_MAX_NUM_SEQS = 32  # a burst of 32 chats is admitted at once (beside the edge's slots)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -33,7 +35,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--redis",
         help="use this Redis for the cloud pool (default: the file's cloud.redis_url, else in-process)",
     )
-    up.add_argument("--edge-slots", type=int, default=2)
+    up.add_argument(
+        "--edge-slots",
+        type=int,
+        default=8,
+        help="concurrent sequences on the edge node, each with a 1024-token window (llama-server -np)",
+    )
     up.add_argument(
         "--edge-threads",
         type=int,
@@ -115,6 +122,8 @@ def _up(args: argparse.Namespace) -> int:
                     str(edge_port),
                     "--slots",
                     str(args.edge_slots),
+                    "--ctx-size",
+                    str(EDGE_SLOT_CONTEXT * args.edge_slots),
                     "--node-id",
                     "edge-local",
                     "--threads",
@@ -138,7 +147,9 @@ def _up(args: argparse.Namespace) -> int:
                         "--prefix",
                         config.redis_prefix,
                         "--kv-cache-gib",
-                        "0.25",
+                        "0.5",
+                        "--max-num-seqs",
+                        str(CLOUD_MAX_NUM_SEQS),
                         "--grpc-port",
                         "0",
                         "--name",
@@ -194,8 +205,8 @@ def _local_cloud(model_path: str, num_threads: int, enable_prefix_caching: bool)
     torch.set_num_threads(num_threads)
     engine = LLMEngine(
         model_path,
-        kv_cache_gib=0.25,
-        max_num_seqs=16,
+        kv_cache_gib=0.5,
+        max_num_seqs=CLOUD_MAX_NUM_SEQS,
         policy="priority",
         enable_prefix_caching=enable_prefix_caching,
     )

@@ -99,16 +99,17 @@ def test_a_burst_with_stale_stats_splits_across_tiers():
     rng = random.Random(0)
     chosen = []
     for index in range(32):
-        decision = route(_request(prompt=100, output=128), [edge, cloud], now=index * 0.001, rng=rng)
+        now = index * 0.001
+        decision = route(_request(prompt=100, output=128), [edge, cloud], now=now, rng=rng)
         node = edge if decision.node_id == "edge-1" else cloud
-        node.load.dispatch(100)
+        node.load.dispatch(100, now + decision.prediction_for(node.node_id).e2e_s)  # as the pipeline
         chosen.append(decision.node_id)
     num_edge, num_cloud = chosen.count("edge-1"), chosen.count("cloud-1")
     assert chosen[:2] == ["edge-1", "edge-1"]  # the idle, faster-per-sequence edge first
     assert num_edge + num_cloud == 32 and num_cloud >= 16 and num_edge >= 4
     # in proportion to what each finishes: the last request's predicted end is about the same
     last = _request(prompt=100, output=128)
-    edge_end, cloud_end = predict(edge, last).e2e_s, predict(cloud, last).e2e_s
+    edge_end, cloud_end = predict(edge, last, 0.032).e2e_s, predict(cloud, last, 0.032).e2e_s
     assert 0.75 < edge_end / cloud_end < 1.33
 
 
@@ -216,3 +217,39 @@ def test_static_policies_for_comparison_keep_private_requests_on_prem():
     busy = [_edge(load=_loaded(2)), _cloud(load=_loaded(40))]  # 2/4 vs 40/64 of their slots
     assert route(_request(), busy, 0, rng, "least-busy").node_id == "edge-1"
     assert route(_request(private=True), [_cloud()], 0, rng, "all-cloud").outcome == Outcome.UNAVAILABLE
+
+
+def test_a_streamed_burst_is_placed_by_time_to_first_token():
+    """Streamed, the client reads from the first token: the router minimizes predicted TTFT, so
+    a burst fills both tiers' slots, and a request queues behind the edge's slots only once its
+    wait (until the earliest predicted end there) is shorter than the cloud's prefill backlog."""
+    edge = _edge(max_running=8, prefill_tokens_per_s=120.0, decode_steps=((1, 0.013), (8, 0.05)))
+    cloud = _cloud(
+        max_running=32, prefill_tokens_per_s=290.0, decode_steps=((1, 0.076), (32, 0.30)), rtt_s=0.0
+    )
+    rng = random.Random(0)
+    for index in range(32):
+        request = RouteRequest(MODEL, 130, 128, False, objective="ttft")
+        decision = route(request, [edge, cloud], now=index * 0.001, rng=rng)
+        node = edge if decision.node_id == "edge-1" else cloud
+        node.load.dispatch(130, index * 0.001 + decision.prediction_for(node.node_id).e2e_s)
+        if node is edge and edge.load.num_requests > edge.max_running:  # it waits for a slot
+            assert decision.prediction_for("edge-1").ttft_s > edge.load.own_end_times[0] - 0.032
+    assert 8 <= edge.load.num_requests <= 16 and cloud.load.num_requests >= 16
+    last = RouteRequest(MODEL, 130, 128, False, objective="ttft")
+    edge_ttft, cloud_ttft = predict(edge, last, 0.032).ttft_s, predict(cloud, last, 0.032).ttft_s
+    assert 0.7 < edge_ttft / cloud_ttft < 1.4  # both tiers' first tokens come about as late
+
+
+def test_a_queued_request_waits_for_the_earliest_predicted_end_of_this_gateways_requests():
+    node = _edge(max_running=2, rtt_s=0.0)
+    for end in (9.0, 4.0, 6.0):  # two running, one queued
+        node.load.dispatch(0, end)
+    assert node.load.own_end_times == [4.0, 6.0, 9.0]
+    prediction = predict(node, _request(prompt=100, output=10), now=1.0)
+    assert prediction.ttft_s == pytest.approx((6.0 - 1.0) + 100 / 100)  # the 2nd end frees its slot
+    node.load.report(num_requests=4, num_prompt_tokens=0)  # another gateway's request is there too
+    service = 100 / 100 + 10 / 20
+    assert predict(node, _request(prompt=100, output=10), now=1.0).ttft_s == pytest.approx(
+        3 * service / 2 + 1.0
+    )
