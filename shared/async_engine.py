@@ -37,19 +37,6 @@ class AsyncEngine:
         self._thread = threading.Thread(target=self._run, name="engine-loop", daemon=True)
         self._thread.start()
 
-    async def generate(
-        self,
-        request_id: str,
-        prompt_ids: list[int],
-        params: SamplingParams,
-        priority: int = 0,
-        cache_salt: str = "",
-    ) -> AsyncIterator[StepOutput]:
-        """Yields the request's tokens; leaving the iteration early aborts the request."""
-        async for outputs in self.generate_batches(request_id, prompt_ids, params, priority, cache_salt):
-            for output in outputs:
-                yield output
-
     async def generate_batches(
         self,
         request_id: str,

@@ -2,10 +2,11 @@
 directly instead of through the Redis queue (`hybridgw up` without --redis). Same engine, same
 chunks; only the transport differs."""
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 
-from gateway.backends.base import BackendError, DirectChunks, apply_report
+from gateway.backends.base import BackendError, DirectChunks, apply_report, start_polling
 from gateway.router import NodeKind, NodeState
 from shared.async_engine import AsyncEngine
 from shared.proto import inference_pb2 as pb
@@ -18,16 +19,21 @@ class LocalCloudBackend:
     def __init__(self, engine: AsyncEngine, models: frozenset[str], queue_bound: int = 256):
         self.engine = engine
         self.state = NodeState("cloud-local", NodeKind.CLOUD, models, healthy=True, queue_bound=queue_bound)
+        self.state.rtt_s = 0.0
+        self._poller: asyncio.Task | None = None
 
     async def start(self) -> None:
-        self._refresh()
+        await self.poll_once()
+        self._poller = start_polling(self.poll_once)
 
     async def close(self) -> None:
-        """The engine's owner closes it."""
+        """Stops polling; the engine's owner closes the engine."""
+        if self._poller:
+            self._poller.cancel()
 
-    def _refresh(self) -> None:
+    async def poll_once(self) -> None:
+        """As any node's report: the live count of this gateway's requests is its own (NodeLoad)."""
         apply_report(self.state, pb.NodeStats(**self.engine.engine.node_stats()))
-        self.state.rtt_s = 0.0
 
     async def generate(
         self,
@@ -41,7 +47,6 @@ class LocalCloudBackend:
         except InvalidSamplingParams as error:
             raise BackendError(str(error), 400, retryable=False) from None
         started = time.monotonic()
-        self._refresh()
         try:
             async for outputs in self.engine.generate_batches(
                 request.request_id,
@@ -55,5 +60,3 @@ class LocalCloudBackend:
                 yield [chunk_from_outputs(request.request_id, outputs)]
         except InvalidRequestError as error:
             raise BackendError(str(error), 400, retryable=False) from None
-        finally:
-            self._refresh()
