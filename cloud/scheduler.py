@@ -84,20 +84,36 @@ class Scheduler:
 
     def schedule(self) -> SchedulerOutput:
         output = SchedulerOutput()
-        budget = self.config.max_num_batched_tokens
+        budget = self._schedule_running(output, self.config.max_num_batched_tokens)
+        self._schedule_waiting(output, budget)
+        output.block_copies = self.block_manager.take_pending_copies()
+        return output
+
+    def _schedule_running(self, output: SchedulerOutput, budget: int) -> int:
+        """Running requests first, in order; returns the budget left. Blocks short: preempt a
+        victim (its tokens in this batch go back to the budget, and if it was already visited
+        the index steps back so no request is skipped); if the victim is the request itself,
+        nothing after it runs this step (vLLM v1)."""
         index = 0
         while index < len(self.running) and budget > 0:
             request = self.running[index]
             num_new = self._num_new_tokens(request, budget)
             while self.block_manager.allocate_slots(request, num_new) is None:
                 victim = self._pick_victim()
-                self._preempt(victim, output)
+                victim_index = self.running.index(victim)
+                budget += self._preempt(victim, output)
                 if victim is request:
-                    break
-            else:
-                self._add_to_batch(output, request, num_new)
-                budget -= num_new
-                index += 1
+                    return budget
+                if victim_index < index:
+                    index -= 1
+            self._add_to_batch(output, request, num_new)
+            budget -= num_new
+            index += 1
+        return budget
+
+    def _schedule_waiting(self, output: SchedulerOutput, budget: int) -> None:
+        """Admit waiting requests in order while budget, the running cap and blocks allow (none
+        in a step that preempted)."""
         while (
             self.waiting
             and budget > 0
@@ -118,8 +134,6 @@ class Scheduler:
             self.running.append(request)
             self._add_to_batch(output, request, num_new)
             budget -= num_new
-        output.block_copies = self.block_manager.take_pending_copies()
-        return output
 
     def _num_new_tokens(self, request: Request, budget: int) -> int:
         remaining = request.num_tokens - request.num_computed_tokens
@@ -134,10 +148,11 @@ class Scheduler:
             return max(self.running, key=lambda r: (r.priority, r.arrival_time))
         return self.running[-1]
 
-    def _preempt(self, request: Request, output: SchedulerOutput) -> None:
+    def _preempt(self, request: Request, output: SchedulerOutput) -> int:
+        """Back to the front of the queue; returns the tokens it had in this step's batch."""
         self.running.remove(request)
-        if request.request_id in output.num_scheduled_tokens:  # already in this step's batch
-            del output.num_scheduled_tokens[request.request_id]
+        returned = output.num_scheduled_tokens.pop(request.request_id, 0)
+        if returned:  # already in this step's batch
             output.scheduled.remove(request)
         self.block_manager.free(request)
         request.status = RequestStatus.PREEMPTED
@@ -146,6 +161,7 @@ class Scheduler:
         self.num_preemptions += 1
         self.waiting.appendleft(request)
         output.preempted.append(request)
+        return returned
 
     def update_from_output(self, output: SchedulerOutput, sampled: dict[str, object]) -> list[Request]:
         """Advance every scheduled request; `sampled` maps request id -> the token it got (only

@@ -103,3 +103,32 @@ def test_abort_frees_blocks_at_once():
     assert aborted.status == RequestStatus.FINISHED_ABORTED and not scheduler.has_unfinished_requests()
     assert scheduler.block_manager.num_free_blocks == 16
     assert scheduler.abort_request("a") is None
+
+
+def test_priority_preemption_of_an_already_scheduled_victim_returns_its_budget():
+    """running = [a, low, c, d]: "low" (priority 9) is scheduled, then "c" finds no block and
+    "low" is the victim. Its token goes back to the budget and the requests after "c" are still
+    visited (vLLM v1's scheduler: req_index -= 1), so "d" is served in the same step."""
+    scheduler = _scheduler(num_blocks=6, block_size=4, budget=32, chunk=32, policy="priority")
+    scheduler.add_request(_request("a", 4, max_tokens=8, arrival=1.0, first_token=100))
+    scheduler.add_request(_request("low", 4, max_tokens=8, priority=9, arrival=2.0, first_token=200))
+    assert _step(scheduler) == {"a": 4, "low": 4}  # one block each
+    scheduler.add_request(_request("c", 4, max_tokens=8, arrival=3.0, first_token=300))
+    scheduler.add_request(_request("d", 4, max_tokens=8, arrival=4.0, first_token=400))
+    assert _step(scheduler) == {"a": 1, "low": 1, "c": 4, "d": 4}  # 6 of 6 blocks in use
+    scheduler.config.max_num_batched_tokens = 3  # a, low and c fit; d only with low's token back
+    output = scheduler.schedule()
+    assert [r.request_id for r in output.preempted] == ["low"]
+    assert output.num_scheduled_tokens == {"a": 1, "c": 1, "d": 1}
+    assert [r.request_id for r in output.scheduled] == ["a", "c", "d"]
+    assert scheduler.block_manager.num_free_blocks == 0
+
+
+def test_priority_victim_is_the_lowest_priority_then_the_latest_arrival():
+    scheduler = _scheduler(num_blocks=3, block_size=4, budget=32, chunk=32, policy="priority")
+    for name, priority, arrival in (("late", 1, 3.0), ("early", 1, 2.0), ("urgent", 0, 1.0)):
+        scheduler.add_request(_request(name, 4, max_tokens=8, priority=priority, arrival=arrival))
+    assert _step(scheduler) == {"urgent": 4, "early": 4, "late": 4}
+    output = scheduler.schedule()  # each needs a 2nd block and none is free
+    assert [r.request_id for r in output.preempted] == ["late", "early"]
+    assert output.num_scheduled_tokens == {"urgent": 1}
