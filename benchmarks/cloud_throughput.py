@@ -36,6 +36,7 @@ def workload(num_requests: int, vocab_size: int, shared_prefix: bool) -> list[tu
 
 def run_ours(model: str, num_requests: int, shared_prefix: bool, prefix_caching: bool) -> dict:
     from cloud import LLM, SamplingParams
+    from shared.engine import EngineRequest
 
     llm = LLM(
         model,
@@ -47,13 +48,12 @@ def run_ours(model: str, num_requests: int, shared_prefix: bool, prefix_caching:
     requests = workload(num_requests, llm.engine.model_config.vocab_size, shared_prefix)
     engine = llm.engine
     for index, (prompt, max_tokens) in enumerate(requests):
-        engine.add_request(
-            prompt, SamplingParams(temperature=0, max_tokens=max_tokens, ignore_eos=True), f"r{index}"
-        )
+        params = SamplingParams(temperature=0, max_tokens=max_tokens, ignore_eos=True)
+        engine.add(EngineRequest(f"r{index}", prompt, params))
     fills, generated = [], 0
     started = time.perf_counter()
-    while engine.has_unfinished_requests():
-        generated += len(engine.step())
+    while engine.has_work():
+        generated += len(engine.step().outputs)
         if engine.scheduler.waiting:  # saturated: requests are queueing for room
             fills.append(engine.metrics.kv_cache_fill)
     wall = time.perf_counter() - started

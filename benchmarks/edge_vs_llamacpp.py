@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from shared.engine import EngineRequest
+
 PROMPT_TOKENS = 512
 GENERATED_TOKENS = 128
 CONTEXT = 1024
@@ -73,7 +75,7 @@ def run_ours(model: str, threads: int, backend: str = "numba") -> dict:
     )
     engine.warmup()
     greedy = SamplingParams(temperature=0, max_tokens=1, ignore_eos=True)
-    engine.add_request("first", [1, 2, 3, 4], greedy)
+    engine.add(EngineRequest("first", [1, 2, 3, 4], greedy))
     engine.step()
     first_token = time.perf_counter() - started
     ids = prompt_ids(engine.model_config.vocab_size)
@@ -89,7 +91,7 @@ def run_ours(model: str, threads: int, backend: str = "numba") -> dict:
 
     def generation() -> float:
         params = SamplingParams(temperature=0, max_tokens=GENERATED_TOKENS + 1, ignore_eos=True)
-        engine.add_request("tg", ids[:8], params)
+        engine.add(EngineRequest("tg", ids[:8], params))
         engine.step()  # prompt + first token
         t0 = time.perf_counter()
         while engine.has_work():

@@ -10,9 +10,7 @@ def __getattr__(name: str):
     if name in ("LLM", "LLMEngine", "RequestOutput"):
         from cloud import llm, llm_engine
 
-        return {"LLM": llm.LLM, "LLMEngine": llm_engine.LLMEngine, "RequestOutput": llm_engine.RequestOutput}[
-            name
-        ]
+        return {"LLM": llm.LLM, "LLMEngine": llm_engine.LLMEngine, "RequestOutput": llm.RequestOutput}[name]
     raise AttributeError(name)
 
 

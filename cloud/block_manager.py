@@ -52,11 +52,10 @@ class BlockManager:
     def usage(self) -> float:
         return 1.0 - self.num_free_blocks / len(self.blocks)
 
-    def cached_block_hashes(self, limit: int) -> list[int]:
+    def cached_block_hashes(self, limit: int) -> tuple[int, ...]:
         """Hashes of the cached full blocks, most recently cached last, at most `limit` (what a
         worker publishes for the gateway's prefix-aware placement)."""
-        hashes = list(self.hash_to_block_id)
-        return hashes[-limit:]
+        return tuple(self.hash_to_block_id)[-limit:]
 
     def block_table(self, request_id: str) -> list[int]:
         return [block.block_id for block in self.req_to_blocks.get(request_id, [])]

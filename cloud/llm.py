@@ -1,9 +1,33 @@
-"""The offline API vLLM users know: `LLM(model=PATH).generate(prompts, sampling_params)`."""
+"""The offline API vLLM users know: `LLM(model=PATH).generate(prompts, sampling_params)`.
+
+The only place whole outputs exist: the engine's step deltas are gathered here, per request."""
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from cloud.llm_engine import LLMEngine, RequestOutput
+from cloud.llm_engine import LLMEngine
+from shared.engine import EngineRequest, FinishReason, StepOutput
 from shared.sampling import SamplingParams
+
+
+@dataclass(slots=True)
+class RequestOutput:
+    request_id: str
+    prompt_token_ids: list[int]
+    token_ids: list[int] = field(default_factory=list)  # generated
+    finished: bool = False
+    finish_reason: FinishReason | None = None
+    text: str = ""
+    num_cached_tokens: int = 0
+    logprobs: list = field(default_factory=list)  # the SampledToken of each generated token
+    outputs: list["RequestOutput"] = field(default_factory=list)  # the n samples
+
+    def append(self, delta: StepOutput) -> None:
+        self.token_ids.append(delta.token.token_id)
+        self.logprobs.append(delta.token)
+        self.num_cached_tokens = delta.num_cached_tokens
+        if delta.finish_reason is not None:
+            self.finished, self.finish_reason = True, delta.finish_reason
 
 
 class LLM:
@@ -22,20 +46,23 @@ class LLM:
         params_list = list(params) if isinstance(params, Sequence) else [params] * len(batch)
         if len(params_list) != len(batch):
             raise ValueError("give one SamplingParams, or one per prompt")
-        ids = []
+        outputs: dict[str, RequestOutput] = {}
         for index, (prompt, request_params) in enumerate(zip(batch, params_list, strict=True)):
             token_ids = self.tokenizer.encode(prompt) if isinstance(prompt, str) else list(prompt)
-            ids.append(self.engine.add_request(token_ids, request_params, request_id=f"generate-{index}"))
-        finished: dict[str, RequestOutput] = {}
-        while self.engine.has_unfinished_requests():
-            for output in self.engine.step():
-                if output.finished:
-                    output.text = self.tokenizer.decode(output.token_ids, skip_special=True)
-                    finished[output.request_id] = output
+            request_id = f"generate-{index}"
+            self.engine.add(EngineRequest(request_id, tuple(token_ids), request_params))
+            for sample in range(request_params.n):
+                sample_id = request_id if sample == 0 else f"{request_id}#{sample}"
+                outputs[sample_id] = RequestOutput(sample_id, token_ids)
+        while self.engine.has_work():
+            for delta in self.engine.step().outputs:
+                outputs[delta.request_id].append(delta)
+        for output in outputs.values():
+            output.text = self.tokenizer.decode(output.token_ids, skip_special=True)
         results = []
-        for request_id, request_params in zip(ids, params_list, strict=True):
-            result = finished[request_id]
-            result.outputs = [result] + [finished[f"{request_id}#{i}"] for i in range(1, request_params.n)]
+        for index, request_params in enumerate(params_list):
+            result = outputs[f"generate-{index}"]
+            result.outputs = [result] + [outputs[f"generate-{index}#{i}"] for i in range(1, request_params.n)]
             results.append(result)
         return results
 

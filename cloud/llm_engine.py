@@ -1,8 +1,12 @@
-"""LLMEngine: add requests, then `step()` = schedule -> run the model -> sample -> update."""
+"""LLMEngine: add requests, then `step()` = schedule -> run the model -> sample -> update.
+
+Implements shared.engine.Engine: each step returns the tokens it sampled (deltas) and a NodeStats
+snapshot; the offline `LLM` API (cloud/llm.py) gathers the deltas into whole outputs.
+"""
 
 import time
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import torch
 
@@ -14,27 +18,16 @@ from cloud.model_runner import ModelRunner
 from cloud.request import Request, RequestStatus
 from cloud.scheduler import Scheduler
 from cloud.weights import load_weights
+from shared.engine import EngineRequest, InvalidRequestError, NodeStats, StepOutput, StepResult
+from shared.request_state import validate_prompt
 from shared.sampling import SamplingParams
-from shared.step_output import InvalidRequestError
 from shared.step_rates import StepRates
 
 WARMUP_PROMPT_TOKENS = 64
 WARMUP_OUTPUT_TOKENS = 3  # the first comes with the prefill; the others are decode steps
 WARMUP_BATCH_PROMPT_TOKENS = 8
 MAX_WARMUP_BATCH = 32  # larger batches are extrapolated by the router from the measured ones
-
-
-@dataclass(slots=True)
-class RequestOutput:
-    request_id: str
-    prompt_token_ids: list[int]
-    token_ids: list[int]  # generated so far
-    finished: bool
-    finish_reason: str | None = None
-    text: str = ""
-    num_cached_tokens: int = 0
-    logprobs: list = field(default_factory=list)
-    outputs: list["RequestOutput"] = field(default_factory=list)  # the n samples (LLM.generate)
+MAX_PUBLISHED_BLOCKS = 4096  # the most recently cached; what a heartbeat carries for placement
 
 
 def default_device() -> torch.device:
@@ -88,33 +81,13 @@ class LLMEngine:
         self._pending_forks: dict[str, int] = {}  # request id -> n, forked once its prompt is computed
         self.load_seconds = time.perf_counter() - started
 
-    def add_request(
-        self,
-        prompt_token_ids: list[int],
-        params: SamplingParams,
-        request_id: str | None = None,
-        priority: int = 0,
-        cache_salt: str = "",
-    ) -> str:
-        request_id = request_id or uuid.uuid4().hex
-        if not prompt_token_ids:
-            raise InvalidRequestError("the prompt is empty")
-        if len(prompt_token_ids) >= self.max_model_len:
-            raise InvalidRequestError(
-                f"prompt of {len(prompt_token_ids)} tokens does not fit the context window "
-                f"of {self.max_model_len}"
-            )
-        if max(prompt_token_ids) >= self.model_config.vocab_size or min(prompt_token_ids) < 0:
-            raise InvalidRequestError(f"prompt token ids must lie in [0, {self.model_config.vocab_size})")
-        if request_id in self.scheduler.requests:
-            raise InvalidRequestError(f"request id {request_id!r} is already in use")
-        request = Request(
-            request_id, list(prompt_token_ids), params, priority=priority, cache_salt=cache_salt
-        )
-        self.scheduler.add_request(request)
-        if params.n > 1:
-            self._pending_forks[request_id] = params.n
-        return request_id
+    def add(self, request: EngineRequest) -> None:
+        if request.request_id in self.scheduler.requests:
+            raise InvalidRequestError(f"request id {request.request_id!r} is already in use")
+        validate_prompt(request, self.model_config.vocab_size, self.max_model_len)
+        self.scheduler.add_request(Request.from_engine_request(request))
+        if request.sampling_params.n > 1:
+            self._pending_forks[request.request_id] = request.sampling_params.n
 
     def warmup(self) -> None:
         """One short request through the model before the first real one, then a batch of them
@@ -138,20 +111,28 @@ class LLMEngine:
         params = SamplingParams(temperature=0.0, max_tokens=WARMUP_OUTPUT_TOKENS, ignore_eos=True)
         for index in range(batch_size):  # distinct prompts: no prefix-cache hit shortens a prefill
             prompt = [(index * prompt_tokens + i) % vocab_size for i in range(prompt_tokens)]
-            self.add_request(prompt, params, request_id=f"warmup-{uuid.uuid4().hex}")
-        while self.has_unfinished_requests():
+            self.add(EngineRequest(f"warmup-{uuid.uuid4().hex}", tuple(prompt), params))
+        while self.has_work():
             self.step()
 
-    def abort_request(self, request_id: str) -> bool:
-        return self.scheduler.abort_request(request_id) is not None
+    def abort(self, request_id: str) -> bool:
+        request = self.scheduler.abort_request(request_id)
+        if request is None:
+            return False
+        self._pending_forks.pop(request_id, None)
+        self.metrics.record_finished([request])
+        return True
 
-    def has_unfinished_requests(self) -> bool:
+    def has_work(self) -> bool:
         return self.scheduler.has_unfinished_requests()
 
-    def step(self) -> list[RequestOutput]:
+    def close(self) -> None:
+        """Nothing to release: torch frees the cache with the engine."""
+
+    def step(self) -> StepResult:
         output = self.scheduler.schedule()
         if not output.scheduled:
-            return []
+            return StepResult((), self.stats())
         num_prefill_tokens = sum(
             output.num_scheduled_tokens[r.request_id]
             for r in output.scheduled
@@ -159,14 +140,12 @@ class LLMEngine:
         )
         started = time.perf_counter()
         request_ids, logits = self.runner.execute_model(output, self.block_manager)
-        sampled = {}
         requests = {r.request_id: r for r in output.scheduled}
-        now = time.monotonic()
+        sampled, now = {}, time.monotonic()
         for row, request_id in enumerate(request_ids):
             request = requests[request_id]
             sampled[request_id] = request.sampler.sample(logits[row].numpy())
             request.first_token_time = request.first_token_time or now
-            request.token_times.append(now)
         forks = [(requests[r], logits[row]) for row, r in enumerate(request_ids) if r in self._pending_forks]
         finished = self.scheduler.update_from_output(output, sampled)
         children = [child for parent, row in forks for child in self._fork(parent, row.numpy(), now)]
@@ -177,7 +156,27 @@ class LLMEngine:
             num_prefill_tokens,
             output.total_num_scheduled_tokens - num_prefill_tokens,
         )
-        return [_output(requests[request_id]) for request_id in request_ids] + [_output(c) for c in children]
+        deltas = [_last_token(requests[request_id]) for request_id in request_ids]
+        return StepResult(tuple(deltas + [_last_token(child) for child in children]), self.stats())
+
+    def stats(self) -> NodeStats:
+        metrics = self.metrics
+        return NodeStats(
+            kind="cloud",
+            num_running=len(self.scheduler.running),
+            num_waiting=len(self.scheduler.waiting),
+            max_running=self.scheduler_config.max_num_seqs,
+            kv_usage=metrics.kv_cache_usage,
+            context_length=self.max_model_len,
+            requests_total=metrics.num_finished,
+            tokens_generated_total=metrics.num_generated_tokens,
+            prefill_tokens_per_s=self.rates.prefill_tokens_per_s,
+            decode_tokens_per_s=self.rates.decode_tokens_per_s,
+            decode_steps=self.rates.decode_steps(),
+            num_waiting_prompt_tokens=self.scheduler.num_waiting_prompt_tokens(),
+            cached_block_hashes=self.block_manager.cached_block_hashes(MAX_PUBLISHED_BLOCKS),
+            prefix_block_size=self.cache_config.block_size,
+        )
 
     def _fork(self, parent: Request, logits, now: float) -> list[Request]:
         """n > 1: once the prompt is computed, n-1 children share the parent's blocks (the partly
@@ -207,21 +206,20 @@ class LLMEngine:
             child.output_token_ids.append(token.token_id)
             child.output_logprobs.append(token)
             child.first_token_time = now
-            child.token_times.append(now)
-            self.scheduler.adopt(child, token.token_id)
+            self.scheduler.adopt(child)
             children.append(child)
         return children
 
 
-def _output(request: Request) -> RequestOutput:
-    return RequestOutput(
+def _last_token(request: Request) -> StepOutput:
+    """The token a request got in this step, as a delta."""
+    return StepOutput(
         request.request_id,
-        request.prompt_token_ids,
-        list(request.output_token_ids),
-        request.is_finished,
+        request.output_logprobs[-1],
+        len(request.output_token_ids) - 1,
         request.finish_reason,
-        num_cached_tokens=request.num_cached_tokens,
-        logprobs=list(request.output_logprobs),
+        request.num_prompt_tokens,
+        request.num_cached_tokens,
     )
 
 
@@ -233,4 +231,4 @@ def _end_of_generation_ids(metadata) -> frozenset[int]:
     return Vocab.from_metadata(metadata).end_of_generation_ids
 
 
-__all__ = ["LLMEngine", "RequestOutput", "RequestStatus"]
+__all__ = ["LLMEngine", "RequestStatus"]

@@ -173,7 +173,7 @@ class Scheduler:
             if token is not None:
                 request.output_token_ids.append(token.token_id)
                 request.output_logprobs.append(token)
-                self._check_stop(request, token.token_id)
+                self._check_stop(request)
             self.block_manager.cache_full_blocks(request)
             if request.is_finished:
                 self.running.remove(request)
@@ -182,21 +182,17 @@ class Scheduler:
                 finished.append(request)
         return finished
 
-    def adopt(self, request: Request, token_id: int) -> None:
+    def adopt(self, request: Request) -> None:
         """A forked child joins the running requests with its first token already sampled."""
         self.requests[request.request_id] = request
-        self._check_stop(request, token_id)
+        self._check_stop(request)
         if request.is_finished:
             self.requests.pop(request.request_id)
             self.block_manager.free(request)
         else:
             self.running.append(request)
 
-    def _check_stop(self, request: Request, token_id: int) -> None:
-        params = request.sampling_params
-        if token_id in params.stop_token_ids or (
-            not params.ignore_eos and token_id in self.end_of_generation_ids
-        ):
-            request.status = RequestStatus.FINISHED_STOPPED
-        elif len(request.output_token_ids) >= params.max_tokens or request.num_tokens >= self.max_model_len:
-            request.status = RequestStatus.FINISHED_LENGTH
+    def _check_stop(self, request: Request) -> None:
+        reason = request.check_stop(self.end_of_generation_ids, self.max_model_len)
+        if reason is not None:
+            request.status = RequestStatus.finished(reason)

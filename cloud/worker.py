@@ -21,11 +21,16 @@ from opentelemetry.trace import SpanKind
 
 from cloud.worker_streams import WorkerStreams
 from shared.async_engine import AsyncEngine
+from shared.engine import InvalidRequestError
 from shared.proto import inference_pb2 as pb
-from shared.proto_convert import chunk_from_outputs, sampling_from_proto
+from shared.proto_convert import (
+    chunk_from_outputs,
+    engine_request_from_proto,
+    sampling_from_proto,
+    stats_to_heartbeat,
+)
 from shared.redis_keys import RedisKeys
 from shared.sampling import InvalidSamplingParams
-from shared.step_output import InvalidRequestError
 from shared.telemetry import extract_context, tracer
 
 logger = logging.getLogger("hybridgw.cloud")
@@ -75,7 +80,7 @@ class CloudWorker:
 
     async def _maintain(self) -> None:
         """Heartbeat, keep our entries fresh, honour cancel flags, claim entries of dead workers."""
-        stats = self.engine.engine.node_stats()
+        stats = stats_to_heartbeat(self.engine.stats)
         heartbeat_key = self.keys.worker_heartbeat(self.name)
         await self.redis.hset(heartbeat_key, mapping={"stats": json.dumps(stats), "time": time.time()})
         await self.redis.expire(heartbeat_key, max(1, int(self.heartbeat_s * 3)))
@@ -151,13 +156,8 @@ class CloudWorker:
         try:
             params = sampling_from_proto(request.sampling)
             params.max_tokens = max(1, params.max_tokens - len(resumed))
-            async for outputs in self.engine.generate_batches(
-                request_id,
-                list(request.prompt_token_ids) + resumed,
-                params,
-                request.priority,
-                request.cache_salt,
-            ):
+            engine_request = engine_request_from_proto(request, params, request_id, resumed)
+            async for outputs in self.engine.generate_batches(engine_request):
                 chunk = chunk_from_outputs(request_id, outputs, len(resumed))
                 await self.redis.xadd(reply, {"chunk": chunk.SerializeToString()})
                 count += len(outputs)

@@ -1,7 +1,7 @@
 """The edge engine: N slots, each with its own KV cache; one step decodes all active slots together.
 
-Each `step()` builds one flat batch: a decode token for every running sequence first, then prompt
-chunks (at most `prefill_chunk` tokens per sequence, `max_batch_tokens` in all), so a long prompt
+Each `step()` builds one flat batch: a decode token for every running request first, then prompt
+chunks (at most `prefill_chunk` tokens per request, `max_batch_tokens` in all), so a long prompt
 is prefilled over several steps while the others keep decoding.
 """
 
@@ -13,18 +13,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from edge.kv_cache import ContextOverflowError, KVCache
+from edge.kv_cache import KVCache
 from edge.model import LlamaModel
-from edge.sequence import Sequence, new_sequence
+from edge.request import Request
 from edge.slot_prefixes import PREFIX_BLOCK_SIZE, SlotPrefixes
-from edge.stats import EngineStats
 from edge.weights import ModelWeights
 from formats.gguf_reader import GGUFReader
 from formats.model_config import ModelConfig
 from formats.tokenizer.vocab import Vocab
-from shared.sampling import SamplingParams
-from shared.step_output import FinishReason, InvalidRequestError, StepOutput
-from shared.step_rates import MIN_PREFILL_TOKENS, decode_steps_field
+from shared.engine import EngineRequest, InvalidRequestError, NodeStats, StepOutput, StepResult
+from shared.request_state import validate_prompt
+from shared.step_rates import MIN_PREFILL_TOKENS, StepRates
 
 BACKENDS = ("numba", "onnxruntime")
 
@@ -52,7 +51,8 @@ class EngineConfig:
 
 
 class EdgeEngine:
-    """Owns the model, the KV cache and the sequences; not thread-safe (see shared.async_engine)."""
+    """Owns the model, the KV cache and the requests; implements shared.engine.Engine (one thread
+    drives it: shared/async_engine.py for a serving node)."""
 
     def __init__(self, config: EngineConfig):
         started = time.perf_counter()
@@ -72,9 +72,11 @@ class EdgeEngine:
         self.cache = KVCache(self.model_config, config.num_slots, self.slot_context)
         self.free_slots: deque[int] = deque(range(config.num_slots))  # freed longest ago first
         self.prefixes = SlotPrefixes(config.num_slots)  # what each free slot's cache still holds
-        self.waiting: deque[Sequence] = deque()
-        self.running: dict[str, Sequence] = {}
-        self.stats = EngineStats()
+        self.waiting: deque[Request] = deque()
+        self.running: dict[str, Request] = {}
+        self.rates = StepRates()  # measured prefill and decode speed, for the gateway's router
+        self.num_finished = 0
+        self.num_generated_tokens = 0
         self.load_seconds = time.perf_counter() - started
 
     def warmup(self) -> threading.Thread:
@@ -92,7 +94,7 @@ class EdgeEngine:
             slot_ids = np.arange(batch_size, dtype=np.int32)
             started = time.perf_counter()
             self.model.forward(zeros, slot_ids, zeros, np.arange(batch_size), self.cache)
-            self.stats.record_decode(batch_size, time.perf_counter() - started)
+            self.rates.record_decode(batch_size, time.perf_counter() - started)
         thread = threading.Thread(target=self.model.load_prefill_kernels, name="edge-warmup", daemon=True)
         thread.start()
         return thread
@@ -108,176 +110,155 @@ class EdgeEngine:
         self.model.forward(
             zeros, zeros, np.arange(num_tokens, dtype=np.int32), np.array([num_tokens - 1]), self.cache
         )
-        self.stats.record_step(time.perf_counter() - started, num_tokens, 0)
+        self.rates.record_step(time.perf_counter() - started, num_tokens, 0)
 
-    def add_request(
-        self,
-        request_id: str,
-        prompt_ids: list[int],
-        params: SamplingParams,
-        priority: int = 0,
-        cache_salt: str = "",
-    ) -> None:
-        if request_id in self.running or any(s.request_id == request_id for s in self.waiting):
-            raise InvalidRequestError(f"request id {request_id!r} is already in use")
-        if not prompt_ids:
-            raise InvalidRequestError("the prompt is empty")
-        if min(prompt_ids) < 0 or max(prompt_ids) >= self.model_config.vocab_size:
-            raise InvalidRequestError(f"prompt token ids must lie in [0, {self.model_config.vocab_size})")
-        if len(prompt_ids) >= self.slot_context:
-            raise ContextOverflowError(
-                f"prompt of {len(prompt_ids)} tokens does not fit the context window "
-                f"of {self.slot_context} tokens"
-            )
-        sequence = new_sequence(request_id, prompt_ids, params, time.perf_counter(), priority)
-        sequence.cache_salt = cache_salt
-        self.waiting.append(sequence)
-        self.stats.requests_total += 1
+    def add(self, request: EngineRequest) -> None:
+        if request.request_id in self.running or any(
+            r.request_id == request.request_id for r in self.waiting
+        ):
+            raise InvalidRequestError(f"request id {request.request_id!r} is already in use")
+        validate_prompt(request, self.model_config.vocab_size, self.slot_context)
+        self.waiting.append(Request.from_engine_request(request))
 
     def abort(self, request_id: str) -> bool:
         """Drop a request wherever it is; its slot is free for the next step."""
-        for sequence in self.waiting:
-            if sequence.request_id == request_id:
-                self.waiting.remove(sequence)
+        for request in self.waiting:
+            if request.request_id == request_id:
+                self.waiting.remove(request)
+                self.num_finished += 1
                 return True
-        sequence = self.running.pop(request_id, None)
-        if sequence is None:
+        request = self.running.pop(request_id, None)
+        if request is None:
             return False
-        self._release(sequence)
+        self._release(request)
+        self.num_finished += 1
         return True
 
     def has_work(self) -> bool:
         return bool(self.waiting or self.running)
 
-    def step(self) -> list[StepOutput]:
+    def step(self) -> StepResult:
         self._admit()
         batch = self._schedule()
         if not batch:
-            return []
+            return StepResult((), self.stats())
         started = time.perf_counter()
-        num_prefill = sum(num_new for sequence, num_new in batch if sequence.is_prefilling)
+        num_prefill = sum(num_new for request, num_new in batch if request.is_prefilling)
         token_ids, slot_ids, positions, logits_rows, sampled = _flatten(batch)
         logits = self.model.forward(token_ids, slot_ids, positions, logits_rows, self.cache)
-        for sequence, num_new in batch:
-            sequence.num_computed += num_new
-        outputs = [self._append_token(sequence, row) for sequence, row in zip(sampled, logits, strict=True)]
-        self.stats.record_step(time.perf_counter() - started, num_prefill, len(token_ids) - num_prefill)
-        return outputs
+        for request, num_new in batch:
+            request.num_computed_tokens += num_new
+        outputs = tuple(
+            self._append_token(request, row) for request, row in zip(sampled, logits, strict=True)
+        )
+        self.rates.record_step(time.perf_counter() - started, num_prefill, len(token_ids) - num_prefill)
+        return StepResult(outputs, self.stats())
 
     def _admit(self) -> None:
-        """Free slots go to waiting sequences by priority (lower first), then arrival; each to the
+        """Free slots go to waiting requests by priority (lower first), then arrival; each to the
         free slot whose cache holds the longest prefix of its prompt (edge/slot_prefixes.py)."""
         while self.waiting and self.free_slots:
-            sequence = min(self.waiting, key=_admission_order)
-            self.waiting.remove(sequence)
+            request = min(self.waiting, key=_admission_order)
+            self.waiting.remove(request)
             slot_id, num_cached = self.free_slots[0], 0
             if self.config.enable_prefix_caching:
                 slot_id, num_cached = self.prefixes.choose(
-                    list(self.free_slots), sequence.prompt_ids, sequence.cache_salt
+                    list(self.free_slots), request.prompt_token_ids, request.cache_salt
                 )
             self.free_slots.remove(slot_id)
-            sequence.slot_id = slot_id
-            sequence.num_computed = sequence.num_cached_tokens = num_cached
-            self.running[sequence.request_id] = sequence
+            request.slot_id = slot_id
+            request.num_computed_tokens = request.num_cached_tokens = num_cached
+            self.running[request.request_id] = request
 
-    def _release(self, sequence: Sequence) -> None:
-        """The sequence leaves its slot; what it computed stays there for a later prompt."""
-        self.free_slots.append(sequence.slot_id)
+    def _release(self, request: Request) -> None:
+        """The request leaves its slot; what it computed stays there for a later prompt."""
+        self.free_slots.append(request.slot_id)
         if self.config.enable_prefix_caching:
-            computed = sequence.token_ids[: sequence.num_computed]
-            self.prefixes.release(sequence.slot_id, sequence.cache_salt, computed)
+            computed = request.all_token_ids[: request.num_computed_tokens]
+            self.prefixes.release(request.slot_id, request.cache_salt, computed)
 
-    def _schedule(self) -> list[tuple[Sequence, int]]:
-        """(sequence, number of new tokens) for this step: decodes first, then prompt chunks."""
+    def _schedule(self) -> list[tuple[Request, int]]:
+        """(request, number of new tokens) for this step: decodes first, then prompt chunks."""
         budget = self.config.max_batch_tokens
         batch = []
-        for sequence in self.running.values():
-            if not sequence.is_prefilling and budget > 0:
-                batch.append((sequence, 1))
+        for request in self.running.values():
+            if not request.is_prefilling and budget > 0:
+                batch.append((request, 1))
                 budget -= 1
-        for sequence in self.running.values():
-            if sequence.is_prefilling and budget > 0:
-                remaining = len(sequence.prompt_ids) - sequence.num_computed
+        for request in self.running.values():
+            if request.is_prefilling and budget > 0:
+                remaining = request.num_prompt_tokens - request.num_computed_tokens
                 chunk = min(remaining, self.config.prefill_chunk, budget)
-                batch.append((sequence, chunk))
+                batch.append((request, chunk))
                 budget -= chunk
         return batch
 
-    def _append_token(self, sequence: Sequence, logits: np.ndarray) -> StepOutput:
-        token = sequence.sampler.sample(logits)
-        sequence.output_ids.append(token.token_id)
-        if sequence.first_token_time is None:
-            sequence.first_token_time = time.perf_counter()
-        reason = self._finish_reason(sequence, token.token_id)
+    def _append_token(self, request: Request, logits: np.ndarray) -> StepOutput:
+        token = request.sampler.sample(logits)
+        request.output_token_ids.append(token.token_id)
+        if request.first_token_time is None:
+            request.first_token_time = time.monotonic()
+        reason = request.check_stop(self.vocab.end_of_generation_ids, self.slot_context)
         if reason is not None:
-            sequence.finish_reason = reason
-            self.running.pop(sequence.request_id)
-            self._release(sequence)
-        self.stats.tokens_generated_total += 1
+            request.finish_reason = reason
+            self.running.pop(request.request_id)
+            self._release(request)
+            self.num_finished += 1
+        self.num_generated_tokens += 1
         return StepOutput(
-            sequence.request_id,
+            request.request_id,
             token,
-            len(sequence.output_ids) - 1,
+            len(request.output_token_ids) - 1,
             reason,
-            len(sequence.prompt_ids),
-            sequence.num_cached_tokens,
+            request.num_prompt_tokens,
+            request.num_cached_tokens,
         )
-
-    def _finish_reason(self, sequence: Sequence, token_id: int) -> FinishReason | None:
-        params = sequence.params
-        if token_id in params.stop_token_ids:
-            return FinishReason.STOP
-        if not params.ignore_eos and token_id in self.vocab.end_of_generation_ids:
-            return FinishReason.STOP
-        if len(sequence.output_ids) >= params.max_tokens or sequence.num_tokens >= self.slot_context:
-            return FinishReason.LENGTH
-        return None
 
     def close(self) -> None:
         self.model.linear.close()
 
-    def node_stats(self) -> dict:
-        """The NodeStats fields (shared/proto) this engine knows."""
-        return {
-            "kind": "edge",
-            "num_running": len(self.running),
-            "num_waiting": len(self.waiting),
-            "max_running": self.config.num_slots,
-            "kv_usage": self.kv_usage,
-            "prefill_tokens_per_s": self.stats.prefill_tokens_per_s,
-            "decode_tokens_per_s": self.stats.decode_tokens_per_s,
-            "context_length": self.slot_context,
-            "requests_total": self.stats.requests_total,
-            "tokens_generated_total": self.stats.tokens_generated_total,
-            "decode_steps": decode_steps_field(self.stats),
-            "cached_block_hashes": self.prefixes.cached_block_hashes(),
-            "prefix_block_size": PREFIX_BLOCK_SIZE,
-            "num_waiting_prompt_tokens": sum(
-                max(0, len(s.prompt_ids) - s.num_computed) for s in [*self.waiting, *self.running.values()]
-            ),
-        }
-
     @property
-    def kv_usage(self) -> float:
-        used = sum(s.num_computed for s in self.running.values())
-        return used / (self.slot_context * self.config.num_slots)
+    def cache_capacity(self) -> int:
+        """Tokens the slots' caches hold in all."""
+        return self.slot_context * self.config.num_slots
+
+    def stats(self) -> NodeStats:
+        running = list(self.running.values())
+        return NodeStats(
+            kind="edge",
+            num_running=len(running),
+            num_waiting=len(self.waiting),
+            max_running=self.config.num_slots,
+            kv_usage=sum(r.num_computed_tokens for r in running) / self.cache_capacity,
+            context_length=self.slot_context,
+            requests_total=self.num_finished,
+            tokens_generated_total=self.num_generated_tokens,
+            prefill_tokens_per_s=self.rates.prefill_tokens_per_s,
+            decode_tokens_per_s=self.rates.decode_tokens_per_s,
+            decode_steps=self.rates.decode_steps(),
+            num_waiting_prompt_tokens=sum(
+                max(0, r.num_prompt_tokens - r.num_computed_tokens) for r in [*self.waiting, *running]
+            ),
+            cached_block_hashes=self.prefixes.cached_block_hashes(),
+            prefix_block_size=PREFIX_BLOCK_SIZE,
+        )
 
 
-def _admission_order(sequence: Sequence) -> tuple[int, float]:
-    return sequence.priority, sequence.arrival_time
+def _admission_order(request: Request) -> tuple[int, float]:
+    return request.priority, request.arrival_time
 
 
-def _flatten(batch: list[tuple[Sequence, int]]):
-    """The step's tokens as flat arrays, and which sequences get a sampled token (in logits order)."""
+def _flatten(batch: list[tuple[Request, int]]):
+    """The step's tokens as flat arrays, and which requests get a sampled token (in logits order)."""
     token_ids, slot_ids, positions, logits_rows, sampled = [], [], [], [], []
-    for sequence, num_new in batch:
-        start = sequence.num_computed
-        token_ids.extend(sequence.token_ids[start : start + num_new])
-        slot_ids.extend([sequence.slot_id] * num_new)
+    for request, num_new in batch:
+        start = request.num_computed_tokens
+        token_ids.extend(request.all_token_ids[start : start + num_new])
+        slot_ids.extend([request.slot_id] * num_new)
         positions.extend(range(start, start + num_new))
-        if start + num_new >= len(sequence.prompt_ids):  # the chunk reaches the end of the prompt
+        if start + num_new >= request.num_prompt_tokens:  # the chunk reaches the end of the prompt
             logits_rows.append(len(token_ids) - 1)
-            sampled.append(sequence)
+            sampled.append(request)
     as_int32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
     return (
         as_int32(token_ids),

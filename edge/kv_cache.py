@@ -4,7 +4,7 @@ import numba
 import numpy as np
 
 from formats.model_config import ModelConfig
-from shared.step_output import InvalidRequestError
+from shared.engine import InvalidRequestError
 
 
 class ContextOverflowError(InvalidRequestError):

@@ -57,5 +57,5 @@ class SlotPrefixes:
         hashes = block_hashes(computed_token_ids, PREFIX_BLOCK_SIZE, cache_salt)
         self.slots[slot_id] = SlotPrefix(cache_salt, computed_token_ids, hashes)
 
-    def cached_block_hashes(self) -> list[int]:
-        return [block_hash for slot in self.slots for block_hash in slot.hashes]
+    def cached_block_hashes(self) -> tuple[int, ...]:
+        return tuple(block_hash for slot in self.slots for block_hash in slot.hashes)

@@ -1,12 +1,11 @@
-"""Runs an engine (edge or cloud) in its own thread and streams each request's tokens to asyncio.
-
-The engine provides add_request(request_id, prompt_ids, params, priority, cache_salt),
-abort(request_id), has_work(),
-step() -> list[StepOutput] and close().
+"""Runs an Engine (shared/engine.py; edge or cloud) in its own thread and streams each request's
+tokens to asyncio.
 
 Adding and aborting requests are queued commands that the engine thread applies before its next
 step, so a caller never waits for a running step, and an aborted request's slot is free for the
-very next step. `drain()` stops admitting new requests and waits for the running ones.
+very next step. `stats` is the engine's latest immutable NodeStats snapshot, replaced by the
+engine thread after every step and every command: readers on any thread never touch the engine's
+own structures. `drain()` stops admitting new requests and waits for the running ones.
 """
 
 import asyncio
@@ -14,10 +13,8 @@ import logging
 import queue
 import threading
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
-from shared.sampling import SamplingParams
-from shared.step_output import StepOutput
+from shared.engine import Engine, EngineRequest, NodeStats, StepOutput
 
 logger = logging.getLogger("hybridgw.engine")
 
@@ -27,8 +24,9 @@ class EngineDrainingError(RuntimeError):
 
 
 class AsyncEngine:
-    def __init__(self, engine: Any):
+    def __init__(self, engine: Engine):
         self.engine = engine
+        self.stats: NodeStats = engine.stats()  # before the thread starts: nothing steps yet
         self._commands: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._wake = threading.Event()
         self._stopped = False
@@ -37,28 +35,21 @@ class AsyncEngine:
         self._thread = threading.Thread(target=self._run, name="engine-loop", daemon=True)
         self._thread.start()
 
-    async def generate_batches(
-        self,
-        request_id: str,
-        prompt_ids: list[int],
-        params: SamplingParams,
-        priority: int = 0,
-        cache_salt: str = "",
-    ) -> AsyncIterator[list[StepOutput]]:
+    async def generate_batches(self, request: EngineRequest) -> AsyncIterator[list[StepOutput]]:
         """Yields the request's tokens in order, each time all that are ready: one token per step
         while the consumer keeps up, several at once when it falls behind (vLLM's output
-        collector does the same), so a slow stream costs fewer messages, never lost tokens.
-        `priority`: lower runs first when requests wait for room (vLLM's convention);
-        `cache_salt`: only requests with the same salt share cached prompt tokens."""
+        collector does the same), so a slow stream costs fewer messages, never lost tokens."""
         if self.draining:
             raise EngineDrainingError("the node is draining")
         loop = asyncio.get_running_loop()
         stream: asyncio.Queue = asyncio.Queue()
         accepted: asyncio.Future = loop.create_future()
 
+        request_id = request.request_id
+
         def add() -> None:
             try:
-                self.engine.add_request(request_id, prompt_ids, params, priority, cache_salt)
+                self.engine.add(request)
                 self._streams[request_id] = (loop, stream)
                 loop.call_soon_threadsafe(_resolve, accepted, None)
             except Exception as exc:  # reported to the caller, never kills the engine thread
@@ -87,7 +78,7 @@ class AsyncEngine:
 
     async def drain(self) -> None:
         self.draining = True
-        while self._streams or self.engine.has_work():
+        while self._streams or self.stats.num_running or self.stats.num_waiting:
             await asyncio.sleep(0.05)
 
     def close(self) -> None:
@@ -106,26 +97,33 @@ class AsyncEngine:
 
     def _run(self) -> None:
         while not self._stopped:
-            while not self._commands.empty():
-                self._commands.get()()
+            if not self._commands.empty():
+                while not self._commands.empty():
+                    self._commands.get()()
+                self.stats = self.engine.stats()
             if not self.engine.has_work():
                 self._wake.wait(timeout=0.5)
                 self._wake.clear()
                 continue
             try:
-                outputs = self.engine.step()
+                result = self.engine.step()
             except Exception as exc:  # a failed step fails its requests, not the node
                 logger.exception("engine step failed")
                 self._fail_all(exc)
+                self.stats = self.engine.stats()
                 continue
-            for output in outputs:
-                target = self._streams.get(output.request_id)
-                if target is None:
-                    continue
-                loop, stream = target
-                if output.finish_reason is not None:
-                    self._streams.pop(output.request_id, None)
-                loop.call_soon_threadsafe(stream.put_nowait, output)
+            self.stats = result.stats
+            self._deliver(result.outputs)
+
+    def _deliver(self, outputs: tuple[StepOutput, ...]) -> None:
+        for output in outputs:
+            target = self._streams.get(output.request_id)
+            if target is None:
+                continue
+            loop, stream = target
+            if output.finish_reason is not None:
+                self._streams.pop(output.request_id, None)
+            loop.call_soon_threadsafe(stream.put_nowait, output)
 
     def _fail_all(self, error: Exception) -> None:
         for request_id, (loop, stream) in list(self._streams.items()):

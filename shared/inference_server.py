@@ -20,14 +20,19 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from opentelemetry.trace import SpanKind
 
 from shared.async_engine import AsyncEngine, EngineDrainingError
+from shared.engine import InvalidRequestError
 from shared.errors import ListenError
 from shared.node_http import start_node_http
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
-from shared.proto_convert import chunk_from_outputs, sampling_from_proto
+from shared.proto_convert import (
+    chunk_from_outputs,
+    engine_request_from_proto,
+    sampling_from_proto,
+    stats_to_proto,
+)
 from shared.sampling import InvalidSamplingParams
 from shared.session_server import NodeSession, RequestError, serve_session
-from shared.step_output import InvalidRequestError
 from shared.telemetry import extract_context, tracer
 
 logger = logging.getLogger("hybridgw.node")
@@ -89,9 +94,8 @@ class InferenceServicer(pb_grpc.InferenceServicer):
             },
         )
         try:
-            async for outputs in self.engine.generate_batches(
-                request_id, prompt, params, request.priority, request.cache_salt
-            ):
+            engine_request = engine_request_from_proto(request, params, request_id, request.resume_token_ids)
+            async for outputs in self.engine.generate_batches(engine_request):
                 first_token_at = first_token_at or time.perf_counter()
                 count += len(outputs)
                 if outputs[-1].finish_reason is not None:
@@ -110,11 +114,8 @@ class InferenceServicer(pb_grpc.InferenceServicer):
             _log_request(request_id, len(prompt), count, reason, started, first_token_at)
 
     async def Stats(self, request: pb.StatsRequest, context: grpc.aio.ServicerContext) -> pb.NodeStats:
-        return pb.NodeStats(
-            node_id=self.node_id,
-            model=self.model_name,
-            draining=self.engine.draining,
-            **self.engine.engine.node_stats(),
+        return stats_to_proto(
+            self.engine.stats, node_id=self.node_id, model=self.model_name, draining=self.engine.draining
         )
 
 

@@ -2,7 +2,7 @@
 
 The gRPC port carries inference (and grpc.health.v1); this port is what Prometheus scrapes and
 what a container healthcheck or load balancer probes. Metrics are read from the engine's
-node_stats() at scrape time, so they never lag and cost nothing between scrapes.
+latest NodeStats snapshot at scrape time, so they never lag and cost nothing between scrapes.
 """
 
 import json
@@ -31,26 +31,26 @@ COUNTERS = {
 
 
 class NodeStatsCollector:
-    """A Prometheus collector over AsyncEngine.engine.node_stats(), labelled by node and kind."""
+    """A Prometheus collector over AsyncEngine.stats (a NodeStats snapshot), by node and kind."""
 
     def __init__(self, engine: AsyncEngine, node_id: str):
         self.engine = engine
         self.node_id = node_id
 
     def collect(self):
-        stats = self.engine.engine.node_stats()
+        stats = self.engine.stats
         labels = ["node", "kind"]
-        values = [self.node_id, stats.get("kind", "")]
+        values = [self.node_id, stats.kind]
         for field, (name, help_text) in GAUGES.items():
             family = GaugeMetricFamily(name, help_text, labels=labels)
-            family.add_metric(values, float(stats.get(field, 0.0)))
+            family.add_metric(values, float(getattr(stats, field)))
             yield family
         draining = GaugeMetricFamily("hybridgw_node_draining", "1 while the node drains", labels=labels)
         draining.add_metric(values, float(self.engine.draining))
         yield draining
         for field, (name, help_text) in COUNTERS.items():
             family = CounterMetricFamily(name, help_text, labels=labels)
-            family.add_metric(values, float(stats.get(field, 0)))
+            family.add_metric(values, float(getattr(stats, field)))
             yield family
 
 

@@ -1,8 +1,13 @@
 """Between shared/proto messages and the engines' own types (both engines, both transports)."""
 
+from collections.abc import Sequence
+from dataclasses import fields
+
+from google.protobuf.json_format import MessageToDict
+
+from shared.engine import EngineRequest, FinishReason, NodeStats, StepOutput
 from shared.proto import inference_pb2 as pb
 from shared.sampling import SamplingParams
-from shared.step_output import FinishReason, StepOutput
 
 FINISH_REASONS = {
     FinishReason.STOP: pb.FINISH_REASON_STOP,
@@ -29,6 +34,15 @@ def sampling_from_proto(message: pb.SamplingParams) -> SamplingParams:
     )
 
 
+def engine_request_from_proto(
+    message: pb.GenerateRequest, params: SamplingParams, request_id: str, resumed: Sequence[int] = ()
+) -> EngineRequest:
+    """The engine's request for a GenerateRequest; `resumed`: tokens already streamed (by an
+    earlier attempt) that continue the prompt."""
+    prompt = (*message.prompt_token_ids, *resumed)
+    return EngineRequest(request_id, prompt, params, message.priority, message.cache_salt)
+
+
 def chunk_from_outputs(request_id: str, outputs: list[StepOutput], num_resumed: int = 0) -> pb.GenerateChunk:
     """Consecutive tokens of one request as one GenerateChunk (index of the first); the finish
     reason and usage, if any, are the last output's."""
@@ -51,3 +65,15 @@ def chunk_from_outputs(request_id: str, outputs: list[StepOutput], num_resumed: 
         chunk.usage.completion_tokens = output.index + 1 + num_resumed
         chunk.usage.cached_tokens = output.num_cached_tokens
     return chunk
+
+
+def stats_to_proto(stats: NodeStats, **identity) -> pb.NodeStats:
+    """An engine's snapshot as the Stats reply; `identity`: node_id, model, draining."""
+    values = {field.name: getattr(stats, field.name) for field in fields(stats)}
+    values["decode_steps"] = [pb.DecodeStep(batch_size=b, seconds=s) for b, s in stats.decode_steps]
+    return pb.NodeStats(**values, **identity)
+
+
+def stats_to_heartbeat(stats: NodeStats) -> dict:
+    """The snapshot as a cloud worker's heartbeat JSON (proto field names; unset fields left out)."""
+    return MessageToDict(stats_to_proto(stats), preserving_proto_field_name=True)

@@ -38,15 +38,10 @@ class StepRates:
         seconds = self.decode_step_s.get(self.last_decode_batch)
         return 1.0 / seconds if seconds else 0.0
 
-    def decode_steps(self) -> list[tuple[int, float]]:
+    def decode_steps(self) -> tuple[tuple[int, float], ...]:
         """(batch size, seconds per decode step), by batch size: an immutable copy."""
-        return sorted(self.decode_step_s.items())
+        return tuple(sorted(self.decode_step_s.items()))
 
 
 def _smooth(previous: float, sample: float) -> float:
     return sample if previous == 0.0 else (1 - SMOOTHING) * previous + SMOOTHING * sample
-
-
-def decode_steps_field(rates: StepRates) -> list[dict[str, float]]:
-    """The decode table as NodeStats.decode_steps (and as JSON in a cloud worker's heartbeat)."""
-    return [{"batch_size": batch, "seconds": seconds} for batch, seconds in rates.decode_steps()]

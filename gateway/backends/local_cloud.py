@@ -9,10 +9,15 @@ from collections.abc import AsyncIterator
 from gateway.backends.base import BackendError, DirectChunks, apply_report, start_polling
 from gateway.router import NodeKind, NodeState
 from shared.async_engine import AsyncEngine
+from shared.engine import InvalidRequestError
 from shared.proto import inference_pb2 as pb
-from shared.proto_convert import chunk_from_outputs, sampling_from_proto
+from shared.proto_convert import (
+    chunk_from_outputs,
+    engine_request_from_proto,
+    sampling_from_proto,
+    stats_to_proto,
+)
 from shared.sampling import InvalidSamplingParams
-from shared.step_output import InvalidRequestError
 
 
 class LocalCloudBackend:
@@ -33,7 +38,7 @@ class LocalCloudBackend:
 
     async def poll_once(self) -> None:
         """As any node's report: the live count of this gateway's requests is its own (NodeLoad)."""
-        apply_report(self.state, pb.NodeStats(**self.engine.engine.node_stats()))
+        apply_report(self.state, stats_to_proto(self.engine.stats))
 
     async def generate(
         self,
@@ -48,13 +53,8 @@ class LocalCloudBackend:
             raise BackendError(str(error), 400, retryable=False) from None
         started = time.monotonic()
         try:
-            async for outputs in self.engine.generate_batches(
-                request.request_id,
-                list(request.prompt_token_ids),
-                params,
-                request.priority,
-                request.cache_salt,
-            ):
+            engine_request = engine_request_from_proto(request, params, request.request_id)
+            async for outputs in self.engine.generate_batches(engine_request):
                 if time.monotonic() - started > timeout_s:
                     raise BackendError("the cloud engine timed out", 504, retryable=False)
                 yield [chunk_from_outputs(request.request_id, outputs)]

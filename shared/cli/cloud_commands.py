@@ -48,7 +48,6 @@ def _cloud(args: argparse.Namespace) -> int:
     import redis.asyncio as aioredis
     import torch
 
-    from cloud.engine_core import CloudEngineCore
     from cloud.llm_engine import LLMEngine, default_device
     from cloud.worker import CloudWorker
     from shared.async_engine import AsyncEngine
@@ -83,7 +82,7 @@ def _cloud(args: argparse.Namespace) -> int:
     name = args.name or f"cloud-{socket.gethostname()}-{os.getpid()}"
 
     async def main() -> None:
-        async_engine = AsyncEngine(CloudEngineCore(engine))
+        async_engine = AsyncEngine(engine)
         client = aioredis.from_url(args.redis)
         worker = CloudWorker(
             async_engine,

@@ -61,6 +61,7 @@ def _run(args: argparse.Namespace) -> int:
     from edge.engine import EdgeEngine, EngineConfig
     from formats.chat_template import chat_template_for
     from formats.tokenizer import GGUFTokenizer
+    from shared.engine import EngineRequest
     from shared.sampling import SamplingParams
 
     started = time.perf_counter()
@@ -87,14 +88,14 @@ def _run(args: argparse.Namespace) -> int:
         seed=args.seed,
         max_tokens=args.max_tokens,
     )
-    engine.add_request("run", prompt_ids, params)
+    engine.add(EngineRequest("run", tuple(prompt_ids), params))
     detokenizer = tokenizer.detokenizer(skip_special=True)
     if not args.chat:
         sys.stdout.write(args.prompt)
     first_token_at = None
     count = 0
     while engine.has_work():
-        for output in engine.step():
+        for output in engine.step().outputs:
             first_token_at = first_token_at or time.perf_counter()
             count += 1
             sys.stdout.write(detokenizer.push(output.token.token_id))

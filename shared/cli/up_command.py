@@ -196,7 +196,6 @@ def _split_cores(edge_threads: int | None, cloud: bool) -> tuple[int, int]:
 def _local_cloud(model_path: str, num_threads: int, enable_prefix_caching: bool):
     import torch
 
-    from cloud.engine_core import CloudEngineCore
     from cloud.llm_engine import LLMEngine
     from gateway.backends.local_cloud import LocalCloudBackend
     from shared.async_engine import AsyncEngine
@@ -211,7 +210,7 @@ def _local_cloud(model_path: str, num_threads: int, enable_prefix_caching: bool)
         enable_prefix_caching=enable_prefix_caching,
     )
     engine.warmup()
-    return LocalCloudBackend(AsyncEngine(CloudEngineCore(engine)), frozenset({MODEL_NAME}))
+    return LocalCloudBackend(AsyncEngine(engine), frozenset({MODEL_NAME}))
 
 
 def _banner(host: str, port: int, keyed: bool) -> None:

@@ -11,10 +11,10 @@ import torch
 import transformers
 
 from cloud import LLM, SamplingParams
-from cloud.engine_core import CloudEngineCore
 from cloud.llm_engine import LLMEngine
 from formats.convert_hf import convert_hf_to_gguf
 from formats.ggml_types import GGMLType
+from shared.engine import EngineRequest, InvalidRequestError
 from tests.fixtures.hf_checkpoints import write_hf_checkpoint
 
 GREEDY = SamplingParams(temperature=0, max_tokens=24, ignore_eos=True)
@@ -87,13 +87,14 @@ def test_output_is_independent_of_batch_preemption_and_prefix_hits(tiny_checkpoi
 def test_engine_abort_frees_blocks(tiny_checkpoint):
     _, _, gguf_path = tiny_checkpoint
     engine = LLMEngine(str(gguf_path), num_blocks=32, block_size=4)
-    request_id = engine.add_request([1, 2, 3, 4, 5], GREEDY)
+    engine.add(EngineRequest("a", [1, 2, 3, 4, 5], GREEDY))
     engine.step()
     assert engine.block_manager.num_free_blocks < 32
-    assert engine.abort_request(request_id) and not engine.has_unfinished_requests()
+    assert engine.abort("a") and not engine.has_work() and not engine.abort("a")
     assert engine.block_manager.num_free_blocks == 32
-    with pytest.raises(ValueError, match="does not fit"):
-        engine.add_request([1] * 256, GREEDY)
+    assert engine.stats().requests_total == 1  # an aborted request is finished too
+    with pytest.raises(InvalidRequestError, match="does not fit"):
+        engine.add(EngineRequest("b", [1] * 256, GREEDY))
 
 
 @pytest.mark.demo_model
@@ -127,17 +128,17 @@ def test_n_samples_fork_the_prompt_blocks(tiny_checkpoint):
 def test_warmup_measures_prefill_and_decode_and_leaves_no_trace(tiny_checkpoint):
     _, _, gguf_path = tiny_checkpoint
     engine = LLMEngine(str(gguf_path), num_blocks=64, block_size=4)
-    engine.add_request([1, 2, 3, 4, 5], replace(GREEDY, max_tokens=1))
+    engine.add(EngineRequest("a", [1, 2, 3, 4, 5], replace(GREEDY, max_tokens=1)))
     engine.step()  # one finished request (a prefill of 5 tokens measures no rate)
-    stats_before = CloudEngineCore(engine).node_stats()
-    assert (stats_before["prefill_tokens_per_s"], stats_before["decode_tokens_per_s"]) == (0.0, 0.0)
+    stats_before = engine.stats()
+    assert (stats_before.prefill_tokens_per_s, stats_before.decode_tokens_per_s) == (0.0, 0.0)
     engine.warmup()
-    stats = CloudEngineCore(engine).node_stats()
-    assert stats["prefill_tokens_per_s"] > 0 and stats["decode_tokens_per_s"] > 0
-    assert (stats["requests_total"], stats["tokens_generated_total"]) == (1, 1)  # as they were
-    assert not engine.has_unfinished_requests()
+    stats = engine.stats()
+    assert stats.prefill_tokens_per_s > 0 and stats.decode_tokens_per_s > 0
+    assert (stats.requests_total, stats.tokens_generated_total) == (1, 1)  # as they were
+    assert not engine.has_work()
     assert engine.block_manager.num_free_blocks == 64  # its blocks went back (cached, but free)
-    request_id = engine.add_request([1, 2, 3, 4, 5], GREEDY)
-    while engine.has_unfinished_requests():
+    engine.add(EngineRequest("b", [1, 2, 3, 4, 5], GREEDY))
+    while engine.has_work():
         engine.step()
-    assert CloudEngineCore(engine).node_stats()["requests_total"] == 2 and request_id
+    assert engine.stats().requests_total == 2

@@ -6,11 +6,11 @@ import json
 import pytest
 import redis.asyncio as aioredis
 
-from cloud.engine_core import CloudEngineCore
 from cloud.llm_engine import LLMEngine
 from cloud.worker import CloudWorker
 from formats.ggml_types import GGMLType
 from shared.async_engine import AsyncEngine
+from shared.engine import EngineRequest
 from shared.proto import inference_pb2 as pb
 from shared.sampling import SamplingParams
 from tests.edge.test_server import token_offsets
@@ -26,10 +26,10 @@ def model_path(tiny_model):
 @pytest.fixture(scope="module")
 def expected_tokens(model_path):
     engine = LLMEngine(model_path, num_blocks=64, block_size=4)
-    engine.add_request(PROMPT, SamplingParams(temperature=0, max_tokens=12, ignore_eos=True), request_id="x")
+    engine.add(EngineRequest("x", PROMPT, SamplingParams(temperature=0, max_tokens=12, ignore_eos=True)))
     tokens = []
-    while engine.has_unfinished_requests():
-        tokens = [o.token_ids for o in engine.step()][-1]
+    while engine.has_work():
+        tokens += [o.token.token_id for o in engine.step().outputs]
     return tokens
 
 
@@ -58,7 +58,7 @@ async def _read_reply(client, keys, request_id: str, timeout: float = 60) -> lis
 
 class RunningWorker:
     def __init__(self, model_path, redis_url, keys, name="worker-a", claim_idle_ms=400):
-        self.engine = AsyncEngine(CloudEngineCore(LLMEngine(model_path, num_blocks=64, block_size=4)))
+        self.engine = AsyncEngine(LLMEngine(model_path, num_blocks=64, block_size=4))
         self.client = aioredis.from_url(redis_url)
         self.worker = CloudWorker(
             self.engine, self.client, keys, name, max_active=4, claim_idle_ms=claim_idle_ms, heartbeat_s=0.1

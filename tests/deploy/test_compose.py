@@ -15,7 +15,6 @@ import yaml
 from redis.exceptions import AuthenticationError, NoPermissionError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from cloud.engine_core import CloudEngineCore
 from cloud.llm_engine import LLMEngine
 from cloud.worker import CloudWorker
 from formats.ggml_types import GGMLType
@@ -177,7 +176,7 @@ async def test_redis_acl_users_confine_the_cloud_worker_to_the_cloud_keys(compos
             except RedisConnectionError:
                 await asyncio.sleep(0.05)
         model_path = tiny_model(GGMLType.F32)
-        engine = AsyncEngine(CloudEngineCore(LLMEngine(str(model_path), num_blocks=64, block_size=4)))
+        engine = AsyncEngine(LLMEngine(str(model_path), num_blocks=64, block_size=4))
         stop = asyncio.Event()
         worker = asyncio.create_task(
             CloudWorker(engine, cloud_client, RedisKeys(), "acl-worker", max_active=2, heartbeat_s=0.1).run(

@@ -3,10 +3,9 @@
 import numpy as np
 import pytest
 
-from edge.engine import EdgeEngine, EngineConfig, InvalidRequestError
-from edge.kv_cache import ContextOverflowError
-from edge.sequence import FinishReason
+from edge.engine import EdgeEngine, EngineConfig
 from formats.ggml_types import GGMLType
+from shared.engine import EngineRequest, FinishReason, InvalidRequestError
 from shared.sampling import SamplingParams
 
 GREEDY = SamplingParams(temperature=0, max_tokens=8, ignore_eos=True)
@@ -29,7 +28,7 @@ def _run(engine: EdgeEngine) -> tuple[dict[str, list[int]], list[list[str]]]:
     tokens: dict[str, list[int]] = {}
     steps = []
     while engine.has_work():
-        outputs = engine.step()
+        outputs = engine.step().outputs
         steps.append([o.request_id for o in outputs])
         for output in outputs:
             tokens.setdefault(output.request_id, []).append(output.token.token_id)
@@ -38,8 +37,8 @@ def _run(engine: EdgeEngine) -> tuple[dict[str, list[int]], list[list[str]]]:
 
 def test_requests_wait_for_a_free_slot(engine):
     for name in "abc":
-        engine.add_request(name, [1, 2, 3], GREEDY)
-    first = engine.step()
+        engine.add(EngineRequest(name, [1, 2, 3], GREEDY))
+    first = engine.step().outputs
     assert [o.request_id for o in first] == ["a", "b"]
     assert sorted(engine.running) == ["a", "b"] and [s.request_id for s in engine.waiting] == ["c"]
     tokens, _ = _run(engine)
@@ -51,9 +50,9 @@ def test_requests_wait_for_a_free_slot(engine):
 
 
 def test_long_prompt_is_prefilled_in_chunks_while_others_decode(engine):
-    engine.add_request("short", [5, 6], SamplingParams(temperature=0, max_tokens=6, ignore_eos=True))
+    engine.add(EngineRequest("short", [5, 6], SamplingParams(temperature=0, max_tokens=6, ignore_eos=True)))
     engine.step()  # prefill "short" and sample its first token
-    engine.add_request("long", list(range(10, 50)), GREEDY)  # 40 tokens: 5 chunks of 8
+    engine.add(EngineRequest("long", list(range(10, 50)), GREEDY))  # 40 tokens: 5 chunks of 8
     _, steps = _run(engine)
     # "short" gets a token every step while "long" is still being prefilled (no stall)...
     assert steps[:5] == [["short"], ["short"], ["short"], ["short"], ["short", "long"]]
@@ -63,12 +62,12 @@ def test_long_prompt_is_prefilled_in_chunks_while_others_decode(engine):
             engine.config.model_path, num_slots=1, context_size=64, prefill_chunk=8, max_batch_tokens=16
         )
     )
-    alone.add_request("long", list(range(10, 50)), GREEDY)
+    alone.add(EngineRequest("long", list(range(10, 50)), GREEDY))
     assert _run(alone)[0]["long"] == _run_one(engine, "again", list(range(10, 50)))
 
 
 def _run_one(engine, request_id, prompt):
-    engine.add_request(request_id, prompt, GREEDY)
+    engine.add(EngineRequest(request_id, prompt, GREEDY))
     return _run(engine)[0][request_id]
 
 
@@ -76,43 +75,45 @@ def test_batched_decoding_equals_decoding_alone(engine):
     prompts = {"x": [1, 2, 3, 4], "y": [9, 8, 7]}
     alone = {name: _run_one(engine, name, prompt) for name, prompt in prompts.items()}
     for name, prompt in prompts.items():
-        engine.add_request(name + "2", prompt, GREEDY)
+        engine.add(EngineRequest(name + "2", prompt, GREEDY))
     together, _ = _run(engine)
     assert together == {"x2": alone["x"], "y2": alone["y"]}
 
 
 def test_stop_tokens_and_lengths(engine):
     first = _run_one(engine, "probe", [1, 2, 3])
-    engine.add_request(
-        "stop", [1, 2, 3], SamplingParams(temperature=0, max_tokens=8, stop_token_ids=(first[2],))
+    engine.add(
+        EngineRequest(
+            "stop", [1, 2, 3], SamplingParams(temperature=0, max_tokens=8, stop_token_ids=(first[2],))
+        )
     )
     outputs = []
     while engine.has_work():
-        outputs += engine.step()
+        outputs += engine.step().outputs
     assert [o.token.token_id for o in outputs] == first[:3]
     assert outputs[-1].finish_reason == FinishReason.STOP and outputs[-2].finish_reason is None
-    engine.add_request("len", [1, 2, 3], SamplingParams(temperature=0, max_tokens=2, ignore_eos=True))
+    engine.add(EngineRequest("len", [1, 2, 3], SamplingParams(temperature=0, max_tokens=2, ignore_eos=True)))
     outputs = []
     while engine.has_work():
-        outputs += engine.step()
+        outputs += engine.step().outputs
     assert [o.finish_reason for o in outputs] == [None, FinishReason.LENGTH]
 
 
 def test_generation_stops_at_the_end_of_the_context(tiny_model):
     engine = EdgeEngine(EngineConfig(str(tiny_model(GGMLType.Q8_0)), num_slots=1, context_size=16))
-    engine.add_request(
-        "r", list(range(1, 11)), SamplingParams(temperature=0, max_tokens=100, ignore_eos=True)
+    engine.add(
+        EngineRequest("r", list(range(1, 11)), SamplingParams(temperature=0, max_tokens=100, ignore_eos=True))
     )
     outputs = []
     while engine.has_work():
-        outputs += engine.step()
+        outputs += engine.step().outputs
     assert len(outputs) == 6 and outputs[-1].finish_reason == FinishReason.LENGTH  # 10 + 6 = 16
 
 
 def test_abort_frees_the_slot_at_once(engine):
-    engine.add_request("a", [1, 2], GREEDY)
-    engine.add_request("b", [1, 2], GREEDY)
-    engine.add_request("c", [1, 2], GREEDY)
+    engine.add(EngineRequest("a", [1, 2], GREEDY))
+    engine.add(EngineRequest("b", [1, 2], GREEDY))
+    engine.add(EngineRequest("c", [1, 2], GREEDY))
     engine.step()
     assert engine.abort("a") and not engine.abort("a")
     assert engine.abort("c")  # still waiting
@@ -121,23 +122,25 @@ def test_abort_frees_the_slot_at_once(engine):
 
 
 def test_bad_requests_are_refused(engine):
-    with pytest.raises(ContextOverflowError, match="does not fit the context window of 64"):
-        engine.add_request("big", [1] * 64, GREEDY)
+    with pytest.raises(InvalidRequestError, match="does not fit the context window of 64"):
+        engine.add(EngineRequest("big", [1] * 64, GREEDY))
     with pytest.raises(InvalidRequestError, match="empty"):
-        engine.add_request("empty", [], GREEDY)
+        engine.add(EngineRequest("empty", [], GREEDY))
     with pytest.raises(InvalidRequestError, match=r"\[0, 320\)"):
-        engine.add_request("oob", [320], GREEDY)
-    engine.add_request("dup", [1], GREEDY)
+        engine.add(EngineRequest("oob", [320], GREEDY))
+    engine.add(EngineRequest("dup", [1], GREEDY))
     with pytest.raises(InvalidRequestError, match="already in use"):
-        engine.add_request("dup", [1], GREEDY)
+        engine.add(EngineRequest("dup", [1], GREEDY))
 
 
 def test_seeded_sampling_is_reproducible(engine):
     params = SamplingParams(temperature=1.0, seed=42, max_tokens=8, ignore_eos=True)
-    engine.add_request("s1", [3, 4, 5], params)
+    engine.add(EngineRequest("s1", [3, 4, 5], params))
     first = _run(engine)[0]["s1"]
-    engine.add_request(
-        "s2", [3, 4, 5], SamplingParams(temperature=1.0, seed=42, max_tokens=8, ignore_eos=True)
+    engine.add(
+        EngineRequest(
+            "s2", [3, 4, 5], SamplingParams(temperature=1.0, seed=42, max_tokens=8, ignore_eos=True)
+        )
     )
     assert _run(engine)[0]["s2"] == first
     assert np.unique(first).size > 1
@@ -146,9 +149,9 @@ def test_seeded_sampling_is_reproducible(engine):
 def test_warmup_measures_a_decode_rate_and_leaves_the_slots_free(engine):
     """The node's first Stats must carry a measured decode rate (the router would otherwise guess
     one), and the warmup forwards must not leave anything running or cached as a sequence."""
-    assert engine.node_stats()["decode_tokens_per_s"] == 0.0
+    assert engine.stats().decode_tokens_per_s == 0.0
     engine.warmup().join()
-    stats = engine.node_stats()
-    assert stats["decode_tokens_per_s"] > 0.0
-    assert (stats["num_running"], stats["num_waiting"], stats["requests_total"]) == (0, 0, 0)
+    stats = engine.stats()
+    assert stats.decode_tokens_per_s > 0.0
+    assert (stats.num_running, stats.num_waiting, stats.requests_total) == (0, 0, 0)
     assert len(engine.free_slots) == 2

@@ -12,6 +12,7 @@ from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
 from formats.gguf_reader import GGUFReader
 from formats.gguf_writer import GGUFWriter, copy_fields
 from formats.model_config import UnsupportedModelError
+from shared.engine import EngineRequest
 from tests.edge.reference_forward import reference_logits
 from tests.fixtures.tiny_models import config_for
 
@@ -110,12 +111,12 @@ def test_demo_greedy_continuation_matches_llama_cpp(demo_engine, case):
     decidable = next((i for i, m in enumerate(margins) if m < 0.3), len(margins))
     from shared.sampling import SamplingParams
 
-    demo_engine.add_request(
-        "greedy", case["prompt_ids"], SamplingParams(temperature=0, max_tokens=decidable or 1)
+    demo_engine.add(
+        EngineRequest("greedy", case["prompt_ids"], SamplingParams(temperature=0, max_tokens=decidable or 1))
     )
     ours = []
     while demo_engine.has_work():
-        ours += [output.token.token_id for output in demo_engine.step()]
+        ours += [output.token.token_id for output in demo_engine.step().outputs]
     assert ours[:decidable] == case["greedy_ids"][:decidable]
 
 

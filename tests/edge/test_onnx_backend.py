@@ -8,6 +8,7 @@ import pytest
 from edge.engine import EdgeEngine, EngineConfig
 from formats.ggml_types import GGMLType
 from formats.model_config import UnsupportedModelError
+from shared.engine import EngineRequest
 from shared.sampling import SamplingParams
 from tests.edge.reference_forward import reference_logits
 from tests.edge.test_model import TOKENS, _forward, _tolerance
@@ -42,11 +43,11 @@ def test_slots_decode_together_as_they_would_alone(tiny_model):
     alone = {}
     for request_id, prompt in prompts.items():
         engine = _engine(path)
-        engine.add_request(request_id, prompt, params)
+        engine.add(EngineRequest(request_id, prompt, params))
         alone[request_id] = [o.token.token_id for o in _drain(engine)]
     engine = _engine(path, slots=2)
     for request_id, prompt in prompts.items():
-        engine.add_request(request_id, prompt, params)
+        engine.add(EngineRequest(request_id, prompt, params))
     together = {request_id: [] for request_id in prompts}
     for output in _drain(engine):
         together[output.request_id].append(output.token.token_id)
@@ -56,7 +57,7 @@ def test_slots_decode_together_as_they_would_alone(tiny_model):
 def _drain(engine: EdgeEngine):
     outputs = []
     while engine.has_work():
-        outputs += engine.step()
+        outputs += engine.step().outputs
     return outputs
 
 

@@ -6,6 +6,7 @@ import pytest
 from edge.engine import EdgeEngine, EngineConfig
 from edge.slot_prefixes import PREFIX_BLOCK_SIZE, SlotPrefixes, common_prefix_length
 from formats.ggml_types import GGMLType
+from shared.engine import EngineRequest
 from shared.prefix_hash import block_hashes
 from shared.sampling import SamplingParams
 
@@ -23,10 +24,10 @@ def _generate(
     engine: EdgeEngine, request_id: str, prompt: list[int], salt: str = ""
 ) -> tuple[list[int], int]:
     """-> (greedy token ids, prompt tokens that came from the slot's cache)."""
-    engine.add_request(request_id, prompt, GREEDY, cache_salt=salt)
+    engine.add(EngineRequest(request_id, prompt, GREEDY, cache_salt=salt))
     tokens, cached = [], None
     while engine.has_work():
-        for output in engine.step():
+        for output in engine.step().outputs:
             tokens.append(output.token.token_id)
             cached = output.num_cached_tokens
     return tokens, cached
@@ -53,12 +54,12 @@ def test_another_salt_never_reuses_the_cache(make_engine):
 
 def test_the_node_reports_the_block_hashes_of_what_its_slots_hold(make_engine):
     engine = make_engine()
-    assert engine.node_stats()["cached_block_hashes"] == []
+    assert engine.stats().cached_block_hashes == ()
     first, _ = _generate(engine, "a", PREFIX, "s")
     computed = (PREFIX + first)[: len(PREFIX) + len(first) - 1]
-    stats = engine.node_stats()
-    assert stats["prefix_block_size"] == PREFIX_BLOCK_SIZE
-    assert stats["cached_block_hashes"] == block_hashes(computed, PREFIX_BLOCK_SIZE, "s")
+    stats = engine.stats()
+    assert stats.prefix_block_size == PREFIX_BLOCK_SIZE
+    assert list(stats.cached_block_hashes) == block_hashes(computed, PREFIX_BLOCK_SIZE, "s")
 
 
 def test_the_slot_with_the_longest_match_is_chosen():

@@ -5,6 +5,7 @@ import pytest
 from edge.engine import EdgeEngine, EngineConfig
 from formats.ggml_types import GGMLType
 from formats.tokenizer import GGUFTokenizer
+from shared.engine import EngineRequest
 from shared.sampling import SamplingParams
 from tests.fixtures.cli import run_hybridgw
 
@@ -22,10 +23,10 @@ def test_run_streams_the_seeded_completion(tiny_model, backend):
     tokenizer = GGUFTokenizer.from_file(path)
     engine = EdgeEngine(EngineConfig(str(path), num_slots=1, backend=backend))
     params = SamplingParams(temperature=0.9, top_k=40, top_p=0.95, seed=5, max_tokens=12)
-    engine.add_request("x", tokenizer.encode("Hello world"), params)
+    engine.add(EngineRequest("x", tokenizer.encode("Hello world"), params))
     ids = []
     while engine.has_work():
-        ids += [o.token.token_id for o in engine.step()]
+        ids += [o.token.token_id for o in engine.step().outputs]
     assert result.stdout == "Hello world" + tokenizer.decode(ids, skip_special=True) + "\n"
     again = _run("-m", str(path), *flags)
     assert again.stdout == result.stdout

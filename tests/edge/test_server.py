@@ -11,6 +11,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from edge.engine import EdgeEngine, EngineConfig
 from formats.ggml_types import GGMLType
+from shared.engine import EngineRequest
 from shared.proto import inference_pb2 as pb
 from shared.sampling import SamplingParams
 from tests.fixtures.edge_node import EdgeNode, node_request
@@ -40,10 +41,10 @@ def token_offsets(chunks: list[pb.GenerateChunk]) -> list[int]:
 def test_generate_streams_the_engines_tokens(node, model_path):
     chunks = list(node.stub.Generate(node_request([1, 2, 3, 4], max_tokens=6, logprobs=2)))
     engine = EdgeEngine(EngineConfig(str(model_path), num_slots=1, context_size=256))
-    engine.add_request("x", [1, 2, 3, 4], SamplingParams(temperature=0, max_tokens=6, ignore_eos=True))
+    engine.add(EngineRequest("x", [1, 2, 3, 4], SamplingParams(temperature=0, max_tokens=6, ignore_eos=True)))
     expected = []
     while engine.has_work():
-        expected += [o.token.token_id for o in engine.step()]
+        expected += [o.token.token_id for o in engine.step().outputs]
     assert [t.token_id for c in chunks for t in c.tokens] == expected
     assert [c.index for c in chunks] == token_offsets(chunks)
     assert chunks[-1].finish_reason == pb.FINISH_REASON_LENGTH

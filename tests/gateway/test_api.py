@@ -8,7 +8,6 @@ import aiohttp
 import openai
 import pytest
 
-from cloud.engine_core import CloudEngineCore
 from cloud.llm_engine import LLMEngine
 from cloud.worker import CloudWorker
 from formats.ggml_types import GGMLType
@@ -107,7 +106,7 @@ async def test_completions_n_seed_logprobs_and_stop(model_path, edge_node):
 async def test_private_requests_stay_on_the_edge_and_fail_closed_without_it(
     model_path, edge_node, redis_url, redis_keys
 ):
-    worker_engine = AsyncEngine(CloudEngineCore(LLMEngine(str(model_path), num_blocks=64, block_size=4)))
+    worker_engine = AsyncEngine(LLMEngine(str(model_path), num_blocks=64, block_size=4))
     import redis.asyncio as aioredis
 
     client = aioredis.from_url(redis_url)

@@ -4,7 +4,6 @@ and the cloud engine in process (the embedded default of `hybridgw up`)."""
 import asyncio
 import collections
 
-from cloud.engine_core import CloudEngineCore
 from cloud.llm_engine import LLMEngine
 from gateway import app_keys
 from gateway.backends.local_cloud import LocalCloudBackend
@@ -17,7 +16,7 @@ NUM_REQUESTS = 32
 async def test_a_burst_of_32_chats_is_served_by_both_tiers(model_path, edge_node):
     engine = LLMEngine(str(model_path), num_blocks=256, block_size=4, max_num_seqs=8)
     engine.warmup()  # as `hybridgw up`: measured rates from the start
-    cloud = LocalCloudBackend(AsyncEngine(CloudEngineCore(engine)), frozenset({"tiny"}))
+    cloud = LocalCloudBackend(AsyncEngine(engine), frozenset({"tiny"}))
     try:
         async with Gateway(edge_config(model_path, edge_node), [cloud]) as gw:
 

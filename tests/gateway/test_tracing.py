@@ -7,7 +7,6 @@ import json
 import redis.asyncio as aioredis
 from multidict import CIMultiDict
 
-from cloud.engine_core import CloudEngineCore
 from cloud.llm_engine import LLMEngine
 from cloud.worker import CloudWorker
 from gateway import handlers
@@ -27,7 +26,7 @@ async def test_traces_connect_gateway_and_engines(model_path, tmp_path, monkeypa
     monkeypatch.setenv("HYBRIDGW_TRACE_FILE", str(trace_file))
     setup_tracing("hybridgw-test")
     node = EdgeNode(model_path, env={"HYBRIDGW_TRACE_FILE": str(trace_file)})
-    engine = AsyncEngine(CloudEngineCore(LLMEngine(str(model_path), num_blocks=64, block_size=4)))
+    engine = AsyncEngine(LLMEngine(str(model_path), num_blocks=64, block_size=4))
     client = aioredis.from_url(redis_url)
     stop = asyncio.Event()
     worker_task = asyncio.create_task(

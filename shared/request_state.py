@@ -1,0 +1,84 @@
+"""A request inside an engine, in vLLM's vocabulary, with the checks both engines share.
+
+There is no prefill phase and no decode phase: `num_computed_tokens` says how many of the
+request's tokens (prompt, then generated) have K/V in the cache; while it is below the prompt
+length the request advances by prompt chunks, afterwards by one sampled token per step. The edge
+(edge/request.py) adds its slot; the cloud (cloud/request.py) its status and preemptions.
+"""
+
+import time
+from dataclasses import dataclass, field
+
+from shared.engine import EngineRequest, FinishReason, InvalidRequestError
+from shared.sampling import Sampler, SamplingParams
+
+
+@dataclass(slots=True, eq=False)
+class RequestState:
+    request_id: str
+    prompt_token_ids: list[int]
+    sampling_params: SamplingParams
+    priority: int = 0  # lower is admitted first
+    cache_salt: str = ""  # only cache entries written under the same salt are reused
+    arrival_time: float = field(default_factory=time.monotonic)
+    output_token_ids: list[int] = field(default_factory=list)
+    num_computed_tokens: int = 0
+    num_cached_tokens: int = 0  # prompt tokens found in the cache at admission
+    first_token_time: float | None = None
+    sampler: Sampler | None = None
+
+    def __post_init__(self) -> None:
+        if self.sampler is None:
+            self.sampler = Sampler(self.sampling_params, self.prompt_token_ids)
+
+    @classmethod
+    def from_engine_request(cls, request: EngineRequest, **fields):
+        return cls(
+            request.request_id,
+            list(request.prompt_token_ids),
+            request.sampling_params,
+            priority=request.priority,
+            cache_salt=request.cache_salt,
+            **fields,
+        )
+
+    @property
+    def all_token_ids(self) -> list[int]:
+        return self.prompt_token_ids + self.output_token_ids
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.prompt_token_ids) + len(self.output_token_ids)
+
+    @property
+    def num_prompt_tokens(self) -> int:
+        return len(self.prompt_token_ids)
+
+    @property
+    def is_prefilling(self) -> bool:
+        return self.num_computed_tokens < len(self.prompt_token_ids)
+
+    def check_stop(self, end_of_generation_ids: frozenset[int], max_model_len: int) -> FinishReason | None:
+        """Why the request ends after its last token, if it does: a stop token (or end of
+        generation, unless ignore_eos), max_tokens, or the context window."""
+        params = self.sampling_params
+        last = self.output_token_ids[-1]
+        if last in params.stop_token_ids or (not params.ignore_eos and last in end_of_generation_ids):
+            return FinishReason.STOP
+        if len(self.output_token_ids) >= params.max_tokens or self.num_tokens >= max_model_len:
+            return FinishReason.LENGTH
+        return None
+
+
+def validate_prompt(request: EngineRequest, vocab_size: int, max_model_len: int) -> None:
+    """InvalidRequestError unless the prompt is non-empty, in the vocabulary, and leaves room for
+    at least one generated token in the context window."""
+    prompt = request.prompt_token_ids
+    if not prompt:
+        raise InvalidRequestError("the prompt is empty")
+    if min(prompt) < 0 or max(prompt) >= vocab_size:
+        raise InvalidRequestError(f"prompt token ids must lie in [0, {vocab_size})")
+    if len(prompt) >= max_model_len:
+        raise InvalidRequestError(
+            f"prompt of {len(prompt)} tokens does not fit the context window of {max_model_len} tokens"
+        )
