@@ -21,6 +21,7 @@ COPY shared shared
 COPY gateway gateway
 COPY edge edge
 COPY cloud cloud
+COPY hybridgw hybridgw
 
 FROM base AS edge
 RUN pip install ".[edge]"

@@ -12,9 +12,9 @@ import sys
 
 import grpc
 
+from hybridgw.serving_gc import prepare_gc_for_serving
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
-from shared.serving_gc import prepare_gc_for_serving
 from shared.session_server import serve_session
 
 

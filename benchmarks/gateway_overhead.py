@@ -165,7 +165,7 @@ def main() -> None:
             *pin,
             sys.executable,
             "-m",
-            "shared",
+            "hybridgw",
             "gateway",
             "--model",
             f"bench={args.model}",

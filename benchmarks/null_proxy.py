@@ -17,10 +17,10 @@ from aiohttp import web
 
 from gateway.backends.edge import SESSIONS_PER_NODE
 from gateway.backends.edge_session import SessionStream
-from shared.cli.serving import new_event_loop
+from hybridgw.serving import new_event_loop
+from hybridgw.serving_gc import prepare_gc_for_serving
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
-from shared.serving_gc import prepare_gc_for_serving
 
 SESSIONS = web.AppKey("sessions", list[SessionStream])
 

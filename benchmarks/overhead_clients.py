@@ -22,7 +22,7 @@ import grpc
 from sse_client import SSEClient  # beside this script
 
 from gateway.backends.edge_session import SessionStream
-from shared.cli.serving import new_event_loop
+from hybridgw.serving import new_event_loop
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
 

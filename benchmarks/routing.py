@@ -27,7 +27,7 @@ from formats.model_pull import DEFAULT_MODEL, model_path
 from hybridgw.bench.client import RunSettings, run_workload
 from hybridgw.bench.report import summarize
 from hybridgw.bench.workloads import load_workload
-from shared.cli.up_command import MODEL_NAME
+from hybridgw.up_command import MODEL_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICIES = ("predicted", "all-edge", "all-cloud", "round-robin", "least-busy")

@@ -1,4 +1,4 @@
-"""Errors a hybridgw process reports to its user as one line (shared/cli/main.py)."""
+"""Errors a hybridgw process reports to its user as one line (hybridgw/main.py)."""
 
 
 class ListenError(OSError):

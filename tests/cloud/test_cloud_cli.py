@@ -25,7 +25,7 @@ async def test_cloud_worker_process_serves_queue_and_grpc_then_drains(tiny_model
         [
             sys.executable,
             "-m",
-            "shared",
+            "hybridgw",
             "cloud",
             "--model",
             str(tiny_model(GGMLType.F32)),

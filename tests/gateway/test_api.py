@@ -204,7 +204,7 @@ async def test_gateway_process_serves_and_logs_one_line_per_request(model_path, 
         [
             sys.executable,
             "-m",
-            "shared",
+            "hybridgw",
             "gateway",
             "--model",
             f"tiny={model_path}",

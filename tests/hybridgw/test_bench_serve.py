@@ -11,7 +11,7 @@ from tests.fixtures.gateway_app import Gateway, edge_config
 async def _bench(url: str, model: str, flags: list[str]):
     """`hybridgw bench serve` in its own process -> (process, stdout, stderr)."""
     process = await asyncio.create_subprocess_exec(
-        *[sys.executable, "-m", "shared", "bench", "serve", "--url", url, "--model", model, *flags],
+        *[sys.executable, "-m", "hybridgw", "bench", "serve", "--url", url, "--model", model, *flags],
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )

@@ -3,7 +3,7 @@ import weakref
 
 import pytest
 
-from shared.serving_gc import YOUNG_GENERATION_THRESHOLD, prepare_gc_for_serving
+from hybridgw.serving_gc import YOUNG_GENERATION_THRESHOLD, prepare_gc_for_serving
 
 
 class _Node:

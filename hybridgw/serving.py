@@ -3,8 +3,8 @@
 import socket
 import sys
 
+from hybridgw.serving_gc import prepare_gc_for_serving
 from shared.errors import ListenError
-from shared.serving_gc import prepare_gc_for_serving
 
 
 def ensure_can_listen(host: str, port: int) -> None:

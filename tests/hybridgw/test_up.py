@@ -20,7 +20,7 @@ class Up:
 
     def __init__(self, *args: str):
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "shared", "up", *args],
+            [sys.executable, "-m", "hybridgw", "up", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

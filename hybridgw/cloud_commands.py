@@ -6,7 +6,7 @@ import os
 import socket
 from pathlib import Path
 
-from shared.cli.logs import setup_logging
+from hybridgw.logs import setup_logging
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -50,10 +50,10 @@ def _cloud(args: argparse.Namespace) -> int:
 
     from cloud.llm_engine import LLMEngine, default_device
     from cloud.worker import CloudWorker
+    from hybridgw.serving_gc import prepare_gc_for_serving
     from shared.async_engine import AsyncEngine
     from shared.inference_server import serve
     from shared.redis_keys import RedisKeys
-    from shared.serving_gc import prepare_gc_for_serving
     from shared.telemetry import setup_tracing
 
     setup_logging()

@@ -3,7 +3,7 @@
 import argparse
 import os
 
-from shared.cli.logs import setup_logging
+from hybridgw.logs import setup_logging
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -48,7 +48,7 @@ def _gateway(args: argparse.Namespace) -> int:
     from gateway.app import create_app
     from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry, RoutingPolicy
     from gateway.privacy import PrivacyMode
-    from shared.cli.serving import serve_app
+    from hybridgw.serving import serve_app
     from shared.telemetry import setup_tracing
 
     setup_logging()

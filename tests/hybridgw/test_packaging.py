@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_edge_and_gateway_roles_never_import_torch():
     code = (
         "import sys, gateway, edge.engine, shared.inference_server, shared.async_engine, formats, "
-        "shared.cli.main, "
+        "hybridgw.main, "
         "formats.tokenizer, formats.chat_template, "
         "formats.quantize_model, formats.convert_hf, formats.convert_gguf, formats.model_pull\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
@@ -29,4 +29,4 @@ def test_torch_is_only_a_cloud_dependency_and_pinned():
     assert not any(dep.startswith("torch") for dep in project["dependencies"])
     assert not any(dep.startswith("torch") for dep in project["optional-dependencies"]["edge"])
     assert project["optional-dependencies"]["cloud"] == ["torch==2.13.0"]
-    assert project["scripts"]["hybridgw"] == "shared.cli.main:main"
+    assert project["scripts"]["hybridgw"] == "hybridgw.main:main"

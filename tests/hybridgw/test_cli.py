@@ -9,7 +9,7 @@ from formats import quants
 from formats.ggml_types import GGMLType
 from formats.gguf_reader import GGUFReader
 from formats.tokenizer import GGUFTokenizer
-from shared.cli.main import main
+from hybridgw.main import main
 from tests.fixtures.cli import run_hybridgw
 
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 
-from shared.cli.logs import setup_logging
+from hybridgw.logs import setup_logging
 
 MODEL_NAME = "smollm2-135m"
 EDGE_SLOT_CONTEXT = 1024  # tokens per edge slot; longer prompts go to the cloud engine
@@ -61,7 +61,7 @@ def _free_port() -> int:
 
 
 def _start(args: list[str], ready_text: str, name: str) -> subprocess.Popen:
-    process = subprocess.Popen([sys.executable, "-m", "shared", *args], stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen([sys.executable, "-m", "hybridgw", *args], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     for line in process.stderr:
         if ready_text in line:
@@ -83,7 +83,7 @@ def _up(args: argparse.Namespace) -> int:
     from formats.model_pull import model_path as demo_model_path
     from gateway.app import create_app
     from gateway.config_file import ConfigError, load_config
-    from shared.cli.serving import ensure_can_listen, serve_app
+    from hybridgw.serving import ensure_can_listen, serve_app
     from shared.telemetry import setup_tracing
 
     setup_logging()

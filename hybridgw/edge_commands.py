@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from shared.cli.logs import setup_logging
+from hybridgw.logs import setup_logging
 
 DEFAULT_THREADS = os.cpu_count() or 1
 
@@ -118,9 +118,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _edge(args: argparse.Namespace) -> int:
     from edge.engine import EdgeEngine, EngineConfig
+    from hybridgw.serving_gc import prepare_gc_for_serving
     from shared.async_engine import AsyncEngine
     from shared.inference_server import serve
-    from shared.serving_gc import prepare_gc_for_serving
     from shared.telemetry import setup_tracing
 
     setup_logging()

@@ -4,8 +4,7 @@ import argparse
 import sys
 
 from formats.errors import FormatError
-from hybridgw.bench import command as bench_command
-from shared.cli import (
+from hybridgw import (
     cloud_commands,
     edge_commands,
     format_commands,
@@ -13,6 +12,7 @@ from shared.cli import (
     model_commands,
     up_command,
 )
+from hybridgw.bench import command as bench_command
 from shared.errors import ListenError
 
 

@@ -1,0 +1,5 @@
+import sys
+
+from hybridgw.main import main
+
+sys.exit(main())
