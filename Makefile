@@ -1,5 +1,5 @@
 # The two quickstart commands: `make run` and `make test`.
-.PHONY: run test lint setup-all setup-edge setup-test system-tools demo-model
+.PHONY: run test test-unit lint setup-all setup-edge setup-test system-tools demo-model
 
 PY := .venv/bin/python
 HYBRIDGW := .venv/bin/hybridgw
@@ -31,3 +31,8 @@ lint: setup-test
 
 test: setup-test system-tools demo-model lint
 	@$(PY) -m pytest -q
+
+# The fast tier: no node processes, Redis, Docker or browser (tests marked `integration` are left out,
+# and a unit test that starts one fails: tests/conftest.py).
+test-unit: setup-test
+	@HYBRIDGW_TEST_TIER=unit $(PY) -m pytest -q -m "not integration" --durations=15

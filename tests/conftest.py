@@ -1,6 +1,7 @@
 """Shared fixtures: tiny GGUF models built by our writer, and the real demo model."""
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -42,3 +43,32 @@ def demo_model_path() -> Path:
 
 
 from tests.redis_fixture import redis_keys, redis_url  # noqa: E402, F401 - shared fixtures
+
+# Tests that use these start a node process, Redis or a server on a port: integration tests.
+INTEGRATION_FIXTURES = frozenset({"redis_url", "redis_keys", "edge_node", "backend"})
+# What the unit tier (`make test-unit`, HYBRIDGW_TEST_TIER=unit) may not start.
+INTEGRATION_PROGRAMS = ("-m hybridgw", "bin/hybridgw", "docker", "redis-server", "chrom", "playwright")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if INTEGRATION_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.integration)
+
+
+class _UnitTierPopen(subprocess.Popen):
+    """subprocess.Popen that refuses node processes, Docker, Redis and browsers: a test that
+    starts one without the integration mark fails in the unit tier instead of slowing it."""
+
+    def __init__(self, args, *rest, **kwargs):
+        command = args if isinstance(args, str) else " ".join(str(a) for a in args)
+        started = next((p for p in INTEGRATION_PROGRAMS if p in command), None)
+        if started is not None:
+            pytest.fail(f"a unit test started {command[:120]!r}: mark it integration")
+        super().__init__(args, *rest, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def _unit_tier_starts_no_processes(request, monkeypatch):
+    if os.environ.get("HYBRIDGW_TEST_TIER") == "unit":
+        monkeypatch.setattr(subprocess, "Popen", _UnitTierPopen)

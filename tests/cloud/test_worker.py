@@ -14,6 +14,7 @@ from shared.engine import EngineRequest
 from shared.proto import inference_pb2 as pb
 from shared.sampling import SamplingParams
 from tests.edge.test_server import token_offsets
+from tests.fixtures.polling import eventually
 
 PROMPT = [5, 17, 200, 33, 91]
 
@@ -56,6 +57,10 @@ async def _read_reply(client, keys, request_id: str, timeout: float = 60) -> lis
                     return chunks
 
 
+async def _no_pending(client, keys) -> bool:
+    return (await client.xpending(keys.request_stream, keys.consumer_group))["pending"] == 0
+
+
 class RunningWorker:
     def __init__(self, model_path, redis_url, keys, name="worker-a", claim_idle_ms=400):
         self.engine = AsyncEngine(LLMEngine(model_path, num_blocks=64, block_size=4))
@@ -83,9 +88,7 @@ async def test_requests_flow_through_the_queue(model_path, redis_url, redis_keys
     assert chunks[-1].finish_reason == pb.FINISH_REASON_LENGTH and chunks[-1].usage.prompt_tokens == 5
     heartbeat = await client.hgetall(redis_keys.worker_heartbeat("worker-a"))
     assert json.loads(heartbeat[b"stats"])["kind"] == "cloud"
-    await asyncio.sleep(0.2)
-    pending = await client.xpending(redis_keys.request_stream, redis_keys.consumer_group)
-    assert pending["pending"] == 0
+    await eventually(lambda: _no_pending(client, redis_keys), what="the entry acknowledged")
     assert 0 < await client.ttl(redis_keys.reply_stream("r1")) <= 600
     await running.close()
     assert not await client.exists(redis_keys.worker_heartbeat("worker-a"))
@@ -147,8 +150,7 @@ async def test_a_cancel_flag_aborts_the_request(model_path, redis_url, redis_key
     await client.set(redis_keys.cancel_flag("r3"), 1, ex=60)
     chunks = await _read_reply(client, redis_keys, "r3")
     assert chunks[-1].finish_reason == pb.FINISH_REASON_ABORT and len(chunks) < max_tokens
-    await asyncio.sleep(0.3)
-    assert (await client.xpending(redis_keys.request_stream, redis_keys.consumer_group))["pending"] == 0
+    await eventually(lambda: _no_pending(client, redis_keys), what="the entry acknowledged")
     await running.close()
 
 

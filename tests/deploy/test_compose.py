@@ -152,6 +152,7 @@ def _password(url: str) -> str:
     return url.split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]
 
 
+@pytest.mark.integration
 async def test_redis_acl_users_confine_the_cloud_worker_to_the_cloud_keys(compose, tiny_model, tmp_path):
     services = compose["services"]
     port = free_port()

@@ -32,6 +32,7 @@ def test_run_streams_the_seeded_completion(tiny_model, backend):
     assert again.stdout == result.stdout
 
 
+@pytest.mark.integration
 @pytest.mark.demo_model
 def test_run_chat_verbose_on_the_demo_model(demo_model_path):
     result = _run(
@@ -51,6 +52,7 @@ def test_run_chat_verbose_on_the_demo_model(demo_model_path):
     assert "load:" in result.stderr and "tokens/s" in result.stderr
 
 
+@pytest.mark.integration
 def test_run_on_a_missing_file_is_a_clear_error(tmp_path):
     result = _run("-m", str(tmp_path / "nope.gguf"), "-p", "hi")
     assert result.returncode == 1

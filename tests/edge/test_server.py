@@ -127,6 +127,7 @@ def test_bad_requests_are_invalid_argument(node, request_, message):
     assert message in error.value.details()
 
 
+@pytest.mark.integration
 def test_sigterm_drains_running_requests_then_exits(model_path):
     node = EdgeNode(model_path)
     stream = node.stub.Generate(node_request([1, 2, 3], max_tokens=40))
@@ -139,6 +140,7 @@ def test_sigterm_drains_running_requests_then_exits(model_path):
     assert any('"stopped"' in line for line in node.lines)
 
 
+@pytest.mark.integration
 def test_a_busy_port_is_a_clear_error(model_path):
     from tests.fixtures.cli import run_hybridgw
 

@@ -170,6 +170,7 @@ def test_ending_the_call_aborts_its_running_requests(node):
         time.sleep(0.02)
 
 
+@pytest.mark.integration
 def test_sigterm_finishes_the_sessions_requests_then_closes_it(model_path):
     node = EdgeNode(model_path)
     session = OpenSession(node)

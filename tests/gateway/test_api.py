@@ -17,6 +17,7 @@ from shared.async_engine import AsyncEngine
 from shared.proto import inference_pb2 as pb
 from tests.fixtures.edge_node import EdgeNode, free_port
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config, greedy_text
+from tests.fixtures.polling import eventually
 
 
 async def test_openai_client_chat_streaming_and_not(model_path, edge_node):
@@ -113,7 +114,7 @@ async def test_private_requests_stay_on_the_edge_and_fail_closed_without_it(
     stop = asyncio.Event()
     worker = CloudWorker(worker_engine, client, redis_keys, "w1", max_active=4, heartbeat_s=0.1)
     task = asyncio.create_task(worker.run(stop))
-    await asyncio.sleep(0.3)
+    await eventually(lambda: client.exists(redis_keys.worker_heartbeat("w1")), what="a heartbeat")
     cloud_only = GatewayConfig(
         models=[ModelEntry("tiny", str(model_path), context_length=128)],
         redis_url=redis_url,
@@ -237,6 +238,7 @@ async def test_gateway_process_serves_and_logs_one_line_per_request(model_path, 
     assert len(logged) == 1 and logged[0]["target"] == "edge" and logged[0]["outcome"] == "ok"
 
 
+@pytest.mark.integration
 async def test_a_client_that_disconnects_mid_stream_cancels_the_node_work(tiny_model):
     from tests.fixtures.tiny_models import config_for
 

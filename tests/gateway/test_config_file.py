@@ -114,6 +114,7 @@ def test_bad_configuration_names_the_field(tmp_path, text, environ, message):
         load_config(path, environ)
 
 
+@pytest.mark.integration
 def test_the_command_refuses_a_bad_file_with_the_field_named(tmp_path):
     path = tmp_path / "gateway.toml"
     path.write_text("[gateway]\nport = 'eighty'\n[[models]]\nname='a'\ngguf='b'\n")

@@ -84,6 +84,7 @@ async def test_leaving_a_stream_early_cancels_the_request_on_the_node(edge_node,
     assert logged[request.request_id]["completion_tokens"] < 100
 
 
+@pytest.mark.integration
 async def test_after_the_node_restarts_the_next_request_opens_a_fresh_session(model_path):
     node = EdgeNode(model_path)
     backend = EdgeBackend("edge-a", f"127.0.0.1:{node.port}", frozenset({"tiny"}))

@@ -4,6 +4,7 @@ over gRPC metadata (edge, another process) and inside the Redis queue message (c
 import asyncio
 import json
 
+import pytest
 import redis.asyncio as aioredis
 from multidict import CIMultiDict
 
@@ -15,6 +16,7 @@ from shared.async_engine import AsyncEngine
 from shared.telemetry import forwarded_context, setup_tracing
 from tests.fixtures.edge_node import EdgeNode
 from tests.fixtures.gateway_app import MESSAGES, Gateway
+from tests.fixtures.polling import eventually
 
 
 def _spans(path) -> list[dict]:
@@ -32,7 +34,7 @@ async def test_traces_connect_gateway_and_engines(model_path, tmp_path, monkeypa
     worker_task = asyncio.create_task(
         CloudWorker(engine, client, redis_keys, "w-trace", max_active=2, heartbeat_s=0.1).run(stop)
     )
-    await asyncio.sleep(0.3)
+    await eventually(lambda: client.exists(redis_keys.worker_heartbeat("w-trace")), what="a heartbeat")
     model = [ModelEntry("tiny", str(model_path), context_length=128)]
     edge_only = GatewayConfig(
         models=model, edge_nodes=[EdgeNodeEntry("edge-a", f"127.0.0.1:{node.port}", ["tiny"])]
@@ -68,6 +70,7 @@ async def test_traces_connect_gateway_and_engines(model_path, tmp_path, monkeypa
     assert edge_engine["service"] == "hybridgw-edge"  # recorded by the node process itself
 
 
+@pytest.mark.integration
 async def test_without_tracing_the_callers_context_reaches_the_engine(model_path, tmp_path, monkeypatch):
     """A gateway that records no spans passes the caller's traceparent on: the engine's span on
     the node joins the caller's trace, under the caller's span."""

@@ -4,6 +4,8 @@ import asyncio
 import json
 import sys
 
+import pytest
+
 from tests.fixtures.edge_node import edge_node, model_path  # noqa: F401 - fixtures
 from tests.fixtures.gateway_app import Gateway, edge_config
 
@@ -43,6 +45,7 @@ async def test_bench_serve_reports_a_run_and_writes_its_plot(model_path, edge_no
     assert (tmp_path / "run-result.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.integration
 async def test_bench_serve_names_a_bad_workload():
     process, _, stderr = await _bench("http://127.0.0.1:9/v1", "m", ["--workload", "no-such"])
     assert process.returncode == 1 and b"unknown workload 'no-such'" in stderr

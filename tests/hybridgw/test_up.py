@@ -58,6 +58,7 @@ def _chat(client: openai.OpenAI, headers: dict[str, str]) -> str:
     return raw.headers["X-Hybridgw-Target"]
 
 
+@pytest.mark.integration
 @pytest.mark.demo_model
 def test_up_serves_both_targets_and_stops_cleanly(demo_model_path):
     port = free_port()
@@ -131,6 +132,7 @@ privacy_mode = "public"
     assert up.stop() == 0
 
 
+@pytest.mark.integration
 def test_up_refuses_a_bad_config_file_naming_the_field(tmp_path):
     config = tmp_path / "gateway.toml"
     config.write_text("[routing]\ncooldown_s = 'soon'\n")
@@ -140,6 +142,7 @@ def test_up_refuses_a_bad_config_file_naming_the_field(tmp_path):
     assert "starting the edge node" not in result.stderr
 
 
+@pytest.mark.integration
 def test_up_on_a_busy_port_says_so_before_starting_anything():
 
     with socket.socket() as busy:

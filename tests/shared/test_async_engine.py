@@ -3,6 +3,7 @@
 import asyncio
 import dataclasses
 import threading
+import time
 
 import pytest
 
@@ -86,6 +87,7 @@ async def test_stats_are_immutable_snapshots_read_safely_while_the_engine_steps(
                 stats_to_proto(stats, node_id="node-test")
                 list(collector.collect())
                 seen.append((stats.num_running, stats.num_waiting, stats.requests_total))
+                time.sleep(0.0002)  # leave the engine thread the GIL most of the time
             except Exception as error:
                 errors.append(error)
 
