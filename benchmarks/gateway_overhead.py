@@ -1,6 +1,10 @@
 """What the gateway adds: the same streamed requests to a node directly and through the gateway.
 
     .venv/bin/python benchmarks/gateway_overhead.py [--tokens 16] [--step-ms 5] [--requests 1200]
+        [--baseline TREE]
+
+`--baseline TREE`: a second gateway, run from another checkout (say `git worktree add TREE
+COMMIT`), is measured in the same rounds, so a change's cost is a same-run ratio.
 
 The node is benchmarks/echo_node.py: no model behind it, it steps like an engine (the first token
 at once, then one token per running request every --step-ms), so only protocol and gateway work is
@@ -130,6 +134,29 @@ def _p50_p99(values: list[float]) -> dict[str, float]:
     return {q: _p(values, q) for q in ("p50", "p99")}
 
 
+def _start_gateway(tree: Path, port: int, model: str, node_port: int, pin: list[str]) -> subprocess.Popen:
+    """`hybridgw gateway` of the checkout at `tree` (its packages come first on the path)."""
+    return subprocess.Popen(
+        [
+            *pin,
+            sys.executable,
+            "-m",
+            "hybridgw",
+            "gateway",
+            "--model",
+            f"bench={model}",
+            "--edge",
+            f"echo=127.0.0.1:{node_port}",
+            "--port",
+            str(port),
+            "--edge-queue-bound",
+            "1000000",
+        ],
+        stderr=subprocess.DEVNULL,
+        cwd=tree,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -138,6 +165,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=1200, help="per level (a quarter for 1 client)")
     parser.add_argument("--step-ms", type=float, default=5.0, help="the echo node's step (token) interval")
     parser.add_argument("--model", help="GGUF whose tokenizer the gateway uses (default: the demo model)")
+    parser.add_argument("--baseline", type=Path, help="another checkout whose gateway is measured beside")
     args = parser.parse_args()
     if args.model is None:
         from formats.model_pull import DEFAULT_MODEL, pull
@@ -160,24 +188,10 @@ def main() -> None:
         cwd=ROOT,
     )
     node.stdout.readline()
-    gateway = subprocess.Popen(
-        [
-            *pin,
-            sys.executable,
-            "-m",
-            "hybridgw",
-            "gateway",
-            "--model",
-            f"bench={args.model}",
-            "--edge",
-            f"echo=127.0.0.1:{node_port}",
-            "--port",
-            str(gateway_port),
-            "--edge-queue-bound",
-            "1000000",
-        ],
-        stderr=subprocess.DEVNULL,
-        cwd=ROOT,
+    gateway = _start_gateway(ROOT, gateway_port, args.model, node_port, pin)
+    baseline_port = free_port()
+    baseline = (
+        _start_gateway(args.baseline, baseline_port, args.model, node_port, pin) if args.baseline else None
     )
     address = f"127.0.0.1:{node_port}"
     null_proxy_port = free_port()
@@ -188,7 +202,7 @@ def main() -> None:
     null_proxy_url = f"http://127.0.0.1:{null_proxy_port}"
     url = f"http://127.0.0.1:{gateway_port}"
     try:
-        for port in (gateway_port, null_proxy_port):
+        for port in (gateway_port, null_proxy_port, *([baseline_port] if baseline else [])):
             _wait_for(port)
         time.sleep(1.0)
         node_side, gateway_side = (0, 1) if pin else (0, 0)  # each apart from the server it calls
@@ -199,6 +213,11 @@ def main() -> None:
             "generate": ClientProcess("generate", address, args.tokens, args.step_ms, node_side),
             "aiohttp": ClientProcess("aiohttp", url, args.tokens, args.step_ms, gateway_side),
         }
+        if baseline is not None:
+            baseline_url = f"http://127.0.0.1:{baseline_port}"
+            paths["baseline"] = ClientProcess(
+                "gateway", baseline_url, args.tokens, args.step_ms, gateway_side
+            )
         try:
             measured = measure(paths, args.requests)
         finally:
@@ -207,7 +226,7 @@ def main() -> None:
         direct, gateway_path = measured.pop("direct"), measured.pop("gateway")
         results = compare(direct, gateway_path, measured)
     finally:
-        for process in (gateway, null_proxy, node):
+        for process in (gateway, null_proxy, node, *([baseline] if baseline else [])):
             process.terminate()
     print(f"{args.tokens} tokens per streamed request, one every {args.step_ms} ms; gateway on one core")
     header = ("clients", "direct TTFT", "gw TTFT", "added TTFT", "added p50", "added p99", "gw req/s")
@@ -231,6 +250,8 @@ def main() -> None:
         "generate": "one Generate call per request, direct",
         "aiohttp": "aiohttp client, through the gateway",
     }
+    if baseline is not None:
+        labels["baseline"] = f"the gateway of {args.baseline}, same client as the gateway path"
     for name, label in labels.items():
         print(f"  {label}")
         for concurrency, row in results.items():
@@ -238,6 +259,15 @@ def main() -> None:
             print(
                 f"{concurrency:>8} {ref['ttft_ms']['p50']:>9.2f}ms {ref['total_ms']['p50']:>9.2f}ms"
                 f" {ref['requests_per_s']:>9.0f}"
+            )
+    if baseline is not None:
+        print("this gateway / the baseline's (TTFT p50, added TTFT p50, requests per s):")
+        for concurrency, row in results.items():
+            ours, theirs = row["gateway_ttft_ms"]["p50"], row["baseline"]["ttft_ms"]["p50"]
+            added = (ours - row["direct_ttft_ms"]["p50"]) / (theirs - row["direct_ttft_ms"]["p50"])
+            print(
+                f"{concurrency:>8} {ours / theirs:>9.3f} {added:>9.3f}"
+                f" {row['gateway_requests_per_s'] / row['baseline']['requests_per_s']:>9.3f}"
             )
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(

@@ -13,6 +13,7 @@ from gateway.config import GatewayConfig
 from gateway.errors import error_middleware
 from gateway.metrics import GatewayMetrics
 from gateway.models import ServedModel
+from gateway.pipeline import Dispatcher
 from gateway.rate_limit import LocalRateLimiter, RedisRateLimiter
 from shared.redis_keys import RedisKeys
 
@@ -26,7 +27,9 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     }
     app[app_keys.BACKENDS] = list(extra_backends or [])
     app[app_keys.METRICS] = GatewayMetrics.create()
-    app[app_keys.RNG] = random.Random()
+    app[app_keys.DISPATCHER] = Dispatcher(
+        app[app_keys.BACKENDS], config.routing, app[app_keys.METRICS], random.Random()
+    )
     app[app_keys.KEYS] = KeyStore(config.api_keys)
     app[app_keys.LIMITER] = LocalRateLimiter()  # replaced by the Redis limiter when Redis is configured
     app.cleanup_ctx.append(_backends)

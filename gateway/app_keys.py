@@ -1,7 +1,5 @@
 """Typed application keys: the gateway's shared state, set up by create_app (no singletons)."""
 
-import random
-
 from aiohttp import web
 
 from gateway.auth import KeyStore
@@ -9,11 +7,12 @@ from gateway.backends.base import Backend
 from gateway.config import GatewayConfig
 from gateway.metrics import GatewayMetrics
 from gateway.models import ServedModel
+from gateway.pipeline import Dispatcher
 
 CONFIG = web.AppKey("config", GatewayConfig)
 MODELS = web.AppKey("models", dict[str, ServedModel])
 BACKENDS = web.AppKey("backends", list[Backend])
 METRICS = web.AppKey("metrics", GatewayMetrics)
-RNG = web.AppKey("rng", random.Random)
+DISPATCHER = web.AppKey("dispatcher", Dispatcher)
 KEYS = web.AppKey("keys", KeyStore)
 LIMITER = web.AppKey("limiter", object)  # LocalRateLimiter or RedisRateLimiter

@@ -63,6 +63,7 @@ class GatewayConfig:
     routing: RoutingPolicy = field(default_factory=RoutingPolicy)
     max_body_bytes: int = 1 << 20
     api_keys: list[ApiKey] = field(default_factory=list)  # empty: no authentication
+    compress_responses: bool = False  # gzip/deflate streamed responses for clients that accept it
 
     def __post_init__(self) -> None:
         if not self.models:

@@ -1,114 +1,95 @@
-"""A generation as the handlers see it: where it runs, its text events, its usage, and the way its
-tokens may be written straight from the node's reader (stream_directly)."""
+"""A generation as the handler sees it: where it runs, one ChoiceSink per choice (the tokens'
+one path, gateway/token_sink.py), the tasks that feed them from the node, and the usage."""
 
+import asyncio
+import contextlib
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
-from gateway.backends.base import DirectChunks
 from gateway.node_load import Dispatched
 from gateway.privacy import PrivacyDecision
 from gateway.router import NodeState, Prediction
-from gateway.text_stream import TextStream
-from shared.proto import inference_pb2 as pb
+from gateway.token_sink import ChoiceSink
 
 
-@dataclass(slots=True)
-class TextEvent:
-    index: int  # choice
-    text: str
-    logprobs: Sequence[pb.GeneratedToken] = ()  # when the request asks for them
-    finish_reason: str | None = None
-
-
-class DirectWriter(Protocol):
-    """Where Generation.stream_directly sends events: synchronously, when ready() says it can."""
-
-    def ready(self) -> bool: ...
-
-    def write(self, events: list[TextEvent]) -> None: ...
+class ClientGone(Exception):
+    """The client closed its connection: the generation stops and its node work is cancelled."""
 
 
 @dataclass(slots=True)
 class Generation:
-    """What a handler needs: where it runs, the events, and the usage once done."""
-
     request_id: str
     model: str
-    node_id: str
-    target: str
+    node: NodeState
     route_reason: str
     prompt_tokens: int
     privacy: PrivacyDecision
-    first: list[TextEvent] = field(default_factory=list)  # every choice's first event
-    rest: AsyncIterator[list[TextEvent]] | None = None  # then every event ready, each time
-    completion_tokens: int = 0
-    cached_tokens: int = 0
-    first_token_at: float | None = None
-    started: float = field(default_factory=time.perf_counter)
-    streams: list[AsyncGenerator] = field(default_factory=list)
-    texts: list[TextStream | None] = field(default_factory=list)  # every choice's detokenizer
-    direct: DirectChunks | None = None  # where a single-choice request's plain chunks may go
-    logprobs: bool = False  # the request asks for them
-    dispatches: list[Dispatched] = field(default_factory=list)  # each choice's count on its node
-    node: NodeState | None = None
     prediction: Prediction | None = None  # what the router expected of the node
+    sinks: list[ChoiceSink] = field(default_factory=list)
+    tasks: list[asyncio.Task] = field(default_factory=list)  # one per choice: the node request
+    dispatches: list[Dispatched] = field(default_factory=list)  # each choice's count on its node
+    started: float = field(default_factory=time.perf_counter)
     observed: tuple[float | None, float | None] | None = None  # (ttft, tpot) ratios, once closed
+
+    @property
+    def node_id(self) -> str:
+        return self.node.node_id
+
+    @property
+    def target(self) -> str:
+        return self.node.kind.value
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(sink.completion_tokens for sink in self.sinks)
+
+    @property
+    def cached_tokens(self) -> int:
+        return max((sink.cached_tokens for sink in self.sinks), default=0)
+
+    @property
+    def first_token_at(self) -> float | None:
+        return min((s.first_token_at for s in self.sinks if s.first_token_at is not None), default=None)
+
+    async def first_tokens(self) -> None:
+        """Returns once every choice has its first token; raises the first failure."""
+        for sink in self.sinks:
+            await sink.first_token()
+
+    async def wait(self) -> None:
+        """Returns once every choice finished; raises the first failure (BackendError, ClientGone)."""
+        for sink in self.sinks:
+            await sink.wait()
+
+    def client_gone(self) -> None:
+        for sink in self.sinks:
+            sink.fail(ClientGone())
 
     def release(self) -> None:
         """The request no longer counts on its node (idempotent)."""
         for dispatched in self.dispatches:
             dispatched.finished()
 
+    async def close(self) -> None:
+        """Ends every choice's node request (an unfinished one is cancelled on its node)."""
+        for task in self.tasks:
+            task.cancel()
+        for task in self.tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self.release()
+
     def calibrate(self) -> None:
         """Teaches the node's calibration what this request's TTFT and TPOT were against their
         prediction; `observed` keeps the observed/predicted ratios (for the metrics)."""
-        if self.node is None or self.prediction is None or self.first_token_at is None:
+        first_token_at = self.first_token_at
+        if self.prediction is None or first_token_at is None:
             return
         calibration, prediction = self.node.calibration, self.prediction
-        ttft = calibration.observe_ttft(prediction.raw_ttft_s, self.first_token_at - self.started)
+        ttft = calibration.observe_ttft(prediction.raw_ttft_s, first_token_at - self.started)
         tpot = None
-        per_choice = self.completion_tokens // max(1, len(self.dispatches))
+        per_choice = self.completion_tokens // max(1, len(self.sinks))
         if per_choice >= 2:
-            seconds = (time.perf_counter() - self.first_token_at) / (per_choice - 1)
+            seconds = (time.perf_counter() - first_token_at) / (per_choice - 1)
             tpot = calibration.observe_tpot(prediction.raw_tpot_s, seconds)
         self.observed = (ttft, tpot)
-
-    def stream_directly(self, writer: DirectWriter) -> None:
-        """From now on, while `writer` is ready, the node's plain chunks become events written at
-        once by the backend's reader, not after waking this request's task (the last chunk, an
-        error, and anything that arrives while the writer is not ready still come through `rest`,
-        in order). A chunk in which a stop string ends has its text before the stop written here
-        and goes on to `rest` too, which ends the stream with it (a stopped detokenizer adds no
-        more text). For a request with one choice; a no-op for others. Call it after the first
-        events are written."""
-        if self.direct is None:
-            return
-        text, logprobs = self.texts[0], self.logprobs
-
-        def consume(chunk: pb.GenerateChunk) -> bool:
-            if not writer.ready():
-                return False
-            tokens = chunk.tokens
-            if len(tokens) == 1:
-                piece = text.push(tokens[0].token_id)
-            else:
-                piece = "".join([text.push(token.token_id) for token in tokens])
-            if text.stopped:
-                if piece:
-                    writer.write([TextEvent(0, piece)])
-                return False  # counted and finished by the request's task
-            self.completion_tokens += len(tokens)
-            writer.write([TextEvent(0, piece, list(tokens) if logprobs else ())])
-            return True
-
-        self.direct.consume = consume
-
-    async def close(self) -> None:
-        """Ends every choice's stream (an unfinished one is cancelled on its node)."""
-        if self.direct is not None:
-            self.direct.consume = None
-        for stream in self.streams:
-            await stream.aclose()
-        self.release()

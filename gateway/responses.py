@@ -5,9 +5,10 @@ import time
 
 import orjson
 
-from gateway.generation import Generation, TextEvent
+from gateway.generation import Generation
 from gateway.models import ServedModel
 from gateway.schemas import GenerationRequest
+from gateway.token_sink import TextEvent
 
 
 def sse(payloads) -> bytes:
@@ -70,15 +71,13 @@ class ResponseFormat:
         """The stream chunk's choice for one event (None when it carries nothing to send)."""
         return None
 
-    def events_sse(self, events: list[TextEvent]) -> bytes:
-        """SSE `data:` lines for the events' stream chunks; the envelope is serialized once per
-        response (the bytes are those of serializing the whole chunk)."""
-        out = []
-        for event in events:
-            choice = self.delta(event)
-            if choice is not None:
-                out.append(self._chunk_prefix + orjson.dumps(choice) + b"]}\n\n")
-        return b"".join(out)
+    def event_sse(self, event: TextEvent) -> bytes:
+        """The SSE `data:` line of the event's stream chunk (empty when it carries nothing); the
+        envelope is serialized once per response (the bytes are those of the whole chunk)."""
+        choice = self.delta(event)
+        if choice is None:
+            return b""
+        return self._chunk_prefix + orjson.dumps(choice) + b"]}\n\n"
 
     @functools.cached_property
     def _chunk_prefix(self) -> bytes:
@@ -90,10 +89,10 @@ class ResponseFormat:
         """The fields of one complete choice of a non-streamed response, from its events."""
         return {}
 
-    def full(self, events: list[TextEvent], generation: Generation) -> dict:
+    def full(self, events: list[list[TextEvent]], generation: Generation) -> dict:
+        """The whole response from every choice's events (index = choice)."""
         choices = []
-        for index in range(self.request.n):
-            mine = [e for e in events if e.index == index]
+        for index, mine in enumerate(events):
             finish = next((e.finish_reason for e in reversed(mine) if e.finish_reason), "stop")
             choices.append({"index": index, **self.choice(mine), "finish_reason": finish})
         return self._envelope(self.object_name, choices=choices, usage=self.usage(generation))

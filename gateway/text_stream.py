@@ -13,18 +13,19 @@ class TextStream:
         self.stop = stop
         self.pending = ""
         self.stopped = False
-        if not stop:  # nothing to hold back, nothing to stop at: the detokenizer's own methods
-            self.push = self.detokenizer.push
-            self.finish = self.detokenizer.flush
 
     def push(self, token_id: int) -> str:
         """New text safe to send; sets `stopped` once a stop string appears (text cut before it)."""
+        if not self.stop:  # nothing to hold back, nothing to stop at
+            return self.detokenizer.push(token_id)
         if self.stopped:
             return ""
         self.pending += self.detokenizer.push(token_id)
         return self._release(final=False)
 
     def finish(self) -> str:
+        if not self.stop:
+            return self.detokenizer.flush()
         if self.stopped:
             return ""
         self.pending += self.detokenizer.flush()

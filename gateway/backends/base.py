@@ -1,14 +1,11 @@
 """The interface the gateway's pipeline uses for any node."""
 
 import asyncio
-import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from gateway.router import NodeState
 from shared.proto import inference_pb2 as pb
-
-logger = logging.getLogger("hybridgw.gateway")
 
 
 class BackendError(Exception):
@@ -20,52 +17,38 @@ class BackendError(Exception):
         self.retryable = retryable
 
 
-class DirectChunks:
-    """A request's plain chunks (tokens, no error, not the last) handed to `consume` as the backend
-    receives them, once the consumer sets it and for as long as it takes them (returns True);
-    everything else still comes through generate()'s iterator, in order. A streaming handler
-    writes each token this way from the node's reader callback: at 32 clients the node's steps
-    deliver ~32 tokens at once, and waking each request's task for its token made a request that
-    arrived meanwhile wait ~0.4 ms longer for its turn."""
+class ChunkSink(Protocol):
+    """Where a backend puts a request's chunks, synchronously, as they arrive, in order
+    (gateway/token_sink.py: ChoiceSink)."""
 
-    __slots__ = ("consume",)
+    @property
+    def finished(self) -> bool:
+        """The request ended (its last chunk, a stop string, or a failure): stop reading."""
+        ...
 
-    def __init__(self):
-        self.consume: Callable[[pb.GenerateChunk], bool] | None = None
+    def put(self, chunk: pb.GenerateChunk) -> None: ...
 
-    def offer(self, item: object) -> bool:
-        """What a backend's reader calls with each item for the request; True: taken."""
-        consume = self.consume
-        if (
-            consume is None
-            or type(item) is not pb.GenerateChunk
-            or item.error
-            or item.finish_reason != pb.FINISH_REASON_UNSPECIFIED
-        ):
-            return False
-        try:
-            return consume(item)
-        except Exception:  # a failure of this request's own (a token id its detokenizer rejects)
-            # must not end the stream's reader, which carries other requests: the request's task
-            # takes this chunk and everything after it, and meets the error itself
-            logger.exception("writing a token directly failed; the request's task takes over")
-            self.consume = None
-            return False
+    def fail(self, error: BaseException) -> None: ...
+
+    async def wait(self) -> None:
+        """Until the request ended; raises its failure."""
+        ...
 
 
 class Backend(Protocol):
     state: NodeState
 
-    def generate(
+    async def run(
         self,
         request: pb.GenerateRequest,
+        sink: ChunkSink,
         timeout_s: float,
         trace_headers: dict[str, str] | None = None,
-        direct: DirectChunks | None = None,
-    ) -> AsyncIterator[list[pb.GenerateChunk]]:
-        """The request's chunks in order, each time every one that is ready (at least one);
-        `direct`: where plain chunks may go instead, when the consumer takes them (a backend
-        that cannot hand them over synchronously ignores it)."""
+    ) -> None:
+        """Sends the request and puts every chunk of its reply into `sink` until it is finished;
+        raises BackendError (before the first chunk: `retryable` says whether another node may
+        take it). Cancelled, or returning before the node's last chunk (the sink stopped at a
+        stop string), it cancels the request on the node."""
         ...
 
     async def start(self) -> None: ...

@@ -5,11 +5,10 @@ workers' heartbeats."""
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
 
 import redis.asyncio as aioredis
 
-from gateway.backends.base import BackendError, DirectChunks, apply_report, start_polling
+from gateway.backends.base import BackendError, ChunkSink, apply_report, start_polling
 from gateway.backends.cloud_pool import WorkerView, choose_worker, pool_stats, worker_views
 from gateway.router import NodeKind, NodeState
 from shared.proto import inference_pb2 as pb
@@ -72,15 +71,14 @@ class CloudBackend:
                 return int(group.get("lag") or 0)
         return 0
 
-    async def generate(
+    async def run(
         self,
         request: pb.GenerateRequest,
+        sink: ChunkSink,
         timeout_s: float,
         trace_headers: dict[str, str] | None = None,
-        direct: DirectChunks | None = None,  # every chunk comes through the iterator
-    ) -> AsyncIterator[list[pb.GenerateChunk]]:
+    ) -> None:
         reply = self.keys.reply_stream(request.request_id)
-        finished = False
         worker = choose_worker(self.workers, request)
         stream = self.keys.direct_stream(worker.name) if worker else self.keys.request_stream
         try:
@@ -90,29 +88,36 @@ class CloudBackend:
             raise BackendError(f"cannot reach the cloud queue: {error}", 503) from None
         if worker is not None:
             worker.num_directed += 1  # until the next heartbeat counts it
+        node_finished = False
+        try:
+            node_finished = await self._read_reply(reply, sink, timeout_s)
+        finally:
+            if not node_finished:
+                await self.redis.set(self.keys.cancel_flag(request.request_id), 1, ex=600)
+
+    async def _read_reply(self, reply: str, sink: ChunkSink, timeout_s: float) -> bool:
+        """Puts the reply stream's chunks into `sink` until it is finished; True if the worker
+        sent its last chunk."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         last_id = "0-0"
-        try:
-            while not finished:
-                if loop.time() > deadline:
-                    raise BackendError("the cloud pool timed out", 504, retryable=False)
-                entries = await self.redis.xread({reply: last_id}, block=READ_BLOCK_MS)
-                ready = []
-                for _, messages in entries or []:
-                    for entry_id, fields in messages:
-                        last_id = entry_id
-                        chunk = pb.GenerateChunk()
-                        chunk.ParseFromString(fields[b"chunk"])
-                        if chunk.error:
-                            raise BackendError(chunk.error, 400, retryable=False)
-                        finished = chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED
-                        ready.append(chunk)
-                if ready:
-                    yield ready
-        finally:
-            if not finished:
-                await self.redis.set(self.keys.cancel_flag(request.request_id), 1, ex=600)
+        while not sink.finished:
+            if loop.time() > deadline:
+                raise BackendError("the cloud pool timed out", 504, retryable=False)
+            entries = await self.redis.xread({reply: last_id}, block=READ_BLOCK_MS)
+            for _, messages in entries or []:
+                for entry_id, fields in messages:
+                    last_id = entry_id
+                    chunk = pb.GenerateChunk()
+                    chunk.ParseFromString(fields[b"chunk"])
+                    if chunk.error:
+                        raise BackendError(chunk.error, 400, retryable=False)
+                    sink.put(chunk)
+                    if chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED:
+                        return True
+                    if sink.finished:
+                        return False
+        return False
 
 
 def _text(value: bytes | str) -> str:

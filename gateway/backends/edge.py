@@ -11,12 +11,11 @@ time to first token at 32 clients fell by ~0.45 ms and its saturated rate did no
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator
 
 import grpc
 
-from gateway.backends.base import BackendError, DirectChunks, apply_report, start_polling
-from gateway.backends.edge_session import TIMED_OUT, SessionStream, chunk_error
+from gateway.backends.base import BackendError, ChunkSink, apply_report, start_polling
+from gateway.backends.edge_session import SessionStream
 from gateway.router import NodeKind, NodeState
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
@@ -59,39 +58,23 @@ class EdgeBackend:
         self.state.healthy = not stats.draining
         apply_report(self.state, stats)
 
-    async def generate(
+    async def run(
         self,
         request: pb.GenerateRequest,
+        sink: ChunkSink,
         timeout_s: float,
         trace_headers: dict[str, str] | None = None,
-        direct: DirectChunks | None = None,
-    ) -> AsyncIterator[list[pb.GenerateChunk]]:
+    ) -> None:
+        """The session's reader puts the chunks into `sink`; this waits for it to finish."""
         request.trace_context.update(trace_headers or {})
         session = self._idle_session()
-        inbox = await session.send(request)
-        if direct is not None:
-            inbox.taker = direct.offer  # the stream's reader hands plain chunks over as they come
-        deadline = asyncio.get_running_loop().call_later(timeout_s, inbox.put, TIMED_OUT)
-        finished = False
+        await session.send(request, sink)
         try:
-            while not finished:
-                chunks = []
-                for item in await inbox.take_all():
-                    if item is TIMED_OUT:
-                        raise BackendError("the edge node timed out", 504)
-                    if isinstance(item, BackendError):
-                        raise item
-                    if item.error:
-                        raise chunk_error(self.state.node_id, item)
-                    chunks.append(item)
-                    if item.finish_reason != pb.FINISH_REASON_UNSPECIFIED:
-                        finished = True
-                        break
-                yield chunks
+            await asyncio.wait_for(sink.wait(), timeout_s)
+        except TimeoutError:
+            raise BackendError("the edge node timed out", 504) from None
         finally:
-            deadline.cancel()
-            if not finished:
-                session.cancel(request.request_id)  # a client that went away cancels the work on the node
+            session.cancel(request.request_id)  # unfinished on the node (a stop string, a client gone)
 
     def _idle_session(self) -> SessionStream:
         """The first open stream with no write in flight; a new one (also after a break) while

@@ -1,56 +1,54 @@
 """The gateway's end of a node's `Session` RPC: a long-lived bidirectional stream to an edge node
 carrying many requests (shared/session_server.py is the other end; gateway/backends/edge.py keeps
-a few per node).
+a few per node). One reader task puts each reply chunk into its request's sink (the token path,
+gateway/token_sink.py), synchronously, as the message arrives.
 
 A request is one message on the open stream, so it skips a new call's setup, metadata and
-teardown (most of what a short gRPC stream costs in Python, about 0.4 ms per request here). One
-reader task hands each reply chunk to its request's inbox. When the stream breaks (the node
+teardown (most of what a short gRPC stream costs in Python, about 0.4 ms per request here). When
+the stream breaks (the node
 restarted, the network dropped) every request on it gets a retryable BackendError and the next
 request opens a fresh stream.
 """
 
 import asyncio
 import contextlib
+import logging
 
 import grpc
 
-from gateway.backends.base import BackendError
-from gateway.inbox import Inbox
+from gateway.backends.base import BackendError, ChunkSink
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
 
-# What a request's inbox receives: GenerateChunk, a BackendError (the stream broke), or TIMED_OUT.
-TIMED_OUT = object()
+logger = logging.getLogger("hybridgw.gateway")
 
 
 class SessionStream:
-    """One open Session call and the inboxes of the requests it carries."""
+    """One open Session call and the sinks of the requests it carries."""
 
     def __init__(self, stub: pb_grpc.InferenceStub, node_id: str):
         self.node_id = node_id
         self.call = stub.Session()
-        self.inboxes: dict[str, Inbox] = {}
+        self.sinks: dict[str, ChunkSink] = {}
         self.broken = False
         self.writing = 0  # writes in flight or waiting for the one in flight (gRPC allows one)
         self._write_lock = asyncio.Lock()
         self._background: set[asyncio.Task] = set()
         self._reader = asyncio.create_task(self._read())
 
-    async def send(self, request: pb.GenerateRequest) -> Inbox:
-        """Registers the request's inbox, then writes it; raises BackendError when it cannot."""
-        inbox = Inbox()
-        self.inboxes[request.request_id] = inbox
+    async def send(self, request: pb.GenerateRequest, sink: ChunkSink) -> None:
+        """Registers the request's sink, then writes it; raises BackendError when it cannot."""
+        self.sinks[request.request_id] = sink
         try:
             await self._write(pb.SessionMessage(generate=request))
         except BackendError:
-            self.inboxes.pop(request.request_id, None)
+            self.sinks.pop(request.request_id, None)
             raise
-        return inbox
 
     def cancel(self, request_id: str) -> None:
         """Stop listening for an unfinished request and tell the node to abort it (without waiting);
         after the request's last chunk, nothing to do."""
-        if self.inboxes.pop(request_id, None) is None or self.broken:
+        if self.sinks.pop(request_id, None) is None or self.broken:
             return
         task = asyncio.create_task(self._write_quietly(pb.SessionMessage(cancel=request_id)))
         self._background.add(task)
@@ -86,21 +84,34 @@ class SessionStream:
                 if message is grpc.aio.EOF:
                     break
                 for chunk in message.chunks:
-                    inbox = self.inboxes.get(chunk.request_id)
-                    if inbox is not None:
-                        inbox.put(chunk)
-                        if chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED:
-                            del self.inboxes[chunk.request_id]  # its last chunk: nothing more to route
+                    self._deliver(chunk)
         except grpc.aio.AioRpcError as error:
             ending = _describe(error)
         finally:
             self._fail(BackendError(f"edge node {self.node_id}: {ending}", 502))
 
+    def _deliver(self, chunk: pb.GenerateChunk) -> None:
+        sink = self.sinks.get(chunk.request_id)
+        if sink is None:
+            return
+        if chunk.error:
+            del self.sinks[chunk.request_id]
+            sink.fail(chunk_error(self.node_id, chunk))
+            return
+        if chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED:
+            del self.sinks[chunk.request_id]  # its last chunk: nothing more to route
+        try:
+            sink.put(chunk)
+        except Exception:  # a failure of this request's own (a token id its detokenizer rejects)
+            # must not end the reader, which carries the other requests
+            logger.exception("a chunk could not be taken; the request fails")
+            sink.fail(BackendError(f"edge node {self.node_id}: a reply could not be read", 502))
+
     def _fail(self, error: BackendError) -> None:
         self.broken = True
-        for inbox in self.inboxes.values():
-            inbox.put(error)
-        self.inboxes.clear()
+        for sink in self.sinks.values():
+            sink.fail(error)
+        self.sinks.clear()
 
 
 def _describe(error: Exception) -> str:

@@ -3,10 +3,10 @@ directly instead of through the Redis queue (`hybridgw up` without --redis). Sam
 chunks; only the transport differs."""
 
 import asyncio
+import contextlib
 import time
-from collections.abc import AsyncIterator
 
-from gateway.backends.base import BackendError, DirectChunks, apply_report, start_polling
+from gateway.backends.base import BackendError, ChunkSink, apply_report, start_polling
 from gateway.router import NodeKind, NodeState
 from shared.async_engine import AsyncEngine
 from shared.engine import InvalidRequestError
@@ -40,23 +40,26 @@ class LocalCloudBackend:
         """As any node's report: the live count of this gateway's requests is its own (NodeLoad)."""
         apply_report(self.state, stats_to_proto(self.engine.stats))
 
-    async def generate(
+    async def run(
         self,
         request: pb.GenerateRequest,
+        sink: ChunkSink,
         timeout_s: float,
         trace_headers: dict[str, str] | None = None,
-        direct: DirectChunks | None = None,  # every chunk comes through the iterator
-    ) -> AsyncIterator[list[pb.GenerateChunk]]:
+    ) -> None:
         try:
             params = sampling_from_proto(request.sampling)
         except InvalidSamplingParams as error:
             raise BackendError(str(error), 400, retryable=False) from None
         started = time.monotonic()
-        try:
-            engine_request = engine_request_from_proto(request, params, request.request_id)
-            async for outputs in self.engine.generate_batches(engine_request):
-                if time.monotonic() - started > timeout_s:
-                    raise BackendError("the cloud engine timed out", 504, retryable=False)
-                yield [chunk_from_outputs(request.request_id, outputs)]
+        engine_request = engine_request_from_proto(request, params, request.request_id)
+        try:  # leaving the loop early closes the stream, which aborts the request in the engine
+            async with contextlib.aclosing(self.engine.generate_batches(engine_request)) as batches:
+                async for outputs in batches:
+                    if time.monotonic() - started > timeout_s:
+                        raise BackendError("the cloud engine timed out", 504, retryable=False)
+                    sink.put(chunk_from_outputs(request.request_id, outputs))
+                    if sink.finished:
+                        return
         except InvalidRequestError as error:
             raise BackendError(str(error), 400, retryable=False) from None

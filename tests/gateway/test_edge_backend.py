@@ -9,13 +9,14 @@ import pytest
 from gateway.backends.base import BackendError
 from gateway.backends.edge import SESSIONS_PER_NODE, EdgeBackend
 from shared.proto import inference_pb2 as pb
+from tests.fixtures.chunk_sinks import TokenRecorder
 from tests.fixtures.edge_node import EdgeNode, node_request
 
 
 async def _collect(backend: EdgeBackend, request: pb.GenerateRequest, timeout_s: float = 30) -> list[int]:
-    return [
-        t.token_id async for batch in backend.generate(request, timeout_s) for c in batch for t in c.tokens
-    ]
+    recorder = TokenRecorder()
+    await backend.run(request, recorder, timeout_s)
+    return recorder.token_ids
 
 
 async def _wait_idle(node: EdgeNode) -> None:
@@ -34,7 +35,7 @@ async def test_concurrent_requests_match_generate_and_later_ones_reuse_an_open_s
     sessions = list(backend._sessions)
     assert 1 <= len(sessions) <= 2  # a second only if the first was still writing
     assert await _collect(backend, node_request([7], max_tokens=2)) and backend._sessions == sessions
-    assert all(session.inboxes == {} for session in sessions)  # finished requests leave nothing behind
+    assert all(session.sinks == {} for session in sessions)  # finished requests leave nothing behind
 
 
 async def test_a_stream_busy_writing_makes_the_next_request_open_another_up_to_the_limit(edge_node, backend):
@@ -46,7 +47,7 @@ async def test_a_stream_busy_writing_makes_the_next_request_open_another_up_to_t
             session.writing += 1  # as while a write is in flight
         assert await _collect(backend, node_request([1, 2, 3], max_tokens=3)) == expected
         assert len(backend._sessions) == opened
-        assert backend._sessions[-1].inboxes == {}  # the request ran on the new stream
+        assert backend._sessions[-1].sinks == {}  # the request ran on the new stream
     backend._sessions[0].writing += 1
     assert await _collect(backend, node_request([1, 2, 3], max_tokens=3)) == expected
     assert len(backend._sessions) == SESSIONS_PER_NODE  # at the limit: the least busy stream
@@ -69,11 +70,14 @@ async def test_a_deadline_ends_the_request_and_cancels_it_on_the_node(edge_node,
     await _wait_idle(edge_node)
 
 
-async def test_leaving_a_stream_early_cancels_the_request_on_the_node(edge_node, backend):
+async def test_a_cancelled_request_is_cancelled_on_the_node(edge_node, backend):
     request = node_request([1, 2, 3], max_tokens=100)
-    stream = backend.generate(request, 30)
-    assert (await anext(stream))[0].tokens
-    await stream.aclose()
+    recorder = TokenRecorder()
+    running = asyncio.create_task(backend.run(request, recorder, 30))
+    await asyncio.wait_for(recorder.first.wait(), 30)
+    running.cancel()  # as a client that went away
+    with pytest.raises(asyncio.CancelledError):
+        await running
     await _wait_idle(edge_node)
     for _ in range(100):  # the node's log line arrives through its stderr
         if any(e["request_id"] == request.request_id for e in edge_node.requests_logged()):

@@ -35,12 +35,11 @@ class FailingNode:
     async def close(self):
         pass
 
-    async def generate(self, request, timeout_s, trace_headers=None, direct=None):
+    async def run(self, request, sink, timeout_s, trace_headers=None):
         from gateway.backends.base import BackendError
 
         self.calls += 1
         raise BackendError("connection refused", 502)
-        yield  # an async generator, like the real backends
 
 
 async def test_a_node_failing_before_the_first_token_is_cooled_down_and_the_request_retried(
@@ -81,14 +80,14 @@ class InstantNode(FailingNode):
 
     TOKENS = (72, 101, 108, 108, 111)
 
-    async def generate(self, request, timeout_s, trace_headers=None, direct=None):
+    async def run(self, request, sink, timeout_s, trace_headers=None):
         self.calls += 1
         for position, token_id in enumerate(self.TOKENS):
             chunk = pb.GenerateChunk(request_id=request.request_id, index=position)
             chunk.tokens.add(token_id=token_id)
             if position == len(self.TOKENS) - 1:
                 chunk.finish_reason = pb.FINISH_REASON_LENGTH
-            yield [chunk]
+            sink.put(chunk)
 
 
 async def test_a_node_that_answers_without_waiting_streams_whole_text(model_path):
@@ -112,10 +111,47 @@ async def test_a_stream_whose_every_node_fails_before_the_first_token_gets_a_jso
             async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
                 # tried once, cooled down: no node is left to take it
                 assert response.status == 503
-                assert response.headers["Content-Type"] == "application/json"
+                assert response.content_type == "application/json"
                 assert int(response.headers["Retry-After"]) >= 1
                 assert "X-Hybridgw-Node" not in response.headers
                 error = (await response.json())["error"]
                 assert error["type"] == "server_error" and error["code"] == "no_node"
             broken.state.cooldown_until = 0.0
         assert broken.calls == 2
+
+
+class DyingNode(InstantNode):
+    """Test double: two tokens, then the node fails (a worker lost, a connection cut)."""
+
+    async def run(self, request, sink, timeout_s, trace_headers=None):
+        from gateway.backends.base import BackendError
+
+        self.calls += 1
+        for position, token_id in enumerate(self.TOKENS[:2]):
+            chunk = pb.GenerateChunk(request_id=request.request_id, index=position)
+            chunk.tokens.add(token_id=token_id)
+            sink.put(chunk)
+        raise BackendError("edge node dying: UNAVAILABLE", 502)
+
+
+async def test_a_node_failing_mid_stream_ends_it_with_an_error_event_not_a_cut(model_path):
+    dying = DyingNode()
+    config = GatewayConfig(models=[ModelEntry("tiny", str(model_path), context_length=128)])
+    async with Gateway(config, [dying]) as gateway, aiohttp.ClientSession() as session:
+        body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 5, "stream": True}
+        async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
+            assert response.status == 200
+            lines = [line async for line in response.content if line.startswith(b"data: ")]
+        assert lines[-1] == b"data: [DONE]\n"
+        error = json.loads(lines[-2][6:])["error"]
+        assert error["type"] == "server_error" and "UNAVAILABLE" in error["message"]
+        text = "".join(
+            (json.loads(line[6:])["choices"] or [{}])[0].get("delta", {}).get("content") or ""
+            for line in lines[:-2]
+        )
+        expected = GGUFTokenizer.from_file(model_path).decode(list(DyingNode.TOKENS[:2]), skip_special=True)
+        assert text == expected
+        unstreamed = {**body, "stream": False}
+        async with session.post(f"{gateway.url}/v1/chat/completions", json=unstreamed) as response:
+            assert response.status == 502 and (await response.json())["error"]["type"] == "server_error"
+    assert dying.calls == 2

@@ -1,0 +1,72 @@
+"""One choice of a request on its node: the GenerateRequest message, and the task that runs it
+(the backend feeds the choice's sink; a dispatch span carries the trace to the node)."""
+
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
+
+from gateway.backends.base import Backend, BackendError
+from gateway.node_load import Dispatched
+from gateway.prepared_request import PreparedRequest
+from gateway.token_sink import ChoiceSink
+from shared.proto import inference_pb2 as pb
+from shared.telemetry import inject_context, tracer
+
+REQUEST_TIMEOUT_S = 600.0
+
+
+def node_request(prepared: PreparedRequest, index: int, cache_salt: str) -> pb.GenerateRequest:
+    body = prepared.body
+    sampling = pb.SamplingParams(
+        temperature=body.temperature,
+        top_p=body.top_p,
+        max_tokens=prepared.max_tokens,
+        presence_penalty=body.presence_penalty,
+        frequency_penalty=body.frequency_penalty,
+        logprobs=body.top_logprobs,
+        ignore_eos=body.ignore_eos,
+    )
+    if body.seed is not None:
+        sampling.seed = body.seed + index
+    return pb.GenerateRequest(
+        request_id=f"{prepared.request_id}-{index}",
+        model=prepared.model.name,
+        prompt_token_ids=prepared.prompt_ids,
+        sampling=sampling,
+        priority=body.priority,
+        cache_salt=cache_salt,
+    )
+
+
+async def run_choice(
+    backend: Backend,
+    request: pb.GenerateRequest,
+    sink: ChoiceSink,
+    forwarded: dict[str, str] | None,
+    dispatched: Dispatched,
+) -> None:
+    """The backend feeds `sink` until the choice ends; a node failure (BackendError), or anything
+    else that ends the request early, fails the sink, and the handler sees it. `forwarded`: the
+    caller's trace headers when no spans are recorded."""
+    span, trace_headers = None, forwarded
+    if forwarded is None:  # recording: the dispatch span, whose context goes to the node
+        span = tracer("hybridgw.gateway").start_span(
+            f"generate {backend.state.node_id}",
+            kind=SpanKind.CLIENT,
+            attributes={
+                "hybridgw.node": backend.state.node_id,
+                "hybridgw.target": backend.state.kind.value,
+                "gen_ai.request.model": request.model,
+            },
+        )
+        with trace.use_span(span, end_on_exit=False):
+            trace_headers = inject_context()
+    try:
+        await backend.run(request, sink, REQUEST_TIMEOUT_S, trace_headers)
+        if not sink.finished:
+            raise BackendError(f"node {backend.state.node_id} ended the request without its last token")
+    except Exception as error:
+        sink.fail(error)
+    finally:
+        dispatched.finished()
+        if span is not None:
+            span.end()

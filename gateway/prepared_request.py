@@ -1,0 +1,55 @@
+"""A request ready to route: its served model, the parsed body, the prompt's token ids (chat
+template applied), the number of tokens to generate, and who sent it."""
+
+from dataclasses import dataclass
+
+from formats.errors import ChatTemplateError
+from gateway.errors import invalid
+from gateway.models import ServedModel
+from gateway.request_context import RequestContext
+from gateway.schemas import GenerationRequest
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedRequest:
+    request_id: str
+    model: ServedModel
+    body: GenerationRequest
+    prompt_ids: list[int]
+    max_tokens: int
+    context: RequestContext
+    forwarded: dict[str, str] | None = None  # the caller's trace headers when no spans are recorded
+
+
+def prompt_ids(model: ServedModel, request: GenerationRequest) -> list[int]:
+    if request.messages is not None:
+        try:
+            text = model.chat_template.render(request.messages, add_generation_prompt=True)
+        except ChatTemplateError as error:
+            raise invalid(
+                f"The messages cannot be rendered with the model's chat template: {error}", "messages"
+            ) from None
+        return model.tokenizer.encode(text, add_special=True, parse_special=True)
+    return model.tokenizer.encode(request.prompt or "", add_special=True, parse_special=False)
+
+
+def prepare(model: ServedModel, request: GenerationRequest) -> tuple[list[int], int]:
+    """Prompt ids and the number of tokens to generate, checked against the context window."""
+    ids = prompt_ids(model, request)
+    room = model.context_length - len(ids)
+    if room < 1:
+        raise invalid(
+            f"This model's maximum context length is {model.context_length} tokens; the prompt has "
+            f"{len(ids)} tokens.",
+            "messages" if request.messages else "prompt",
+            "context_length_exceeded",
+        )
+    max_tokens = request.max_tokens or room
+    if max_tokens > room:
+        raise invalid(
+            f"max_tokens ({max_tokens}) plus the prompt ({len(ids)} tokens) exceeds the context length "
+            f"of {model.context_length}.",
+            "max_tokens",
+            "context_length_exceeded",
+        )
+    return ids, max_tokens

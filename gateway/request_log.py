@@ -1,0 +1,65 @@
+"""What a finished request leaves behind: metrics, the status page's recent activity, the
+calibration of its node's predictions, the one structured log line, and its span's attributes."""
+
+import json
+import logging
+import time
+
+from gateway.activity import RecentDecision
+from gateway.generation import Generation
+from gateway.metrics import GatewayMetrics
+from gateway.schemas import GenerationRequest
+
+logger = logging.getLogger("hybridgw.gateway")
+
+
+def annotate(span, body: GenerationRequest, generation: Generation) -> None:
+    span.set_attributes(
+        {
+            "gen_ai.request.model": body.model,
+            "gen_ai.request.max_tokens": body.max_tokens or 0,
+            "gen_ai.request.temperature": body.temperature,
+            "gen_ai.request.top_p": body.top_p,
+            "gen_ai.response.id": generation.request_id,
+            "hybridgw.route.target": generation.target,
+            "hybridgw.route.node": generation.node_id,
+            "hybridgw.privacy.private": generation.privacy.is_private,
+            "hybridgw.privacy.reason": generation.privacy.reason,
+        }
+    )
+
+
+def record(metrics: GatewayMetrics, generation: Generation, outcome: str) -> None:
+    """Metrics, the status page's recent activity, and the one structured log line of the request."""
+    target = generation.target
+    now = time.perf_counter()
+    ttft = generation.first_token_at - generation.started if generation.first_token_at else None
+    tpot = None
+    if ttft is not None and generation.completion_tokens > 1:
+        tpot = (now - generation.first_token_at) / (generation.completion_tokens - 1)
+    decision = RecentDecision(
+        at=time.time(),
+        request_id=generation.request_id,
+        model=generation.model,
+        outcome=outcome,
+        target=target,
+        node=generation.node_id,
+        reason=generation.route_reason,
+        private=generation.privacy.is_private,
+        privacy_reason=generation.privacy.reason,
+        ttft_ms=round(ttft * 1000, 1) if ttft is not None else None,
+        duration_ms=round((now - generation.started) * 1000, 1),
+        completion_tokens=generation.completion_tokens,
+    )
+    if outcome == "ok":
+        generation.calibrate()
+        if generation.observed is not None:
+            metrics.predicted(generation.node_id, *generation.observed)
+    if logger.isEnabledFor(logging.INFO):
+        record = {"event": "request", **decision.as_dict(), "prompt_tokens": generation.prompt_tokens}
+        if generation.prediction is not None:
+            record["predicted_ttft_ms"] = round(generation.prediction.ttft_s * 1000, 1)
+        logger.info(json.dumps(record))
+    metrics.recent.record(decision, tpot * 1000 if tpot is not None else None)
+    metrics.finished(target, outcome, now - generation.started, ttft, tpot)
+    metrics.count_tokens(generation.prompt_tokens, generation.completion_tokens)

@@ -1,0 +1,127 @@
+"""Where a choice's tokens go: the one path from a backend's reader to the client.
+
+A backend's reader calls `ChoiceSink.put(chunk)` synchronously for every chunk of the choice, as
+it arrives (the edge session's reader task, the cloud reply stream's reader, the in-process
+engine's stream). The sink owns everything per token: the text (detokenizer and stop strings,
+gateway/text_stream.py), the logprobs, the counts, the first-token time and the finish reason.
+It hands each chunk's text on as one TextEvent to the request's EventSink (gateway/sse_sink.py
+for a stream, gateway/collecting_sink.py for an answer at once), which writes or keeps it.
+
+    backend reader ──put(chunk)──> ChoiceSink ──emit(TextEvent)──> SSESink | CollectingSink
+"""
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from gateway.text_stream import TextStream
+from shared.proto import inference_pb2 as pb
+
+FINISH_NAMES = {pb.FINISH_REASON_STOP: "stop", pb.FINISH_REASON_LENGTH: "length"}
+UNSPECIFIED = pb.FINISH_REASON_UNSPECIFIED
+
+
+@dataclass(slots=True)
+class TextEvent:
+    index: int  # choice
+    text: str
+    logprobs: Sequence[pb.GeneratedToken] = ()  # when the request asks for them
+    finish_reason: str | None = None
+
+
+class EventSink(Protocol):
+    """Takes the text events of every choice of one request, synchronously."""
+
+    def emit(self, event: TextEvent) -> None: ...
+
+    def ahead(self) -> None:
+        """Work to do while the node computes the first token (the stream's constant bytes)."""
+
+    def reset(self) -> None:
+        """Forget what was emitted: the request starts over on another node."""
+
+
+class ChoiceSink:
+    """One choice's chunks in, text events out. `put` is called by the backend's reader, never
+    after the choice finished (the node's last chunk or a stop string) or failed; `wait()` is
+    what the backend's request task awaits where the reader is another task (the edge)."""
+
+    __slots__ = (
+        "_done",
+        "_first",
+        "_on_first_token",
+        "cached_tokens",
+        "completion_tokens",
+        "finish_reason",
+        "first_token_at",
+        "index",
+        "keep_logprobs",
+        "output",
+        "text",
+    )
+
+    def __init__(
+        self,
+        index: int,
+        text: TextStream,
+        output: EventSink,
+        keep_logprobs: bool = False,
+        on_first_token: Callable[[], None] | None = None,
+    ):
+        loop = asyncio.get_running_loop()
+        self.index, self.text, self.output, self.keep_logprobs = index, text, output, keep_logprobs
+        self._on_first_token = on_first_token
+        self._first: asyncio.Future = loop.create_future()
+        self._done: asyncio.Future = loop.create_future()
+        self.completion_tokens = 0
+        self.cached_tokens = 0
+        self.first_token_at: float | None = None
+        self.finish_reason: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        """The choice ended (finished or failed): the backend stops reading and, if the node has
+        not sent its last chunk, cancels the request there."""
+        return self._done.done()
+
+    def put(self, chunk: pb.GenerateChunk) -> None:
+        if self._done.done():
+            return
+        if self.first_token_at is None:
+            self.first_token_at = time.perf_counter()
+            self._first.set_result(None)
+            if self._on_first_token is not None:
+                self._on_first_token()
+        tokens, text = chunk.tokens, self.text
+        if len(tokens) == 1:
+            piece = text.push(tokens[0].token_id)
+        else:
+            piece = "".join([text.push(token.token_id) for token in tokens])
+        self.completion_tokens += len(tokens)
+        event = TextEvent(self.index, piece, list(tokens) if self.keep_logprobs else ())
+        if chunk.finish_reason != UNSPECIFIED or text.stopped:
+            event.text += text.finish()
+            event.finish_reason = self.finish_reason = (
+                "stop" if text.stopped else FINISH_NAMES.get(chunk.finish_reason, "stop")
+            )
+            self.cached_tokens = chunk.usage.cached_tokens
+        self.output.emit(event)
+        if event.finish_reason is not None:
+            self._done.set_result(None)
+
+    def fail(self, error: BaseException) -> None:
+        """The node failed (or the client went away): `wait()` and `first_token()` raise it."""
+        for future in (self._first, self._done):
+            if not future.done():
+                future.set_exception(error)
+                future.exception()  # retrieved: a failure nobody awaits is not "never retrieved"
+
+    async def first_token(self) -> None:
+        """Returns once the first token is in; raises the failure if it came first."""
+        await asyncio.shield(self._first)
+
+    async def wait(self) -> None:
+        """Returns once the choice finished; raises the failure if it failed."""
+        await asyncio.shield(self._done)
