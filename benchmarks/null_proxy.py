@@ -14,6 +14,7 @@ import sys
 
 import grpc
 from aiohttp import web
+from queue_sink import QueueSink  # beside this script
 
 from gateway.backends.edge import SESSIONS_PER_NODE
 from gateway.backends.edge_session import SessionStream
@@ -47,11 +48,12 @@ def create_app(node_address: str, tokens: int) -> web.Application:
         )
         sessions = request.app[SESSIONS]
         session = next((s for s in sessions if not s.writing), sessions[0])
-        inbox = await session.send(node_request)
+        sink = QueueSink()
+        await session.send(node_request, sink)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         while True:
-            chunks = await inbox.take_all()
+            chunks = await sink.take_all()
             events = b"".join(b'data: {"token": %d}\n\n' % t.token_id for c in chunks for t in c.tokens)
             if chunks[-1].finish_reason:
                 await response.write_eof(events + b"data: [DONE]\n\n")

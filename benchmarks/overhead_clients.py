@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import grpc
+from queue_sink import QueueSink  # beside this script
 from sse_client import SSEClient  # beside this script
 
 from gateway.backends.edge_session import SessionStream
@@ -97,9 +98,10 @@ async def make_client(kind: str, target: str, tokens: int):
                 async for _ in stub.Generate(request):
                     first = first or time.perf_counter() - started
                 return first, time.perf_counter() - started
-            inbox = await session.send(request)
+            sink = QueueSink()
+            await session.send(request, sink)
             while True:
-                chunks = await inbox.take_all()
+                chunks = await sink.take_all()
                 first = first or time.perf_counter() - started
                 if chunks[-1].finish_reason:
                     return first, time.perf_counter() - started

@@ -41,7 +41,8 @@ class SSESink:
         self._wake = asyncio.Event()
         self._writing = False  # the drain task is in a write (its bytes may not be out yet)
         self._ending = False
-        self._drainer: asyncio.Task | None = None
+        self._drainer: asyncio.Task | None = None  # made the first time an event must queue
+        self._live = False  # start() sent the headers
 
     def ahead(self) -> None:
         """While the node works on the request: the stream's constant bytes."""
@@ -62,7 +63,9 @@ class SSESink:
             transport.write(b"%x\r\n%b\r\n" % (len(data), data))  # one HTTP/1.1 chunk
             return
         self._pending.append(data)
-        if self._drainer is not None:
+        if self._live:
+            if self._drainer is None:  # the first time the client lags: one task from now on
+                self._drainer = asyncio.get_running_loop().create_task(self._drain())
             self._wake.set()
 
     def reset(self) -> None:
@@ -85,7 +88,7 @@ class SSESink:
         transport = self._request.transport
         if http11 and not response.compression and transport is not None:
             self._transport, self._high_water = transport, transport.get_write_buffer_limits()[1]
-        self._drainer = asyncio.create_task(self._drain())
+        self._live = True
 
     async def finish(self, closing: list[dict]) -> None:
         """The last events, the closing chunks and [DONE]; raises ConnectionResetError if the
@@ -98,16 +101,17 @@ class SSESink:
 
     async def close(self) -> None:
         """Stops the drain task (the handler's last step, whatever happened)."""
-        if self._drainer is not None and not self._drainer.done():
-            self._drainer.cancel()
+        if self._drainer is not None:
+            self._drainer.cancel()  # no-op once it ended; awaiting it then retrieves its error
             with contextlib.suppress(asyncio.CancelledError, ConnectionResetError):
                 await self._drainer
 
     async def _end(self, tail: bytes) -> None:
         self._transport = None  # the rest goes through the response, after what is queued
         self._ending = True
-        self._wake.set()
-        await self._drainer  # its last write done (a compressed one may take an executor's time)
+        if self._drainer is not None:
+            self._wake.set()
+            await self._drainer  # its last write done (a compressed one may take an executor's time)
         await self.response.write_eof(self._take_pending() + tail)
 
     async def _drain(self) -> None:

@@ -119,8 +119,9 @@ class ChoiceSink:
                 future.exception()  # retrieved: a failure nobody awaits is not "never retrieved"
 
     async def first_token(self) -> None:
-        """Returns once the first token is in; raises the failure if it came first."""
-        await asyncio.shield(self._first)
+        """Returns once the first token is in; raises the failure if it came first. (One
+        caller, the dispatcher: cancelled with it, the future only stops mattering.)"""
+        await self._first
 
     async def wait(self) -> None:
         """Returns once the choice finished; raises the failure if it failed."""

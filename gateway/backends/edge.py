@@ -69,11 +69,12 @@ class EdgeBackend:
         request.trace_context.update(trace_headers or {})
         session = self._idle_session()
         await session.send(request, sink)
+        timeout = BackendError("the edge node timed out", 504)
+        deadline = asyncio.get_running_loop().call_later(timeout_s, sink.fail, timeout)
         try:
-            await asyncio.wait_for(sink.wait(), timeout_s)
-        except TimeoutError:
-            raise BackendError("the edge node timed out", 504) from None
+            await sink.wait()
         finally:
+            deadline.cancel()
             session.cancel(request.request_id)  # unfinished on the node (a stop string, a client gone)
 
     def _idle_session(self) -> SessionStream:
