@@ -136,35 +136,19 @@ def _parse_value(raw: str) -> Any:
         return raw
 
 
+def value_of(where: str, entry: dict, name: str, kind, default=None, required=False):
+    """entry[name] checked against `kind` (a bool is not an int), else `default`."""
+    value = entry.get(name, default)
+    if value is None and not required:
+        return None
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise ConfigError(f"{where}.{name}: expected {getattr(kind, '__name__', kind)}, got {value!r}")
+    return value
+
+
 def _build(document: dict):
     gateway, cloud = document.get("gateway", {}), document.get("cloud", {})
-    routing, telemetry = document.get("routing", {}), document.get("telemetry", {})
-
-    def value_of(where: str, entry: dict, name: str, kind, default=None, required=False):
-        value = entry.get(name, default)
-        if value is None and not required:
-            return None
-        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-            raise ConfigError(f"{where}.{name}: expected {getattr(kind, '__name__', kind)}, got {value!r}")
-        return value
-
-    models = [
-        ModelEntry(
-            value_of(f"models[{i}]", m, "name", str, required=True),
-            value_of(f"models[{i}]", m, "gguf", str, required=True),
-            value_of(f"models[{i}]", m, "context_length", int),
-        )
-        for i, m in enumerate(document.get("models", []))
-    ]
-    edges = [
-        EdgeNodeEntry(
-            value_of(f"edge_nodes[{i}]", e, "id", str, required=True),
-            value_of(f"edge_nodes[{i}]", e, "address", str, required=True),
-            value_of(f"edge_nodes[{i}]", e, "models", list, [m.name for m in models]),
-            value_of(f"edge_nodes[{i}]", e, "queue_bound", int, 16),
-        )
-        for i, e in enumerate(document.get("edge_nodes", []))
-    ]
+    models = _models(document)
     try:
         mode = PrivacyMode(gateway.get("privacy_mode", "auto"))
     except ValueError:
@@ -176,27 +160,58 @@ def _build(document: dict):
     try:
         config = GatewayConfig(
             models=models,
-            edge_nodes=edges,
+            edge_nodes=_edge_nodes(document, models),
             redis_url=value_of("cloud", cloud, "redis_url", str),
             redis_prefix=value_of("cloud", cloud, "prefix", str, "hybridgw:"),
             cloud_models=value_of("cloud", cloud, "models", list, []),
             privacy_mode=mode,
-            routing=RoutingPolicy(
-                latency_target_ms=value_of("routing", routing, "latency_target_ms", int | float),
-                ttft_target_ms=value_of("routing", routing, "ttft_target_ms", int | float),
-                tpot_target_ms=value_of("routing", routing, "tpot_target_ms", int | float),
-                policy=value_of("routing", routing, "policy", str, "predicted"),
-                cooldown_s=value_of("routing", routing, "cooldown_s", int | float, 5.0),
-                max_attempts=value_of("routing", routing, "max_attempts", int, 2),
-                expected_output_tokens=value_of("routing", routing, "expected_output_tokens", int, 256),
-            ),
+            routing=_routing(document.get("routing", {})),
             max_body_bytes=value_of("gateway", gateway, "max_body_bytes", int, 1 << 20),
             api_keys=keys,
             compress_responses=value_of("gateway", gateway, "compress_responses", bool, False),
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    server = ServerSettings(
+    return config, _server(gateway, document.get("telemetry", {}))
+
+
+def _models(document: dict) -> list[ModelEntry]:
+    return [
+        ModelEntry(
+            value_of(f"models[{i}]", m, "name", str, required=True),
+            value_of(f"models[{i}]", m, "gguf", str, required=True),
+            value_of(f"models[{i}]", m, "context_length", int),
+        )
+        for i, m in enumerate(document.get("models", []))
+    ]
+
+
+def _edge_nodes(document: dict, models: list[ModelEntry]) -> list[EdgeNodeEntry]:
+    return [
+        EdgeNodeEntry(
+            value_of(f"edge_nodes[{i}]", e, "id", str, required=True),
+            value_of(f"edge_nodes[{i}]", e, "address", str, required=True),
+            value_of(f"edge_nodes[{i}]", e, "models", list, [m.name for m in models]),
+            value_of(f"edge_nodes[{i}]", e, "queue_bound", int, 16),
+        )
+        for i, e in enumerate(document.get("edge_nodes", []))
+    ]
+
+
+def _routing(routing: dict) -> RoutingPolicy:
+    return RoutingPolicy(
+        latency_target_ms=value_of("routing", routing, "latency_target_ms", int | float),
+        ttft_target_ms=value_of("routing", routing, "ttft_target_ms", int | float),
+        tpot_target_ms=value_of("routing", routing, "tpot_target_ms", int | float),
+        policy=value_of("routing", routing, "policy", str, "predicted"),
+        cooldown_s=value_of("routing", routing, "cooldown_s", int | float, 5.0),
+        max_attempts=value_of("routing", routing, "max_attempts", int, 2),
+        expected_output_tokens=value_of("routing", routing, "expected_output_tokens", int, 256),
+    )
+
+
+def _server(gateway: dict, telemetry: dict) -> "ServerSettings":
+    return ServerSettings(
         value_of("gateway", gateway, "host", str, "127.0.0.1"),
         value_of("gateway", gateway, "port", int, 8080),
         TelemetrySettings(
@@ -205,4 +220,3 @@ def _build(document: dict):
             value_of("telemetry", telemetry, "trace_file", str),
         ),
     )
-    return config, server

@@ -80,6 +80,8 @@ async def _generate(
             content_type="application/json",
             headers=_where(generation),
         )
+        if app[app_keys.CONFIG].compress_responses:
+            response.enable_compression()
         outcome = "ok"
         return response
     finally:

@@ -111,74 +111,48 @@ def _up(args: argparse.Namespace) -> int:
     children: list[subprocess.Popen] = []
     extra_backends = []
     try:
-        print(f"starting the edge node on 127.0.0.1:{edge_port} ...", file=sys.stderr)
-        children.append(
-            _start(
-                [
-                    "edge",
-                    "--model",
-                    model_path,
-                    "--port",
-                    str(edge_port),
-                    "--slots",
-                    str(args.edge_slots),
-                    "--ctx-size",
-                    str(EDGE_SLOT_CONTEXT * args.edge_slots),
-                    "--node-id",
-                    "edge-local",
-                    "--threads",
-                    str(edge_threads),
-                    *(["--no-prefix-caching"] if args.no_prefix_caching else []),
-                ],
-                '"listening"',
-                "edge node",
-            )
-        )
+        children.append(_start_edge(args, model_path, edge_port, edge_threads))
         if config.redis_url:
-            print("starting a cloud worker on Redis ...", file=sys.stderr)
-            children.append(
-                _start(
-                    [
-                        "cloud",
-                        "--model",
-                        model_path,
-                        "--redis",
-                        config.redis_url,
-                        "--prefix",
-                        config.redis_prefix,
-                        "--kv-cache-gib",
-                        "0.5",
-                        "--max-num-seqs",
-                        str(CLOUD_MAX_NUM_SEQS),
-                        "--grpc-port",
-                        "0",
-                        "--name",
-                        "cloud-local",
-                        "--threads",
-                        str(cloud_threads),
-                        *(["--no-prefix-caching"] if args.no_prefix_caching else []),
-                    ],
-                    '"listening"',
-                    "cloud worker",
-                )
-            )
+            children.append(_start_cloud_worker(args, model_path, config, cloud_threads))
         elif not args.no_cloud:
             extra_backends.append(_local_cloud(model_path, cloud_threads, not args.no_prefix_caching))
         _banner(host, port, bool(config.api_keys))
         serve_app(create_app(config, extra_backends), host, port, announce=False)
     finally:
-        for child in children:
-            if child.poll() is None:
-                child.send_signal(signal.SIGTERM)
-        for child in children:
-            try:
-                child.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                child.kill()
+        _stop(children)
         for backend in extra_backends:
             backend.engine.close()
         print("hybridgw: stopped", file=sys.stderr)
     return 0
+
+
+def _start_edge(args: argparse.Namespace, model_path: str, port: int, threads: int) -> subprocess.Popen:
+    print(f"starting the edge node on 127.0.0.1:{port} ...", file=sys.stderr)
+    command = ["edge", "--model", model_path, "--port", str(port), "--slots", str(args.edge_slots)]
+    command += ["--ctx-size", str(EDGE_SLOT_CONTEXT * args.edge_slots), "--node-id", "edge-local"]
+    command += ["--threads", str(threads), *(["--no-prefix-caching"] if args.no_prefix_caching else [])]
+    return _start(command, '"listening"', "edge node")
+
+
+def _start_cloud_worker(args: argparse.Namespace, model_path: str, config, threads: int) -> subprocess.Popen:
+    print("starting a cloud worker on Redis ...", file=sys.stderr)
+    command = ["cloud", "--model", model_path, "--redis", config.redis_url, "--prefix", config.redis_prefix]
+    command += ["--kv-cache-gib", "0.5", "--max-num-seqs", str(CLOUD_MAX_NUM_SEQS), "--grpc-port", "0"]
+    command += ["--name", "cloud-local", "--threads", str(threads)]
+    command += ["--no-prefix-caching"] if args.no_prefix_caching else []
+    return _start(command, '"listening"', "cloud worker")
+
+
+def _stop(children: list[subprocess.Popen]) -> None:
+    """SIGTERM (each drains), then wait; kill what does not stop in 30 s."""
+    for child in children:
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    for child in children:
+        try:
+            child.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
 
 
 def _split_cores(edge_threads: int | None, cloud: bool) -> tuple[int, int]:

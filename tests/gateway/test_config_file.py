@@ -45,11 +45,13 @@ def test_a_full_file_and_environment_overrides(tmp_path):
         "HYBRIDGW_GATEWAY_PORT": "9100",
         "HYBRIDGW_EDGE_NODES_0_ADDRESS": "edge:50051",
         "HYBRIDGW_EDGE_NODES_0_QUEUE_BOUND": "4",
+        "HYBRIDGW_GATEWAY_COMPRESS_RESPONSES": "true",
         "HYBRIDGW_HOME": "/ignored",
         "PATH": "/bin",
     }
     config, server = load_config(path, environ)
     assert (server.host, server.port) == ("127.0.0.1", 9100)
+    assert config.compress_responses is True
     assert (config.routing.cooldown_s, config.routing.max_attempts) == (2.5, 2)
     assert server.telemetry.otlp_endpoint == "http://otel-collector:4317"
     assert server.telemetry.service_name == "hybridgw-gateway"

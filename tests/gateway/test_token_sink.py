@@ -236,3 +236,8 @@ async def test_with_compression_on_the_stream_is_gzip_and_the_same_text(model_pa
         (json.loads(line)["choices"] or [{}])[0].get("delta", {}).get("content") or "" for line in lines[:-1]
     )
     assert text == expected
+    async with Gateway(config) as gw, aiohttp.ClientSession() as session:  # an answer at once too
+        whole = {**body, "stream": False}
+        async with session.post(f"{gw.url}/v1/chat/completions", json=whole, headers=headers) as response:
+            assert response.headers["Content-Encoding"] == "gzip"
+            assert (await response.json())["choices"][0]["message"]["content"] == expected
