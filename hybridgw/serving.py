@@ -1,4 +1,5 @@
-"""Running the gateway's aiohttp app from the CLI: a busy or invalid address is a clear error."""
+"""Running the gateway's aiohttp app from the CLI: a busy or invalid address is a clear error,
+port 0 is reported, SIGINT/SIGTERM stop it gracefully."""
 
 import socket
 import sys
@@ -18,24 +19,48 @@ def ensure_can_listen(host: str, port: int) -> None:
         raise ListenError(f"cannot listen on {host}:{port}: {error.strerror}") from None
 
 
-def serve_app(app, host: str, port: int, announce: bool = True) -> None:
-    """web.run_app until SIGINT/SIGTERM; the app's cleanup (nodes, Redis) runs on the way out."""
-    from aiohttp import web
-
+def serve_app(app, host: str, port: int, announce: bool = True, on_listening=None) -> None:
+    """Serve until SIGINT/SIGTERM; the app's cleanup (nodes, Redis) runs on the way out. Port 0
+    takes a free port: the bound address is logged (`{"event": "listening", ...}`) and passed
+    to `on_listening(port)`."""
     ensure_can_listen(host, port)
     app.on_startup.append(_prepare_gc)  # after the app's own startup (nodes, Redis)
+    loop = new_event_loop()
     try:
-        web.run_app(
-            app,
-            host=host,
-            port=port,
-            handler_cancellation=True,
-            print=(lambda line: print(line, file=sys.stderr)) if announce else None,
-            access_log=None,
-            loop=new_event_loop(),
+        loop.run_until_complete(_serve(app, host, port, announce, on_listening))
+    finally:
+        loop.close()
+
+
+async def _serve(app, host: str, port: int, announce: bool, on_listening) -> None:
+    import asyncio
+    import json
+    import logging
+    import signal
+
+    from aiohttp import web
+
+    runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+    await runner.setup()
+    try:
+        try:
+            await web.TCPSite(runner, host, port).start()
+        except OSError as error:  # lost a race for the address after the check
+            raise ListenError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+        bound = runner.addresses[0][1]
+        logging.getLogger("hybridgw.gateway").info(
+            json.dumps({"event": "listening", "service": "gateway", "address": f"{host}:{bound}"})
         )
-    except OSError as error:  # lost a race for the address after the check
-        raise ListenError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+        if announce:
+            print(f"======== Running on http://{host}:{bound} ========", file=sys.stderr, flush=True)
+        if on_listening is not None:
+            on_listening(bound)
+        stop = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+        await stop.wait()
+    finally:
+        await runner.cleanup()  # stops accepting, lets running requests finish, then the app's cleanup
 
 
 async def _prepare_gc(app) -> None:

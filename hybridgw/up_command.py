@@ -116,8 +116,14 @@ def _up(args: argparse.Namespace) -> int:
             children.append(_start_cloud_worker(args, model_path, config, cloud_threads))
         elif not args.no_cloud:
             extra_backends.append(_local_cloud(model_path, cloud_threads, not args.no_prefix_caching))
-        _banner(host, port, bool(config.api_keys))
-        serve_app(create_app(config, extra_backends), host, port, announce=False)
+        keyed = bool(config.api_keys)
+        serve_app(
+            create_app(config, extra_backends),
+            host,
+            port,
+            announce=False,
+            on_listening=lambda bound: _banner(host, bound, keyed),
+        )
     finally:
         _stop(children)
         for backend in extra_backends:

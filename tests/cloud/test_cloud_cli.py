@@ -16,11 +16,10 @@ from formats.ggml_types import GGMLType
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
 from tests.cloud.test_worker import _read_reply, _request
-from tests.fixtures.edge_node import free_port
+from tests.fixtures.process_logs import logged_port
 
 
 async def test_cloud_worker_process_serves_queue_and_grpc_then_drains(tiny_model, redis_url, redis_keys):
-    port, metrics_port = free_port(), free_port()
     process = subprocess.Popen(
         [
             sys.executable,
@@ -36,13 +35,13 @@ async def test_cloud_worker_process_serves_queue_and_grpc_then_drains(tiny_model
             "--name",
             "cli-worker",
             "--grpc-port",
-            str(port),
+            "0",
             "--num-blocks",
             "64",
             "--block-size",
             "4",
             "--metrics-port",
-            str(metrics_port),
+            "0",
         ],
         stderr=subprocess.PIPE,
         text=True,
@@ -53,6 +52,7 @@ async def test_cloud_worker_process_serves_queue_and_grpc_then_drains(tiny_model
     while not any('"listening"' in line for line in lines):
         assert process.poll() is None and time.monotonic() < deadline, "".join(lines)
         await asyncio.sleep(0.05)
+    port, metrics_port = logged_port(lines), logged_port(lines, "metrics_listening")  # bound at 0
     client = aioredis.from_url(redis_url)
     await client.xadd(redis_keys.request_stream, {"request": _request("via-redis", max_tokens=6)})
     from_queue = [t.token_id for c in await _read_reply(client, redis_keys, "via-redis") for t in c.tokens]

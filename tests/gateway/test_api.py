@@ -15,9 +15,10 @@ from gateway import app_keys
 from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from shared.async_engine import AsyncEngine
 from shared.proto import inference_pb2 as pb
-from tests.fixtures.edge_node import EdgeNode, free_port
+from tests.fixtures.edge_node import EdgeNode
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config, greedy_text
 from tests.fixtures.polling import eventually
+from tests.fixtures.process_logs import logged_port
 
 
 async def test_openai_client_chat_streaming_and_not(model_path, edge_node):
@@ -200,7 +201,6 @@ async def test_gateway_process_serves_and_logs_one_line_per_request(model_path, 
     import sys
     import threading
 
-    port = free_port()
     process = subprocess.Popen(
         [
             sys.executable,
@@ -212,13 +212,14 @@ async def test_gateway_process_serves_and_logs_one_line_per_request(model_path, 
             "--edge",
             f"edge-a=127.0.0.1:{edge_node.port}",
             "--port",
-            str(port),
+            "0",
         ],
         stderr=subprocess.PIPE,
         text=True,
     )
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(process.stderr), daemon=True).start()
+    port = await eventually(lambda: logged_port(lines), timeout=60, what="the gateway's listening line")
     async with aiohttp.ClientSession() as session:
         for _ in range(200):
             try:
