@@ -3,7 +3,7 @@ template applied), the number of tokens to generate, and who sent it."""
 
 from dataclasses import dataclass
 
-from formats.errors import ChatTemplateError
+from gateway.chat_prompt import chat_prompt_ids
 from gateway.errors import invalid
 from gateway.models import ServedModel
 from gateway.request_context import RequestContext
@@ -22,14 +22,10 @@ class PreparedRequest:
 
 
 def prompt_ids(model: ServedModel, request: GenerationRequest) -> list[int]:
+    """Chat: the template's control tokens only (gateway/chat_prompt.py); a completion's prompt
+    is text, special-token text included."""
     if request.messages is not None:
-        try:
-            text = model.chat_template.render(request.messages, add_generation_prompt=True)
-        except ChatTemplateError as error:
-            raise invalid(
-                f"The messages cannot be rendered with the model's chat template: {error}", "messages"
-            ) from None
-        return model.tokenizer.encode(text, add_special=True, parse_special=True)
+        return chat_prompt_ids(model, request.messages)
     return model.tokenizer.encode(request.prompt or "", add_special=True, parse_special=False)
 
 

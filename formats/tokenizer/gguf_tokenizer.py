@@ -1,5 +1,6 @@
 """The tokenizer the rest of hybridgw uses: encode, decode, special ids, one object per model."""
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,10 @@ class GGUFTokenizer:
         # Text split out as one token each (special tokens parsed), and their ids.
         split_out = {token: self._tokenizer.token_to_id(token) for token in split_out_tokens(vocab)}
         self._added_ids = frozenset(split_out.values())
+        self._split_out = split_out
+        self._split_pattern = _alternation(split_out)  # where special parsing splits a prompt
+        control = [t for t, i in split_out.items() if vocab.token_types[i] == TokenType.CONTROL]
+        self._control_pattern = _alternation(control)
         self._token_bytes: dict[int, bytes] = {}
         self._segments = None
         if vocab.model == "gpt2" and len(split_out) <= MAX_SPECIALS:
@@ -78,11 +83,43 @@ class GGUFTokenizer:
         else:
             self._tokenizer.encode_special_tokens = not parse_special
             ids = self._tokenizer.encode(text, add_special_tokens=False).ids
+        return self._with_bos_eos(ids, add_special)
+
+    def _with_bos_eos(self, ids: list[int], add_special: bool) -> list[int]:
         if add_special and self.vocab.add_bos and self.vocab.bos_token_id is not None:
             ids.insert(0, self.vocab.bos_token_id)
         if add_special and self.vocab.add_eos and self.vocab.eos_token_id is not None:
             ids.append(self.vocab.eos_token_id)
         return ids
+
+    def contains_control_text(self, text: str) -> bool:
+        """Whether `text` holds the text of a control token (`<|im_start|>`, `</s>`, ...)."""
+        return self._control_pattern is not None and self._control_pattern.search(text) is not None
+
+    def encode_with_literals(
+        self, text: str, literal_spans: list[tuple[int, int]], add_special: bool = True
+    ) -> list[int]:
+        """`encode(text, parse_special=True)`, except that special-token text overlapping a
+        `(start, end)` span (user content inside a rendered template) stays plain text: only the
+        template itself can produce control tokens. Outside such text, the ids are those of
+        `encode` (the same split points, the same fragments)."""
+        ids: list[int] = []
+        start = 0
+        if self._split_pattern is not None:
+            for match in self._split_pattern.finditer(text):
+                if any(match.start() < end and match.end() > begin for begin, end in literal_spans):
+                    continue
+                ids += self._encode_plain(text[start : match.start()])
+                ids.append(self._split_out[match.group()])
+                start = match.end()
+        ids += self._encode_plain(text[start:])
+        return self._with_bos_eos(ids, add_special)
+
+    def _encode_plain(self, text: str) -> list[int]:
+        if not text:
+            return []
+        self._tokenizer.encode_special_tokens = True
+        return self._tokenizer.encode(text, add_special_tokens=False).ids
 
     def decode(self, token_ids: list[int], skip_special: bool = False) -> str:
         if skip_special:
@@ -126,3 +163,10 @@ class GGUFTokenizer:
     def piece(self, token_id: int) -> str:
         """The text one token stands for on its own (may hold U+FFFD for a partial character)."""
         return self._tokenizer.decode([token_id], skip_special_tokens=False)
+
+
+def _alternation(texts) -> re.Pattern | None:
+    """Longest first: where two texts start at the same place the longer wins, as in the
+    tokenizers' leftmost-longest matching."""
+    texts = sorted(texts, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, texts))) if texts else None
