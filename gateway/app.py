@@ -5,7 +5,7 @@ import random
 import redis.asyncio as aioredis
 from aiohttp import web
 
-from gateway import app_keys, handlers, status
+from gateway import app_keys, handlers, openapi, status
 from gateway.auth import KeyStore
 from gateway.backends.cloud import CloudBackend
 from gateway.backends.edge import EdgeBackend
@@ -39,6 +39,7 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     app.router.add_get("/health/live", handlers.health_live)
     app.router.add_get("/health/ready", handlers.health_ready)
     app.router.add_get("/metrics", handlers.metrics)
+    app.router.add_get("/openapi.json", openapi.openapi_json)
     app.router.add_get("/", status.status_page)
     app.router.add_get("/status", status.status_json)
     return app

@@ -64,6 +64,7 @@ class GatewayConfig:
     max_body_bytes: int = 1 << 20
     api_keys: list[ApiKey] = field(default_factory=list)  # empty: no authentication
     compress_responses: bool = False  # gzip/deflate streamed responses for clients that accept it
+    allow_unknown_params: bool = False  # True: a body parameter no one declares is ignored, not a 400
 
     def __post_init__(self) -> None:
         if not self.models:

@@ -1,6 +1,6 @@
 """The gateway's TOML configuration file, with every field overridable from the environment.
 
-    [gateway]      host, port, privacy_mode, max_body_bytes, compress_responses
+    [gateway]      host, port, privacy_mode, max_body_bytes, compress_responses, allow_unknown_params
     [routing]      policy, latency_target_ms, ttft_target_ms, tpot_target_ms, cooldown_s,
                    max_attempts, expected_output_tokens
     [telemetry]    service_name, otlp_endpoint, trace_file
@@ -28,7 +28,14 @@ from gateway.privacy import PrivacyMode
 
 ENV_PREFIX = "HYBRIDGW_"
 SCHEMA: dict[str, set[str]] = {
-    "gateway": {"host", "port", "privacy_mode", "max_body_bytes", "compress_responses"},
+    "gateway": {
+        "host",
+        "port",
+        "privacy_mode",
+        "max_body_bytes",
+        "compress_responses",
+        "allow_unknown_params",
+    },
     "routing": {
         "latency_target_ms",
         "ttft_target_ms",
@@ -169,6 +176,7 @@ def _build(document: dict):
             max_body_bytes=value_of("gateway", gateway, "max_body_bytes", int, 1 << 20),
             api_keys=keys,
             compress_responses=value_of("gateway", gateway, "compress_responses", bool, False),
+            allow_unknown_params=value_of("gateway", gateway, "allow_unknown_params", bool, False),
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None

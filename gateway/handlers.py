@@ -26,7 +26,7 @@ from gateway.request_headers import request_context
 from gateway.request_ids import new_request_id
 from gateway.request_log import annotate, record
 from gateway.responses import ChatFormat, CompletionFormat, ResponseFormat
-from gateway.schemas import parse_body, parse_chat, parse_completion
+from gateway.schemas import parse_chat, parse_completion
 from gateway.sse_sink import SSESink
 from shared.telemetry import extract_context, forwarded_context, recording, tracer
 
@@ -100,7 +100,7 @@ async def _prepare(request: web.Request, parse, forwarded: dict[str, str] | None
     app = request.app
     config = app[app_keys.CONFIG]
     key = app[app_keys.KEYS].authenticate(request)
-    body = parse(parse_body(await request.read()))
+    body = parse(await request.read(), config.allow_unknown_params)
     model = app[app_keys.MODELS].get(body.model)
     if model is None:
         raise model_not_found(body.model)

@@ -19,14 +19,18 @@ def node_request(prepared: PreparedRequest, index: int, cache_salt: str) -> pb.G
     sampling = pb.SamplingParams(
         temperature=body.temperature,
         top_p=body.top_p,
+        top_k=max(0, body.top_k),  # -1 (vLLM's "off") is the proto's 0
+        min_p=body.min_p,
+        repetition_penalty=body.repetition_penalty,
         max_tokens=prepared.max_tokens,
         presence_penalty=body.presence_penalty,
         frequency_penalty=body.frequency_penalty,
+        stop_token_ids=body.stop_token_ids,
         logprobs=body.top_logprobs,
         ignore_eos=body.ignore_eos,
     )
     if body.seed is not None:
-        sampling.seed = body.seed + index
+        sampling.seed = (body.seed + index) % 2**64  # OpenAI takes any int64 seed
     return pb.GenerateRequest(
         request_id=f"{prepared.request_id}-{index}",
         model=prepared.model.name,

@@ -1,15 +1,21 @@
-"""Validation of OpenAI request bodies into typed requests, with OpenAI's parameter names in errors."""
+"""Request bodies validated by their declared models (gateway/api_models.py) into the typed
+GenerationRequest the pipeline uses; errors are OpenAI's, naming the parameter."""
 
-import math
 from dataclasses import dataclass, field
-from typing import Any
 
-import orjson
+from pydantic import BaseModel, ValidationError
 
-from gateway.errors import invalid
+from gateway.api_models import (
+    NOT_IMPLEMENTED,
+    ChatCompletionRequest,
+    CompletionRequest,
+    LenientChatCompletionRequest,
+    LenientCompletionRequest,
+    SamplingFields,
+)
+from gateway.errors import APIError, invalid
 
-MAX_N = 8
-MAX_STOP_SEQUENCES = 4
+GREEDIEST_TOP_P = 1e-9  # top_p 0 (OpenAI accepts it): only the most likely token is kept
 
 
 @dataclass(slots=True)
@@ -23,8 +29,12 @@ class GenerationRequest:
     max_tokens: int | None = None
     temperature: float = 1.0
     top_p: float = 1.0
-    seed: int | None = None
+    top_k: int = -1
+    min_p: float = 0.0
+    repetition_penalty: float = 1.0
+    seed: int | None = None  # any int64; the node takes it modulo 2**64
     stop: list[str] = field(default_factory=list)
+    stop_token_ids: list[int] = field(default_factory=list)
     presence_penalty: float = 0.0
     frequency_penalty: float = 0.0
     logprobs: bool = False
@@ -41,140 +51,99 @@ class GenerationRequest:
         return [m["content"] for m in self.messages]
 
 
-def parse_body(raw: bytes) -> dict:
-    try:
-        body = orjson.loads(raw)  # checks the UTF-8 as it goes
-    except orjson.JSONDecodeError as exc:
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise invalid("The request body is not valid UTF-8.", code="invalid_encoding") from None
-        raise invalid(
-            f"The request body is not valid JSON: {exc.msg} (line {exc.lineno}).", code="invalid_json"
-        ) from None
-    if not isinstance(body, dict):
-        raise invalid("The request body must be a JSON object.", code="invalid_json")
-    return body
-
-
-def parse_chat(body: dict) -> GenerationRequest:
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise invalid("'messages' must be a non-empty array.", "messages")
-    parsed = []
-    for index, message in enumerate(messages):
-        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
-            raise invalid(f"messages[{index}] must be an object with a string 'role'.", f"messages[{index}]")
-        if message["role"] not in ("system", "developer", "user", "assistant", "tool"):
-            raise invalid(
-                f"messages[{index}].role {message['role']!r} is not supported.", f"messages[{index}].role"
-            )
-        content = message.get("content")
-        if isinstance(content, list):  # content parts: text only
-            if not all(
-                isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-                for p in content
-            ):
-                raise invalid(
-                    f"messages[{index}].content supports only text parts.", f"messages[{index}].content"
-                )
-            content = "".join(p["text"] for p in content)
-        if not isinstance(content, str):
-            raise invalid(f"messages[{index}].content must be a string.", f"messages[{index}].content")
-        parsed.append(
-            {"role": "system" if message["role"] == "developer" else message["role"], "content": content}
-        )
-    request = _common(body, messages=parsed, prompt=None)
-    request.max_tokens = _optional_int(body, "max_completion_tokens", 1) or request.max_tokens
-    request.logprobs = _bool(body, "logprobs", False)
-    request.top_logprobs = _optional_int(body, "top_logprobs", 0, 20) or 0
+def parse_chat(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
+    model = LenientChatCompletionRequest if allow_unknown else ChatCompletionRequest
+    body: ChatCompletionRequest = _validate(model, raw)
+    messages = [
+        {"role": "system" if m.role == "developer" else m.role, "content": m.text}
+        | ({"name": m.name} if m.name is not None else {})
+        for m in body.messages
+    ]
+    request = _common(body, messages=messages, prompt=None)
+    request.max_tokens = body.max_completion_tokens or body.max_tokens
+    request.logprobs = body.logprobs
+    request.top_logprobs = body.top_logprobs or 0
     if request.top_logprobs and not request.logprobs:
         raise invalid("'top_logprobs' requires 'logprobs' to be true.", "top_logprobs")
     return request
 
 
-def parse_completion(body: dict) -> GenerationRequest:
-    prompt = body.get("prompt")
-    if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
-        prompt = prompt[0]
-    if not isinstance(prompt, str):
-        raise invalid("'prompt' must be a string.", "prompt")
+def parse_completion(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
+    model = LenientCompletionRequest if allow_unknown else CompletionRequest
+    body: CompletionRequest = _validate(model, raw)
+    prompt = body.prompt if isinstance(body.prompt, str) else body.prompt[0]
     request = _common(body, messages=None, prompt=prompt)
-    logprobs = _optional_int(body, "logprobs", 0, 5)
-    request.logprobs = bool(logprobs is not None)
-    request.top_logprobs = logprobs or 0
+    request.logprobs = body.logprobs is not None
+    request.top_logprobs = body.logprobs or 0
     return request
 
 
-def _common(body: dict, messages, prompt) -> GenerationRequest:
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise invalid("'model' must be a non-empty string.", "model")
-    stream = _bool(body, "stream", False)
-    options = body.get("stream_options")
-    if options is not None and (not isinstance(options, dict) or not stream):
+def _common(body: SamplingFields, messages, prompt) -> GenerationRequest:
+    if body.stream_options is not None and not body.stream:
         raise invalid("'stream_options' is only allowed with 'stream': true.", "stream_options")
-    stop = body.get("stop")
-    stops = [stop] if isinstance(stop, str) else stop if stop is not None else []
-    if (
-        not isinstance(stops, list)
-        or len(stops) > MAX_STOP_SEQUENCES
-        or not all(isinstance(s, str) and s for s in stops)
-    ):
-        raise invalid(f"'stop' must be a string or up to {MAX_STOP_SEQUENCES} non-empty strings.", "stop")
-    seed = body.get("seed")
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63):
-        raise invalid("'seed' must be a non-negative integer.", "seed")
-    user = body.get("user")
-    if user is not None and not isinstance(user, str):
-        raise invalid("'user' must be a string.", "user")
+    for name, defaults in NOT_IMPLEMENTED.items():
+        value = getattr(body, name, None)
+        if not any(value == default and type(value) is type(default) for default in defaults):
+            raise invalid(f"'{name}' is not supported by this server.", name, "unsupported_parameter")
     return GenerationRequest(
-        model=model,
+        model=body.model,
         messages=messages,
         prompt=prompt,
-        stream=stream,
-        include_usage=bool((options or {}).get("include_usage", False)),
-        n=_optional_int(body, "n", 1, MAX_N) or 1,
-        max_tokens=_optional_int(body, "max_tokens", 1),
-        temperature=_number(body, "temperature", 1.0, 0.0, 2.0),
-        top_p=_number(body, "top_p", 1.0, 0.0, 1.0, open_low=True),
-        seed=seed,
-        stop=stops,
-        presence_penalty=_number(body, "presence_penalty", 0.0, -2.0, 2.0),
-        frequency_penalty=_number(body, "frequency_penalty", 0.0, -2.0, 2.0),
-        user=user,
-        priority=_optional_int(body, "priority", -(2**31), 2**31 - 1) or 0,
-        ignore_eos=_bool(body, "ignore_eos", False),
+        stream=body.stream,
+        include_usage=body.stream_options is not None and body.stream_options.include_usage,
+        n=body.n,
+        max_tokens=body.max_tokens,
+        temperature=body.temperature,
+        top_p=body.top_p or GREEDIEST_TOP_P,
+        top_k=body.top_k,
+        min_p=body.min_p,
+        repetition_penalty=body.repetition_penalty,
+        seed=body.seed,
+        stop=[body.stop] if isinstance(body.stop, str) else list(body.stop or []),
+        stop_token_ids=list(body.stop_token_ids or []),
+        presence_penalty=body.presence_penalty,
+        frequency_penalty=body.frequency_penalty,
+        user=body.user,
+        priority=body.priority,
+        ignore_eos=body.ignore_eos,
     )
 
 
-def _bool(body: dict, name: str, default: bool) -> bool:
-    value = body.get(name, default)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise invalid(f"'{name}' must be a boolean.", name)
-    return value
+def _validate(model: type[BaseModel], raw: bytes):
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as error:
+        raise _as_api_error(error, raw) from None
 
 
-def _optional_int(body: dict, name: str, low: int, high: int | None = None) -> int | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise invalid(f"'{name}' must be an integer.", name)
-    if value < low or (high is not None and value > high):
-        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise invalid(f"'{name}' must be {bound}, got {value}.", name)
-    return value
+def _as_api_error(error: ValidationError, raw: bytes) -> APIError:
+    """The first problem, in OpenAI's words, with the parameter's path (`messages[0].content`)."""
+    first = error.errors(include_url=False)[0]
+    kind, location = first["type"], first["loc"]
+    if kind == "json_invalid":
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return invalid("The request body is not valid UTF-8.", code="invalid_encoding")
+        return invalid(f"The request body is not valid JSON: {first['msg']}.", code="invalid_json")
+    if kind == "model_type" and not location:
+        return invalid("The request body must be a JSON object.", code="invalid_json")
+    path = _path(location)
+    if kind == "extra_forbidden":
+        return invalid(f"Unrecognized request argument supplied: {path}", path, "unknown_parameter")
+    if kind == "missing":
+        return invalid(f"Missing required parameter: '{path}'.", path)
+    return invalid(f"Invalid value for '{path}': {first['msg']}.", path)
 
 
-def _number(body: dict, name: str, default: float, low: float, high: float, open_low: bool = False) -> float:
-    value: Any = body.get(name, default)
-    if value is None:
-        return default
-    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
-        raise invalid(f"'{name}' must be a number.", name)
-    if value < low or value > high or (open_low and value == low):
-        raise invalid(f"'{name}' must be in {'(' if open_low else '['}{low}, {high}], got {value}.", name)
-    return float(value)
+def _path(location: tuple) -> str:
+    """('messages', 0, 'content', 'str') -> 'messages[0].content' (union branch names dropped)."""
+    path = ""
+    for part in location:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part in ("str", "list[TextPart]", "int", "float", "bool") or "[" in str(part):
+            break
+        else:
+            path += f".{part}" if path else str(part)
+    return path

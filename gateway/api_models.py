@@ -1,0 +1,145 @@
+"""The request bodies of /v1/chat/completions and /v1/completions, declared once (pydantic):
+validation (gateway/schemas.py) and the served /openapi.json (gateway/openapi.py) both come from
+these models.
+
+Every parameter of OpenAI's reference is either implemented or declared in `NOT_IMPLEMENTED`
+and refused with a 400 naming it; a parameter no one declares is a 400 too ("Unrecognized
+request argument supplied", as OpenAI answers), unless `[gateway] allow_unknown_params` relaxes
+that. vLLM's extra sampling parameters that both engines implement are accepted as well.
+"""
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_N = 8
+MAX_STOP_SEQUENCES = 4
+INT64 = Annotated[int, Field(ge=-(2**63), lt=2**63)]
+STOP_LIST = Annotated[list[Annotated[str, Field(min_length=1)]], Field(max_length=MAX_STOP_SEQUENCES)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class TextPart(Strict):
+    type: Literal["text"]
+    text: str
+
+
+class ChatMessage(Strict):
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[TextPart]
+    name: str | None = None
+
+    @property
+    def text(self) -> str:
+        return self.content if isinstance(self.content, str) else "".join(p.text for p in self.content)
+
+
+class StreamOptions(Strict):
+    include_usage: bool = False
+
+
+class SamplingFields(Strict):
+    """Shared by both endpoints: OpenAI's sampling parameters and vLLM's extra ones."""
+
+    model: Annotated[str, Field(min_length=1)]
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    n: Annotated[int, Field(ge=1, le=MAX_N)] = 1
+    max_tokens: Annotated[int, Field(ge=1)] | None = None
+    temperature: Annotated[float, Field(ge=0.0, le=2.0, allow_inf_nan=False)] = 1.0
+    top_p: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 1.0
+    seed: INT64 | None = None
+    stop: str | STOP_LIST | None = None
+    presence_penalty: Annotated[float, Field(ge=-2.0, le=2.0, allow_inf_nan=False)] = 0.0
+    frequency_penalty: Annotated[float, Field(ge=-2.0, le=2.0, allow_inf_nan=False)] = 0.0
+    user: str | None = None
+    # vLLM's extra parameters
+    top_k: Annotated[int, Field(ge=-1)] = -1
+    min_p: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 0.0
+    repetition_penalty: Annotated[float, Field(gt=0.0, le=2.0, allow_inf_nan=False)] = 1.0
+    stop_token_ids: list[Annotated[int, Field(ge=0)]] | None = None
+    ignore_eos: bool = False
+    priority: Annotated[int, Field(ge=-(2**31), lt=2**31)] = 0  # lower runs first when nodes queue
+    # OpenAI parameters hybridgw does not implement yet: declared, so a request using one is a
+    # 400 that names it rather than "unrecognized" (and never silently ignored)
+    logit_bias: dict[str, float] | None = None
+    min_tokens: int | None = None
+
+    @field_validator("stop", mode="before")
+    @classmethod
+    def _empty_stop_string(cls, value: Any) -> Any:
+        if value == "":
+            raise ValueError("a stop sequence must not be empty")
+        return value
+
+
+class ChatCompletionRequest(SamplingFields):
+    messages: Annotated[list[ChatMessage], Field(min_length=1)]
+    max_completion_tokens: Annotated[int, Field(ge=1)] | None = None
+    logprobs: bool = False
+    top_logprobs: Annotated[int, Field(ge=0, le=20)] | None = None
+    # not implemented yet (issue #17): refused by name
+    tools: list[dict] | None = None
+    tool_choice: str | dict | None = None
+    parallel_tool_calls: bool | None = None
+    functions: list[dict] | None = None
+    function_call: str | dict | None = None
+    response_format: dict | None = None
+    audio: dict | None = None
+    modalities: list[str] | None = None
+    prediction: dict | None = None
+    web_search_options: dict | None = None
+    reasoning_effort: str | None = None
+    service_tier: str | None = None
+    store: bool | None = None
+    metadata: dict | None = None
+    verbosity: str | None = None
+    prompt_cache_key: str | None = None
+    safety_identifier: str | None = None
+
+
+class CompletionRequest(SamplingFields):
+    prompt: str | Annotated[list[str], Field(min_length=1, max_length=1)]
+    logprobs: Annotated[int, Field(ge=0, le=5)] | None = None
+    # not implemented yet (issue #17): refused by name
+    echo: bool | None = None
+    best_of: int | None = None
+    suffix: str | None = None
+
+
+class LenientChatCompletionRequest(ChatCompletionRequest):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class LenientCompletionRequest(CompletionRequest):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+# Declared above, not implemented: any value but these defaults is a 400 naming the parameter.
+NOT_IMPLEMENTED: dict[str, tuple[Any, ...]] = {
+    "logit_bias": (None, {}),
+    "min_tokens": (None, 0),
+    "tools": (None, []),
+    "tool_choice": (None, "none"),
+    "parallel_tool_calls": (None,),
+    "functions": (None, []),
+    "function_call": (None, "none"),
+    "response_format": (None, {"type": "text"}),
+    "audio": (None,),
+    "modalities": (None, ["text"]),
+    "prediction": (None,),
+    "web_search_options": (None,),
+    "reasoning_effort": (None,),
+    "service_tier": (None, "auto", "default"),
+    "store": (None, False),
+    "metadata": (None,),
+    "verbosity": (None,),
+    "prompt_cache_key": (None,),
+    "safety_identifier": (None,),
+    "echo": (None, False),
+    "best_of": (None, 1),
+    "suffix": (None,),
+}

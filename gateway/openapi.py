@@ -1,0 +1,65 @@
+"""GET /openapi.json: the OpenAPI 3.1 document of the generation endpoints, generated from the
+declared request and response models (gateway/api_models.py, gateway/api_responses.py)."""
+
+import functools
+
+from aiohttp import web
+from pydantic.json_schema import models_json_schema
+
+from gateway.api_models import ChatCompletionRequest, CompletionRequest
+from gateway.api_responses import ChatCompletion, ChatCompletionChunk, Completion, ErrorResponse
+
+REF = "#/components/schemas/{model}"
+
+
+@functools.cache
+def openapi_document() -> dict:
+    models = [
+        (ChatCompletionRequest, "validation"),
+        (CompletionRequest, "validation"),
+        (ChatCompletion, "serialization"),
+        (ChatCompletionChunk, "serialization"),
+        (Completion, "serialization"),
+        (ErrorResponse, "serialization"),
+    ]
+    _, schemas = models_json_schema(models, ref_template=REF)
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "hybridgw", "version": "1"},
+        "paths": {
+            "/v1/chat/completions": _operation(
+                "ChatCompletionRequest", "ChatCompletion", "ChatCompletionChunk"
+            ),
+            "/v1/completions": _operation("CompletionRequest", "Completion", "Completion"),
+        },
+        "components": {"schemas": schemas["$defs"]},
+    }
+
+
+def _operation(request: str, answer: str, chunk: str) -> dict:
+    ref = lambda name: {"$ref": REF.format(model=name)}  # noqa: E731
+    error = {
+        "description": "an OpenAI error",
+        "content": {"application/json": {"schema": ref("ErrorResponse")}},
+    }
+    return {
+        "post": {
+            "requestBody": {"required": True, "content": {"application/json": {"schema": ref(request)}}},
+            "responses": {
+                "200": {
+                    "description": "the answer (JSON), or with `stream: true` server-sent events of chunks",
+                    "content": {
+                        "application/json": {"schema": ref(answer)},
+                        "text/event-stream": {"schema": ref(chunk)},
+                    },
+                },
+                "400": error,
+                "429": error,
+                "503": error,
+            },
+        }
+    }
+
+
+async def openapi_json(request: web.Request) -> web.Response:
+    return web.json_response(openapi_document())

@@ -1,0 +1,153 @@
+"""The declared request schema (gateway/api_models.py): OpenAI's parameters implemented or refused
+by name, unknown ones refused (or ignored when configured), the values OpenAI accepts accepted,
+vLLM's extra sampling parameters carried to the node, errors naming the parameter's path, real
+responses valid against the declared response models, and /openapi.json served from them."""
+
+import json
+
+import pytest
+
+from gateway.api_models import NOT_IMPLEMENTED
+from gateway.api_responses import ChatCompletion, ChatCompletionChunk, Completion
+from gateway.errors import APIError
+from gateway.node_request import node_request
+from gateway.prepared_request import PreparedRequest
+from gateway.request_context import RequestContext
+from gateway.schemas import parse_chat, parse_completion
+from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config
+
+CHAT = {"model": "tiny", "messages": [{"role": "user", "content": "hi"}]}
+
+
+def _chat(**fields) -> bytes:
+    return json.dumps({**CHAT, **fields}).encode()
+
+
+def _error(parse, raw: bytes, **kwargs) -> dict:
+    with pytest.raises(APIError) as caught:
+        parse(raw, **kwargs)
+    assert caught.value.status == 400
+    return caught.value.body()["error"]
+
+
+def test_an_unknown_parameter_is_refused_by_name_unless_configured_otherwise():
+    error = _error(parse_chat, _chat(temprature=0.5))
+    assert (error["param"], error["code"]) == ("temprature", "unknown_parameter")
+    assert error["message"] == "Unrecognized request argument supplied: temprature"
+    nested = _error(parse_chat, _chat(messages=[{"role": "user", "content": "hi", "colour": 1}]))
+    assert nested["param"] == "messages[0].colour"
+    assert parse_chat(_chat(temprature=0.5), allow_unknown=True).temperature == 1.0
+
+
+@pytest.mark.parametrize("name", sorted(NOT_IMPLEMENTED))
+def test_every_declared_but_unimplemented_parameter_is_refused_by_name(name):
+    parse = parse_completion if name in ("echo", "best_of", "suffix") else parse_chat
+    body = {**CHAT, "prompt": "hi"} if parse is parse_completion else dict(CHAT)
+    if parse is parse_completion:
+        del body["messages"]
+    samples = {
+        "logit_bias": {"50256": -100},
+        "min_tokens": 3,
+        "tools": [{"type": "function", "function": {"name": "f"}}],
+        "tool_choice": "required",
+        "parallel_tool_calls": False,
+        "functions": [{"name": "f"}],
+        "function_call": "auto",
+        "response_format": {"type": "json_object"},
+        "audio": {"voice": "x"},
+        "modalities": ["text", "audio"],
+        "prediction": {"type": "content", "content": "x"},
+        "web_search_options": {},
+        "reasoning_effort": "low",
+        "service_tier": "flex",
+        "store": True,
+        "metadata": {"k": "v"},
+        "verbosity": "low",
+        "prompt_cache_key": "k",
+        "safety_identifier": "u",
+        "echo": True,
+        "best_of": 2,
+        "suffix": "!",
+    }
+    error = _error(parse, json.dumps({**body, name: samples[name]}).encode())
+    assert (error["param"], error["code"]) == (name, "unsupported_parameter")
+    for default in NOT_IMPLEMENTED[name]:  # what means "not used" is accepted
+        parse(json.dumps({**body, name: default}).encode())
+
+
+def test_values_openai_accepts_are_accepted():
+    assert parse_chat(_chat(seed=-1)).seed == -1
+    assert parse_chat(_chat(seed=2**63 - 1, temperature=2, top_p=1)).seed == 2**63 - 1
+    assert 0 < parse_chat(_chat(top_p=0)).top_p < 1e-6  # only the most likely token
+    request = parse_chat(
+        _chat(
+            messages=[
+                {
+                    "role": "developer",
+                    "content": [{"type": "text", "text": "be "}, {"type": "text", "text": "brief"}],
+                }
+            ]
+        )
+    )
+    assert request.messages == [{"role": "system", "content": "be brief"}]
+    assert parse_chat(_chat(stop="\n")).stop == ["\n"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "param"),
+    [
+        ({"temperature": "0.5"}, "temperature"),  # no strings for numbers
+        ({"stream": "true"}, "stream"),
+        ({"n": 9}, "n"),
+        ({"seed": 2**63}, "seed"),
+        ({"top_p": 1.5}, "top_p"),
+        ({"stop": ["a", "b", "c", "d", "e"]}, "stop"),
+        ({"stop": ""}, "stop"),
+        ({"messages": []}, "messages"),
+        ({"messages": [{"role": "robot", "content": "x"}]}, "messages[0].role"),
+        ({"messages": [{"role": "user"}]}, "messages[0].content"),
+        (
+            {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]},
+            "messages[0].content",
+        ),
+        ({"stream_options": {"include_usage": True}}, "stream_options"),
+        ({"top_logprobs": 2}, "top_logprobs"),
+    ],
+)
+def test_bad_values_name_their_parameter(fields, param):
+    assert _error(parse_chat, _chat(**fields))["param"] == param
+
+
+def test_vllm_sampling_parameters_reach_the_node_request(model_path):
+    from gateway.models import ServedModel
+    from gateway.privacy import PrivacyMode
+
+    body = parse_chat(_chat(top_k=5, min_p=0.1, repetition_penalty=1.2, stop_token_ids=[7, 9], seed=-1))
+    model = ServedModel.load("tiny", model_path)
+    prepared = PreparedRequest("r", model, body, [1, 2], 4, RequestContext(PrivacyMode.AUTO))
+    sampling = node_request(prepared, 0, "").sampling
+    assert (sampling.top_k, list(sampling.stop_token_ids), sampling.seed) == (5, [7, 9], 2**64 - 1)
+    assert sampling.min_p == pytest.approx(0.1) and sampling.repetition_penalty == pytest.approx(1.2)
+
+
+async def test_responses_match_the_declared_models_and_openapi_is_served(model_path, edge_node):
+    async with Gateway(edge_config(model_path, edge_node)) as gw:
+        chat = await gw.client.chat.completions.with_raw_response.create(
+            model="tiny", messages=MESSAGES, max_tokens=4, logprobs=True, top_logprobs=2
+        )
+        ChatCompletion.model_validate_json(chat.text)
+        stream = await gw.client.chat.completions.create(
+            model="tiny", messages=MESSAGES, max_tokens=4, stream=True, stream_options={"include_usage": True}
+        )
+        async for chunk in stream:
+            ChatCompletionChunk.model_validate(chunk.model_dump(exclude_unset=True))
+        completion = await gw.client.completions.with_raw_response.create(
+            model="tiny", prompt="Hello", max_tokens=4, logprobs=2
+        )
+        Completion.model_validate_json(completion.text)
+        response = await gw.client._client.get(f"{gw.url}/openapi.json")
+    document = response.json()
+    assert set(document["paths"]) == {"/v1/chat/completions", "/v1/completions"}
+    request_schema = document["components"]["schemas"]["ChatCompletionRequest"]
+    assert request_schema["additionalProperties"] is False and "messages" in request_schema["required"]
+    assert {"top_k", "priority", "tools"} <= set(request_schema["properties"])
