@@ -5,11 +5,12 @@ import random
 import redis.asyncio as aioredis
 from aiohttp import web
 
-from gateway import app_keys, handlers, openapi, status
+from gateway import app_keys, handlers, model_endpoints, openapi, status
 from gateway.auth import KeyStore
 from gateway.backends.cloud import CloudBackend
 from gateway.backends.edge import EdgeBackend
 from gateway.config import GatewayConfig
+from gateway.cors import install_cors
 from gateway.errors import error_middleware
 from gateway.metrics import GatewayMetrics
 from gateway.models import ServedModel
@@ -21,6 +22,7 @@ from shared.redis_keys import RedisKeys
 def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web.Application:
     """`extra_backends`: in-process nodes (the embedded default of `hybridgw up`)."""
     app = web.Application(middlewares=[error_middleware], client_max_size=config.max_body_bytes)
+    install_cors(app, config.cors_allow_origins)
     app[app_keys.CONFIG] = config
     app[app_keys.MODELS] = {
         m.name: ServedModel.load(m.name, m.gguf_path, m.context_length) for m in config.models
@@ -35,7 +37,11 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     app.cleanup_ctx.append(_backends)
     app.router.add_post("/v1/chat/completions", handlers.chat_completions)
     app.router.add_post("/v1/completions", handlers.completions)
-    app.router.add_get("/v1/models", handlers.list_models)
+    app.router.add_get("/v1/models", model_endpoints.list_models)
+    app.router.add_get("/v1/models/{model}", model_endpoints.retrieve_model)
+    app.router.add_post("/tokenize", model_endpoints.tokenize)
+    app.router.add_post("/detokenize", model_endpoints.detokenize)
+    app.router.add_get("/health", handlers.health_live)
     app.router.add_get("/health/live", handlers.health_live)
     app.router.add_get("/health/ready", handlers.health_ready)
     app.router.add_get("/metrics", handlers.metrics)

@@ -65,6 +65,7 @@ class GatewayConfig:
     api_keys: list[ApiKey] = field(default_factory=list)  # empty: no authentication
     compress_responses: bool = False  # gzip/deflate streamed responses for clients that accept it
     allow_unknown_params: bool = False  # True: a body parameter no one declares is ignored, not a 400
+    cors_allow_origins: list[str] = field(default_factory=list)  # browser origins; "*": any; empty: off
 
     def __post_init__(self) -> None:
         if not self.models:
@@ -74,5 +75,7 @@ class GatewayConfig:
             unknown = set(node.models) - names
             if unknown:
                 raise ValueError(f"edge_nodes[{node.node_id}].models: unknown model(s) {sorted(unknown)}")
+        if not all(isinstance(origin, str) and origin for origin in self.cors_allow_origins):
+            raise ValueError('cors_allow_origins: a list of origins (strings), or ["*"]')
         if self.max_body_bytes < 1024:
             raise ValueError("max_body_bytes must be at least 1024")

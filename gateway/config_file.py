@@ -1,6 +1,7 @@
 """The gateway's TOML configuration file, with every field overridable from the environment.
 
-    [gateway]      host, port, privacy_mode, max_body_bytes, compress_responses, allow_unknown_params
+    [gateway]      host, port, privacy_mode, max_body_bytes, compress_responses, allow_unknown_params,
+                   cors_allow_origins
     [routing]      policy, latency_target_ms, ttft_target_ms, tpot_target_ms, cooldown_s,
                    max_attempts, expected_output_tokens
     [telemetry]    service_name, otlp_endpoint, trace_file
@@ -35,6 +36,7 @@ SCHEMA: dict[str, set[str]] = {
         "max_body_bytes",
         "compress_responses",
         "allow_unknown_params",
+        "cors_allow_origins",
     },
     "routing": {
         "latency_target_ms",
@@ -177,6 +179,7 @@ def _build(document: dict):
             api_keys=keys,
             compress_responses=value_of("gateway", gateway, "compress_responses", bool, False),
             allow_unknown_params=value_of("gateway", gateway, "allow_unknown_params", bool, False),
+            cors_allow_origins=value_of("gateway", gateway, "cors_allow_origins", list, []),
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None

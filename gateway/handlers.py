@@ -147,17 +147,6 @@ def _where(generation: Generation) -> dict[str, str]:
     return {"X-Hybridgw-Target": generation.target, "X-Hybridgw-Node": generation.node_id}
 
 
-async def list_models(request: web.Request) -> web.Response:
-    key = request.app[app_keys.KEYS].authenticate(request)
-    models = [
-        m
-        for m in request.app[app_keys.MODELS].values()
-        if key is None or key.allowed_models is None or m.name in key.allowed_models
-    ]
-    data = [{"id": m.name, "object": "model", "created": m.created, "owned_by": "hybridgw"} for m in models]
-    return web.json_response({"object": "list", "data": data})
-
-
 async def health_live(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
 

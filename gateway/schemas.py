@@ -3,7 +3,7 @@ GenerationRequest the pipeline uses; errors are OpenAI's, naming the parameter."
 
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from gateway.api_models import (
     NOT_IMPLEMENTED,
@@ -53,7 +53,7 @@ class GenerationRequest:
 
 def parse_chat(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
     model = LenientChatCompletionRequest if allow_unknown else ChatCompletionRequest
-    body: ChatCompletionRequest = _validate(model, raw)
+    body: ChatCompletionRequest = validate_body(model, raw)
     messages = [
         {"role": "system" if m.role == "developer" else m.role, "content": m.text}
         | ({"name": m.name} if m.name is not None else {})
@@ -70,7 +70,7 @@ def parse_chat(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
 
 def parse_completion(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
     model = LenientCompletionRequest if allow_unknown else CompletionRequest
-    body: CompletionRequest = _validate(model, raw)
+    body: CompletionRequest = validate_body(model, raw)
     prompt = body.prompt if isinstance(body.prompt, str) else body.prompt[0]
     request = _common(body, messages=None, prompt=prompt)
     request.logprobs = body.logprobs is not None
@@ -109,8 +109,11 @@ def _common(body: SamplingFields, messages, prompt) -> GenerationRequest:
     )
 
 
-def _validate(model: type[BaseModel], raw: bytes):
+def validate_body(model: type[BaseModel] | TypeAdapter, raw: bytes):
+    """`raw` as an instance of `model`, or a 400 naming the first bad parameter."""
     try:
+        if isinstance(model, TypeAdapter):
+            return model.validate_json(raw)
         return model.model_validate_json(raw)
     except ValidationError as error:
         raise _as_api_error(error, raw) from None
@@ -136,14 +139,18 @@ def _as_api_error(error: ValidationError, raw: bytes) -> APIError:
     return invalid(f"Invalid value for '{path}': {first['msg']}.", path)
 
 
+UNION_BRANCHES = frozenset({"str", "int", "float", "bool", "chat", "completion"})
+
+
 def _path(location: tuple) -> str:
-    """('messages', 0, 'content', 'str') -> 'messages[0].content' (union branch names dropped)."""
+    """('messages', 0, 'content', 'str') -> 'messages[0].content' (the names pydantic gives the
+    branches of a union, and their tags, are not parameters)."""
     path = ""
     for part in location:
         if isinstance(part, int):
             path += f"[{part}]"
-        elif part in ("str", "list[TextPart]", "int", "float", "bool") or "[" in str(part):
-            break
+        elif part in UNION_BRANCHES or "[" in part or "-" in part:
+            continue
         else:
-            path += f".{part}" if path else str(part)
+            path += f".{part}" if path else part
     return path

@@ -1,0 +1,95 @@
+"""The endpoints about models rather than generations: GET /v1/models, GET /v1/models/{model},
+and vLLM's POST /tokenize and POST /detokenize (the same request and response shapes), each
+behind the same API keys and model permissions as generation."""
+
+from typing import Annotated
+
+from aiohttp import web
+from pydantic import Discriminator, Field, Tag, TypeAdapter
+
+from gateway import app_keys
+from gateway.api_models import ChatMessage, Strict
+from gateway.auth import check_model_allowed
+from gateway.chat_prompt import chat_prompt_ids
+from gateway.errors import invalid, model_not_found
+from gateway.models import ServedModel
+from gateway.schemas import validate_body
+
+
+class TokenizeCompletionRequest(Strict):
+    model: str
+    prompt: str
+    add_special_tokens: bool = True
+
+
+class TokenizeChatRequest(Strict):
+    model: str
+    messages: Annotated[list[ChatMessage], Field(min_length=1)]
+    add_generation_prompt: bool = True  # the only rendering the gateway does (False is refused)
+
+
+TokenizeRequest = TypeAdapter(
+    Annotated[
+        Annotated[TokenizeChatRequest, Tag("chat")] | Annotated[TokenizeCompletionRequest, Tag("completion")],
+        Discriminator(lambda body: "chat" if isinstance(body, dict) and "messages" in body else "completion"),
+    ]
+)
+
+
+class DetokenizeRequest(Strict):
+    model: str
+    tokens: list[Annotated[int, Field(ge=0)]]
+
+
+def _model_card(model: ServedModel) -> dict:
+    return {
+        "id": model.name,
+        "object": "model",
+        "created": model.created,
+        "owned_by": "hybridgw",
+        "max_model_len": model.context_length,
+    }
+
+
+async def list_models(request: web.Request) -> web.Response:
+    key = request.app[app_keys.KEYS].authenticate(request)
+    models = [
+        m
+        for m in request.app[app_keys.MODELS].values()
+        if key is None or key.allowed_models is None or m.name in key.allowed_models
+    ]
+    return web.json_response({"object": "list", "data": [_model_card(m) for m in models]})
+
+
+async def retrieve_model(request: web.Request) -> web.Response:
+    return web.json_response(_model_card(_allowed_model(request, request.match_info["model"])))
+
+
+async def tokenize(request: web.Request) -> web.Response:
+    body = validate_body(TokenizeRequest, await request.read())
+    model = _allowed_model(request, body.model)
+    if isinstance(body, TokenizeChatRequest):
+        if not body.add_generation_prompt:
+            raise invalid("'add_generation_prompt': false is not supported.", "add_generation_prompt")
+        messages = [{"role": m.role, "content": m.text} for m in body.messages]
+        tokens = chat_prompt_ids(model, messages)
+    else:
+        tokens = model.tokenizer.encode(body.prompt, add_special=body.add_special_tokens, parse_special=False)
+    return web.json_response({"count": len(tokens), "max_model_len": model.context_length, "tokens": tokens})
+
+
+async def detokenize(request: web.Request) -> web.Response:
+    body = validate_body(DetokenizeRequest, await request.read())
+    model = _allowed_model(request, body.model)
+    if any(token >= model.tokenizer.vocab_size for token in body.tokens):
+        raise invalid(f"token ids must lie in [0, {model.tokenizer.vocab_size}).", "tokens")
+    return web.json_response({"prompt": model.tokenizer.decode(body.tokens)})
+
+
+def _allowed_model(request: web.Request, name: str) -> ServedModel:
+    key = request.app[app_keys.KEYS].authenticate(request)
+    model = request.app[app_keys.MODELS].get(name)
+    if model is None:
+        raise model_not_found(name)
+    check_model_allowed(key, name)
+    return model
