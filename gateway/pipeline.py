@@ -14,7 +14,7 @@ from gateway.generation import Generation
 from gateway.metrics import GatewayMetrics
 from gateway.node_request import node_request, run_choice
 from gateway.prepared_request import PreparedRequest
-from gateway.privacy import PrivacyDecision, classify
+from gateway.privacy import PrivacyDecision, classify_async
 from gateway.request_context import cache_salt, predicted_cached_tokens
 from gateway.route_outcomes import raise_for_outcome
 from gateway.router import Decision, Outcome, RouteRequest, route
@@ -32,9 +32,8 @@ class Dispatcher:
     async def start(self, prepared: PreparedRequest, output: EventSink) -> Generation:
         """The generation, once every choice has its first token (in `output` already). Raises
         APIError when no node can take it or every node tried failed before its first token."""
-        privacy = classify(
-            prepared.body.texts, prepared.context.privacy_mode, prepared.context.privacy_header
-        )
+        context = prepared.context
+        privacy = await classify_async(prepared.body.texts, context.privacy_mode, context.privacy_header)
         if privacy.is_private and privacy.reason != "key":
             self.metrics.privacy_forced.labels(privacy.reason).inc()
         salt = cache_salt(prepared.context.tenant, privacy.is_private)

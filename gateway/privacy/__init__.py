@@ -3,6 +3,7 @@
 Fail closed: if detection itself fails, the request is private.
 """
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -10,6 +11,7 @@ from enum import StrEnum
 from gateway.privacy.recognizers import Finding, find_personal_data
 
 logger = logging.getLogger("hybridgw.gateway")
+OFF_LOOP_CHARS = 16_384  # longer texts are scanned on a worker thread: the event loop keeps serving
 
 
 class PrivacyMode(StrEnum):
@@ -42,4 +44,13 @@ def classify(texts: list[str], mode: PrivacyMode, header: str | None) -> Privacy
     return PrivacyDecision(False, "clean")
 
 
-__all__ = ["Finding", "PrivacyDecision", "PrivacyMode", "classify", "find_personal_data"]
+async def classify_async(texts: list[str], mode: PrivacyMode, header: str | None) -> PrivacyDecision:
+    """classify, on a worker thread for long texts: every recognizer is linear, but a 1 MB body
+    still takes tens of milliseconds, which the loop's other requests must not wait for (the
+    regex engine holds the GIL, which the interpreter hands back to the loop every few ms)."""
+    if sum(len(text) for text in texts) < OFF_LOOP_CHARS:
+        return classify(texts, mode, header)
+    return await asyncio.to_thread(classify, texts, mode, header)
+
+
+__all__ = ["Finding", "PrivacyDecision", "PrivacyMode", "classify", "classify_async", "find_personal_data"]

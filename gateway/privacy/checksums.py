@@ -55,3 +55,99 @@ def chinese_resident_id_valid(value: str) -> bool:
 def us_ssn_plausible(area: str, group: str, serial: str) -> bool:
     """SSNs have no check digit; these ranges are never issued."""
     return area not in ("000", "666") and not area.startswith("9") and group != "00" and serial != "0000"
+
+
+_VERHOEFF_D = [
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    [1, 2, 3, 4, 0, 6, 7, 8, 9, 5],
+    [2, 3, 4, 0, 1, 7, 8, 9, 5, 6],
+    [3, 4, 0, 1, 2, 8, 9, 5, 6, 7],
+    [4, 0, 1, 2, 3, 9, 5, 6, 7, 8],
+    [5, 9, 8, 7, 6, 0, 4, 3, 2, 1],
+    [6, 5, 9, 8, 7, 1, 0, 4, 3, 2],
+    [7, 6, 5, 9, 8, 2, 1, 0, 4, 3],
+    [8, 7, 6, 5, 9, 3, 2, 1, 0, 4],
+    [9, 8, 7, 6, 5, 4, 3, 2, 1, 0],
+]
+_VERHOEFF_P = [
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    [1, 5, 7, 6, 2, 8, 3, 0, 9, 4],
+    [5, 8, 0, 3, 7, 9, 6, 1, 4, 2],
+    [8, 9, 1, 6, 0, 4, 3, 5, 2, 7],
+    [9, 4, 5, 3, 1, 2, 6, 8, 7, 0],
+    [4, 2, 8, 6, 5, 7, 3, 9, 0, 1],
+    [2, 7, 9, 3, 8, 0, 6, 4, 1, 5],
+    [7, 0, 4, 6, 9, 1, 3, 2, 5, 8],
+]
+
+
+def verhoeff_valid(digits: str) -> bool:
+    """Indian Aadhaar numbers: the Verhoeff dihedral check over every digit."""
+    check = 0
+    for position, char in enumerate(reversed(digits)):
+        check = _VERHOEFF_D[check][_VERHOEFF_P[position % 8][int(char)]]
+    return check == 0
+
+
+def german_tax_id_valid(digits: str) -> bool:
+    """Steuerliche Identifikationsnummer: 11 digits, no leading 0, ISO 7064 MOD 11,10 check digit,
+    and in the first ten one digit twice or three times (the others at most once)."""
+    if len(digits) != 11 or digits[0] == "0":
+        return False
+    counts = sorted((digits[:10].count(d) for d in set(digits[:10])), reverse=True)
+    if counts[0] not in (2, 3) or (len(counts) > 1 and counts[1] > 1):
+        return False
+    product = 10
+    for char in digits[:10]:
+        total = (int(char) + product) % 10 or 10
+        product = (total * 2) % 11
+    return (11 - product) % 10 == int(digits[10])
+
+
+def icao_check_digit(value: str) -> int:
+    """ICAO 9303 (German ID card numbers): weights 7, 3, 1; letters count 10..35."""
+    return sum(int(c, 36) * (7, 3, 1)[i % 3] for i, c in enumerate(value.upper())) % 10
+
+
+_CF_ODD_DIGITS = [1, 0, 5, 7, 9, 13, 15, 17, 19, 21]  # the value of 0..9 at an odd position
+_CF_ODD_LETTERS = [
+    1,
+    0,
+    5,
+    7,
+    9,
+    13,
+    15,
+    17,
+    19,
+    21,
+    2,
+    4,
+    18,
+    20,
+    11,
+    3,
+    6,
+    8,
+    12,
+    14,
+    16,
+    10,
+    22,
+    25,
+    24,
+    23,
+]
+
+
+def italian_fiscal_code_valid(code: str) -> bool:
+    """Codice fiscale: the 16th letter from the first 15 characters (odd positions by a table,
+    even ones by their value: 0..9, A..Z = 0..25), mod 26."""
+    code = code.upper()
+    total = 0
+    for position, char in enumerate(code[:15]):
+        value = int(char) if char.isdigit() else ord(char) - ord("A")
+        if position % 2 == 0:  # the 1st, 3rd, ... character
+            value = _CF_ODD_DIGITS[value] if char.isdigit() else _CF_ODD_LETTERS[value]
+        total += value
+    return chr(ord("A") + total % 26) == code[15]

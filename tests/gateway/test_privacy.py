@@ -134,7 +134,7 @@ def _iban_with_check_digits(country: str, bban: str) -> str:
 THRESHOLDS = [  # each at a gate's threshold exactly: a stricter gate would lose it
     "call +123456789 now",  # a phone's nine digits, no separator
     "host 1.2.3.4 is up",  # the shortest IPv4 address
-    f"pay {_iban_with_check_digits('GB', 'WEST1A2B3C4D5E')} today",  # no more than 2 digits in a row
+    f"pay {_iban_with_check_digits('GB', 'WEST1A2B3C4D5E6F7G')} today",  # no more than 2 digits in a row
     "SSN 123-45-6789",
 ]
 

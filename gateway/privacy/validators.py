@@ -1,0 +1,80 @@
+"""What turns a pattern's candidate into a finding: check digits, ranges, parses, context."""
+
+import ipaddress
+import re
+
+from gateway.privacy import checksums
+
+# ISO 13616 registry: the IBAN length of each country (a BIC or word after it is not part of it)
+IBAN_LENGTHS = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22,
+    "BR": 29, "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28,
+    "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23,
+    "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IQ": 23, "IS": 26,
+    "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LC": 32, "LI": 21, "LT": 20, "LU": 20,
+    "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18,
+    "NO": 15, "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "SA": 24,
+    "SC": 31, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24,
+    "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
+}  # fmt: skip
+VERSION_WORDS = ("version", "ver", "ver.", "v", "release", "build", "firmware", "release:")
+
+
+def only_digits(text: str) -> str:
+    return re.sub(r"\D", "", text)
+
+
+def card(match: re.Match) -> bool:
+    number = only_digits(match.group())
+    return 13 <= len(number) <= 19 and number[0] in "23456" and checksums.luhn_valid(number)
+
+
+def iban(match: re.Match) -> bool:
+    compact = re.sub(r"[ -]", "", match.group()).upper()
+    length = IBAN_LENGTHS.get(compact[:2])
+    return length is not None and len(compact) >= length and checksums.iban_valid(compact[:length])
+
+
+def ip_address(match: re.Match) -> bool:
+    try:
+        address = ipaddress.ip_address(match.group())
+    except ValueError:
+        return False
+    if address.is_unspecified:
+        return False
+    before = match.string[max(0, match.start() - 12) : match.start()].lower().split()
+    return not (address.version == 4 and before and before[-1] in VERSION_WORDS)  # "version 1.2.3.4"
+
+
+def phone(match: re.Match) -> bool:
+    return 9 <= len(only_digits(match.group())) <= 15
+
+
+def swedish_personnummer(match: re.Match) -> bool:
+    return checksums.luhn_valid(only_digits(match.group())[-10:])
+
+
+def us_ssn(match: re.Match) -> bool:
+    number = only_digits(match.group("ssn"))
+    return len(number) == 9 and checksums.us_ssn_plausible(number[:3], number[3:5], number[5:])
+
+
+def chinese_resident_id(match: re.Match) -> bool:
+    return checksums.chinese_resident_id_valid(match.group().replace(" ", ""))
+
+
+def aadhaar(match: re.Match) -> bool:
+    return checksums.verhoeff_valid(only_digits(match.group()))
+
+
+def german_tax_id(match: re.Match) -> bool:
+    return checksums.german_tax_id_valid(only_digits(match.group()))
+
+
+def german_id_card(match: re.Match) -> bool:
+    value = match.group().upper()
+    return any(c.isdigit() for c in value[:9]) and checksums.icao_check_digit(value[:9]) == int(value[9])
+
+
+def italian_fiscal_code(match: re.Match) -> bool:
+    return checksums.italian_fiscal_code_valid(match.group())
