@@ -76,6 +76,7 @@ class CloudWorker:
         tasks = [task for _, _, task in self.active.values()]
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        await self.streams.leave()
         await self.redis.delete(self.keys.worker_heartbeat(self.name))
 
     async def _maintain(self) -> None:

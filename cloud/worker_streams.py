@@ -32,6 +32,12 @@ class WorkerStreams:
         await self.ensure_group(self.own_direct)
         await self.redis.hset(self.keys.worker_directory, self.name, "1")
 
+    async def leave(self) -> None:
+        """A worker that stopped (its entries all acknowledged) leaves the consumer group, so the
+        group's consumers are the live workers, not every worker that ever ran."""
+        for stream in (self.keys.request_stream, self.own_direct):
+            await self.redis.xgroup_delconsumer(stream, self.keys.consumer_group, self.name)
+
     async def read(self, room: int, block_ms: int) -> list[tuple[str, bytes, dict]]:
         """New entries (stream, entry id, fields): this worker's direct ones first, then shared."""
         streams = {self.own_direct: ">", self.keys.request_stream: ">"}

@@ -13,6 +13,7 @@ from hybridgw import (
     up_command,
 )
 from hybridgw.bench import command as bench_command
+from hybridgw.parent_watch import die_with_parent
 from shared.errors import ListenError
 
 
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    die_with_parent()  # a child of `hybridgw up` stops with it
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args) or 0

@@ -14,6 +14,7 @@ import sys
 import time
 
 from hybridgw.logs import setup_logging
+from hybridgw.parent_watch import ENV
 
 MODEL_NAME = "smollm2-135m"
 EDGE_SLOT_CONTEXT = 1024  # tokens per edge slot; longer prompts go to the cloud engine
@@ -61,7 +62,10 @@ def _free_port() -> int:
 
 
 def _start(args: list[str], ready_text: str, name: str) -> subprocess.Popen:
-    process = subprocess.Popen([sys.executable, "-m", "hybridgw", *args], stderr=subprocess.PIPE, text=True)
+    environment = {**os.environ, ENV: str(os.getpid())}  # it stops when this process dies, however
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hybridgw", *args], stderr=subprocess.PIPE, text=True, env=environment
+    )
     deadline = time.monotonic() + 300
     for line in process.stderr:
         if ready_text in line:

@@ -90,8 +90,12 @@ async def test_requests_flow_through_the_queue(model_path, redis_url, redis_keys
     assert json.loads(heartbeat[b"stats"])["kind"] == "cloud"
     await eventually(lambda: _no_pending(client, redis_keys), what="the entry acknowledged")
     assert 0 < await client.ttl(redis_keys.reply_stream("r1")) <= 600
+    consumers = await client.xinfo_consumers(redis_keys.request_stream, redis_keys.consumer_group)
+    assert [c["name"] for c in consumers] == [b"worker-a"]
     await running.close()
     assert not await client.exists(redis_keys.worker_heartbeat("worker-a"))
+    for stream in (redis_keys.request_stream, redis_keys.direct_stream("worker-a")):  # it left the group
+        assert await client.xinfo_consumers(stream, redis_keys.consumer_group) == []
 
 
 async def test_a_dead_workers_request_resumes_without_gap_or_duplicate(

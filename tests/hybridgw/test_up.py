@@ -159,3 +159,31 @@ def test_up_on_a_busy_port_says_so_before_starting_anything():
     assert result.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr and "Traceback" not in result.stderr
     assert "starting the edge node" not in result.stderr
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as listing:
+        return [int(child) for child in listing.read().split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ", 1)[1][0] != "Z"  # a zombie has exited
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.integration
+@pytest.mark.demo_model
+def test_the_nodes_die_with_up_even_when_it_is_killed(demo_model_path):
+    up = Up("--port", "0", "--no-cloud")
+    up.wait_listening()
+    nodes = _children(up.process.pid)
+    assert nodes and all(_alive(node) for node in nodes)  # the edge node
+    up.process.kill()  # SIGKILL: up cannot stop them itself
+    up.process.wait(timeout=10)
+    deadline = time.monotonic() + 60
+    while any(_alive(node) for node in nodes):
+        assert time.monotonic() < deadline, "a node outlived hybridgw up"
+        time.sleep(0.1)
