@@ -46,7 +46,7 @@ class CloudWorker:
         max_active: int,
         claim_idle_ms: int = 15_000,
         heartbeat_s: float = 2.0,
-        reply_ttl_s: int = 600,
+        reply_ttl_s: int = 60,  # how long a reply stream outlives its last chunk (the gateway deletes it)
     ):
         self.engine = engine
         self.redis = client

@@ -84,4 +84,7 @@ class WorkerStreams:
         return [(stream, entry_id, fields) for entry_id, fields in claimed]
 
     async def ack(self, stream: str, entry_id: bytes) -> None:
-        await self.redis.xack(stream, self.keys.consumer_group, entry_id)
+        """Done with the entry: acknowledged and deleted, so the stream holds only requests not
+        yet finished (no prompt outlives its request in Redis)."""
+        async with self.redis.pipeline(transaction=False) as pipe:  # one round trip, no MULTI
+            await pipe.xack(stream, self.keys.consumer_group, entry_id).xdel(stream, entry_id).execute()

@@ -15,6 +15,7 @@ from shared.proto import inference_pb2 as pb
 from shared.redis_keys import RedisKeys
 
 logger = logging.getLogger("hybridgw.gateway")
+CANCEL_FLAG_TTL_S = 60  # a worker checks flags every heartbeat (2 s); the flag is for it alone
 READ_BLOCK_MS = 1000
 
 
@@ -92,8 +93,10 @@ class CloudBackend:
         try:
             node_finished = await self._read_reply(reply, sink, timeout_s)
         finally:
-            if not node_finished:
-                await self.redis.set(self.keys.cancel_flag(request.request_id), 1, ex=600)
+            if node_finished:  # read to the end: nothing of the request is left in Redis
+                await self.redis.delete(reply)
+            else:
+                await self.redis.set(self.keys.cancel_flag(request.request_id), 1, ex=CANCEL_FLAG_TTL_S)
 
     async def _read_reply(self, reply: str, sink: ChunkSink, timeout_s: float) -> bool:
         """Puts the reply stream's chunks into `sink` until it is finished; True if the worker

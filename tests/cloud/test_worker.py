@@ -89,7 +89,8 @@ async def test_requests_flow_through_the_queue(model_path, redis_url, redis_keys
     heartbeat = await client.hgetall(redis_keys.worker_heartbeat("worker-a"))
     assert json.loads(heartbeat[b"stats"])["kind"] == "cloud"
     await eventually(lambda: _no_pending(client, redis_keys), what="the entry acknowledged")
-    assert 0 < await client.ttl(redis_keys.reply_stream("r1")) <= 600
+    assert await client.xlen(redis_keys.request_stream) == 0  # the prompt left Redis with it
+    assert 0 < await client.ttl(redis_keys.reply_stream("r1")) <= 60
     consumers = await client.xinfo_consumers(redis_keys.request_stream, redis_keys.consumer_group)
     assert [c["name"] for c in consumers] == [b"worker-a"]
     await running.close()

@@ -126,6 +126,15 @@ async def test_private_requests_stay_on_the_edge_and_fail_closed_without_it(
             model="tiny", messages=MESSAGES, max_tokens=4
         )
         assert raw.headers["X-Hybridgw-Target"] == "cloud"
+        # nothing of the finished request stays in Redis: its entry, its reply, no cancel flag
+        leftovers = {key.decode() async for key in client.scan_iter(f"{redis_keys.prefix}*")}
+        assert leftovers == {  # the worker's own keys: the (empty) streams, its directory entry, heartbeat
+            redis_keys.request_stream,
+            redis_keys.direct_stream("w1"),
+            redis_keys.worker_directory,
+            redis_keys.worker_heartbeat("w1"),
+        }
+        assert await client.xlen(redis_keys.request_stream) == 0
         for extra in ({"extra_headers": {"X-Hybridgw-Privacy": "private"}}, {}):
             content = "my card is 4111 1111 1111 1111" if not extra else "hello"
             with pytest.raises(openai.APIStatusError) as error:
