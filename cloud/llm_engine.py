@@ -67,7 +67,10 @@ class LLMEngine:
             long_prefill_token_threshold or min(512, max_num_batched_tokens),
             policy,
         )
-        self.max_model_len = min(max_model_len or config.context_length, config.context_length)
+        # no longer than the KV cache holds: a request that outgrew it would preempt itself forever
+        self.max_model_len = min(
+            max_model_len or config.context_length, config.context_length, num_blocks * block_size
+        )
         self.block_manager = BlockManager(num_blocks, block_size, enable_prefix_caching)
         self.scheduler = Scheduler(
             self.scheduler_config,

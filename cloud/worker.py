@@ -15,6 +15,7 @@ import asyncio
 import json
 import logging
 import time
+import uuid
 
 import redis.asyncio as aioredis
 from opentelemetry.trace import SpanKind
@@ -30,6 +31,7 @@ from shared.proto_convert import (
     stats_to_heartbeat,
 )
 from shared.redis_keys import RedisKeys
+from shared.reply_stream import ReplyFollower, fence
 from shared.sampling import InvalidSamplingParams
 from shared.telemetry import extract_context, tracer
 
@@ -59,6 +61,7 @@ class CloudWorker:
         self.streams = WorkerStreams(client, keys, name, claim_idle_ms)
         # request id -> (stream, entry id, task)
         self.active: dict[str, tuple[str, bytes, asyncio.Task]] = {}
+        self.lost: set[str] = set()  # requests another worker took over while this one was paused
 
     async def run(self, stop: asyncio.Event) -> None:
         await self.streams.setup()
@@ -89,7 +92,11 @@ class CloudWorker:
             stream_to_entry_ids: dict[str, list[bytes]] = {}
             for stream, entry_id, _ in self.active.values():
                 stream_to_entry_ids.setdefault(stream, []).append(entry_id)
-            await self.streams.keep_fresh(stream_to_entry_ids)
+            lost = await self.streams.keep_fresh(stream_to_entry_ids)
+            for request_id, (_, entry_id, task) in list(self.active.items()):
+                if entry_id in lost:  # fenced off already: stop, write nothing more, ack nothing
+                    self.lost.add(request_id)
+                    task.cancel()
             request_ids = list(self.active)
             flags = await self.redis.mget([self.keys.cancel_flag(r) for r in request_ids])
             for request_id, flag in zip(request_ids, flags, strict=True):
@@ -144,11 +151,15 @@ class CloudWorker:
             await self._serve_traced(request_id, request, span)
         finally:
             span.end()
-            await self.streams.ack(stream, entry_id)
+            if request_id not in self.lost and await self.streams.owns(stream, entry_id):
+                await self.streams.ack(stream, entry_id)
+            self.lost.discard(request_id)
 
     async def _serve_traced(self, request_id: str, request: pb.GenerateRequest, span) -> None:
         reply = self.keys.reply_stream(request_id)
-        emitted, finished = await self._already_emitted(reply)
+        owner = f"{self.name}/{uuid.uuid4().hex[:12]}"  # this worker's turn at the request
+        fence_id = await self.redis.xadd(reply, {"chunk": fence(request_id, owner).SerializeToString()})
+        emitted, finished = await self._already_emitted(reply, fence_id)
         if finished:
             return
         resumed = list(request.resume_token_ids) + emitted
@@ -160,17 +171,24 @@ class CloudWorker:
             engine_request = engine_request_from_proto(request, params, request_id, resumed)
             async for outputs in self.engine.generate_batches(engine_request):
                 chunk = chunk_from_outputs(request_id, outputs, len(resumed))
+                chunk.owner = owner
                 await self.redis.xadd(reply, {"chunk": chunk.SerializeToString()})
                 count += len(outputs)
                 if outputs[-1].finish_reason is not None:
                     outcome = outputs[-1].finish_reason.value
         except (InvalidSamplingParams, InvalidRequestError) as exc:
-            await self._publish_error(reply, request_id, str(exc))
+            error = pb.GenerateChunk(
+                request_id=request_id, finish_reason=pb.FINISH_REASON_ERROR, error=str(exc), owner=owner
+            )
+            await self.redis.xadd(reply, {"chunk": error.SerializeToString()})
             outcome = "invalid"
         except asyncio.CancelledError:
-            final = pb.GenerateChunk(request_id=request_id, finish_reason=pb.FINISH_REASON_ABORT)
-            await self.redis.xadd(reply, {"chunk": final.SerializeToString()})
-            outcome = "cancelled"
+            outcome = "lost" if request_id in self.lost else "cancelled"
+            if outcome == "cancelled":
+                final = pb.GenerateChunk(
+                    request_id=request_id, finish_reason=pb.FINISH_REASON_ABORT, owner=owner
+                )
+                await self.redis.xadd(reply, {"chunk": final.SerializeToString()})
         finally:
             span.set_attribute("gen_ai.usage.output_tokens", count)
             span.set_attribute("hybridgw.outcome", outcome)
@@ -190,19 +208,14 @@ class CloudWorker:
                 )
             )
 
-    async def _already_emitted(self, reply: str) -> tuple[list[int], bool]:
-        """Tokens a previous worker already streamed for this request (in order, no duplicates)."""
-        tokens: list[int] = []
-        finished = False
-        for _, fields in await self.redis.xrange(reply):
+    async def _already_emitted(self, reply: str, fence_id: bytes) -> tuple[list[int], bool]:
+        """The tokens the client got before this worker's fence, read as the gateway reads them
+        (shared/reply_stream.py), and whether the request was finished already."""
+        follower, tokens = ReplyFollower(), []
+        for _, fields in await self.redis.xrange(reply, max=fence_id):
             chunk = pb.GenerateChunk()
             chunk.ParseFromString(fields[b"chunk"])
-            for offset, token in enumerate(chunk.tokens):
-                if chunk.index + offset == len(tokens):
-                    tokens.append(token.token_id)
-            finished = finished or chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED
-        return tokens, finished
-
-    async def _publish_error(self, reply: str, request_id: str, message: str) -> None:
-        chunk = pb.GenerateChunk(request_id=request_id, finish_reason=pb.FINISH_REASON_ERROR, error=message)
-        await self.redis.xadd(reply, {"chunk": chunk.SerializeToString()})
+            counted = follower.accept(chunk)
+            if counted is not None:
+                tokens += [token.token_id for token in counted.tokens]
+        return tokens, follower.finished

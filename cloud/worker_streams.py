@@ -50,9 +50,28 @@ class WorkerStreams:
             found += [(name, entry_id, fields) for entry_id, fields in messages]
         return found  # up to `room` per stream: every one delivered is served
 
-    async def keep_fresh(self, stream_to_entry_ids: dict[str, list[bytes]]) -> None:
+    async def keep_fresh(self, stream_to_entry_ids: dict[str, list[bytes]]) -> set[bytes]:
+        """Refresh the claim on our entries; returns those another worker claimed meanwhile (this
+        one was paused past the claim time): the request is that worker's now."""
+        lost: set[bytes] = set()
         for stream, entry_ids in stream_to_entry_ids.items():
-            await self.redis.xclaim(stream, self.keys.consumer_group, self.name, 0, entry_ids, justid=True)
+            owners = await self._owners(stream, len(entry_ids))
+            lost |= {e for e in entry_ids if owners.get(e, self.name) != self.name}
+            mine = [e for e in entry_ids if owners.get(e) == self.name]
+            if mine:
+                await self.redis.xclaim(stream, self.keys.consumer_group, self.name, 0, mine, justid=True)
+        return lost
+
+    async def owns(self, stream: str, entry_id: bytes) -> bool:
+        """Whether no other worker has claimed the entry (before we acknowledge it)."""
+        pending = await self.redis.xpending_range(stream, self.keys.consumer_group, entry_id, entry_id, 1)
+        return not pending or _text(pending[0]["consumer"]) == self.name
+
+    async def _owners(self, stream: str, count: int) -> dict[bytes, str]:
+        pending = await self.redis.xpending_range(
+            stream, self.keys.consumer_group, "-", "+", max(64, 4 * count)
+        )
+        return {_id(p["message_id"]): _text(p["consumer"]) for p in pending}
 
     async def claim(self, room: int) -> list[tuple[str, bytes, dict]]:
         """Entries of dead workers: idle pending ones of the shared stream and of orphaned direct
@@ -88,3 +107,11 @@ class WorkerStreams:
         yet finished (no prompt outlives its request in Redis)."""
         async with self.redis.pipeline(transaction=False) as pipe:  # one round trip, no MULTI
             await pipe.xack(stream, self.keys.consumer_group, entry_id).xdel(stream, entry_id).execute()
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _id(value: bytes | str) -> bytes:
+    return value if isinstance(value, bytes) else value.encode()

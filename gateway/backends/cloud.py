@@ -13,6 +13,7 @@ from gateway.backends.cloud_pool import WorkerView, choose_worker, pool_stats, w
 from gateway.router import NodeKind, NodeState
 from shared.proto import inference_pb2 as pb
 from shared.redis_keys import RedisKeys
+from shared.reply_stream import ReplyFollower, ReplyGap
 
 logger = logging.getLogger("hybridgw.gateway")
 CANCEL_FLAG_TTL_S = 60  # a worker checks flags every heartbeat (2 s); the flag is for it alone
@@ -99,11 +100,11 @@ class CloudBackend:
                 await self.redis.set(self.keys.cancel_flag(request.request_id), 1, ex=CANCEL_FLAG_TTL_S)
 
     async def _read_reply(self, reply: str, sink: ChunkSink, timeout_s: float) -> bool:
-        """Puts the reply stream's chunks into `sink` until it is finished; True if the worker
-        sent its last chunk."""
+        """Puts the reply stream's chunks that count (shared/reply_stream.py: the current owner's,
+        each token once) into `sink` until it is finished; True if the worker sent its last one."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
-        last_id = "0-0"
+        last_id, follower = "0-0", ReplyFollower()
         while not sink.finished:
             if loop.time() > deadline:
                 raise BackendError("the cloud pool timed out", 504, retryable=False)
@@ -113,6 +114,14 @@ class CloudBackend:
                     last_id = entry_id
                     chunk = pb.GenerateChunk()
                     chunk.ParseFromString(fields[b"chunk"])
+                    try:
+                        chunk = follower.accept(chunk)
+                    except ReplyGap as gap:
+                        raise BackendError(
+                            f"the cloud pool lost tokens: {gap}", 502, retryable=False
+                        ) from None
+                    if chunk is None:
+                        continue
                     if chunk.error:
                         raise BackendError(chunk.error, 400, retryable=False)
                     sink.put(chunk)

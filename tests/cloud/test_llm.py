@@ -142,3 +142,15 @@ def test_warmup_measures_prefill_and_decode_and_leaves_no_trace(tiny_checkpoint)
     while engine.has_work():
         engine.step()
     assert engine.stats().requests_total == 2
+
+
+def test_the_context_is_no_longer_than_the_kv_cache(tiny_checkpoint):
+    """A request that outgrew the cache would preempt itself forever; it ends at the cache's size."""
+    _, _, gguf_path = tiny_checkpoint
+    engine = LLMEngine(str(gguf_path), num_blocks=8, block_size=4)
+    assert engine.max_model_len == 32
+    engine.add(EngineRequest("long", [1, 2, 3], replace(GREEDY, max_tokens=100)))
+    outputs = []
+    while engine.has_work():
+        outputs += engine.step().outputs
+    assert len(outputs) == 29 and outputs[-1].finish_reason == "length"

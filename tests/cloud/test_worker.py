@@ -12,6 +12,7 @@ from formats.ggml_types import GGMLType
 from shared.async_engine import AsyncEngine
 from shared.engine import EngineRequest
 from shared.proto import inference_pb2 as pb
+from shared.reply_stream import ReplyFollower, fence
 from shared.sampling import SamplingParams
 from tests.edge.test_server import token_offsets
 from tests.fixtures.polling import eventually
@@ -42,7 +43,8 @@ def _request(request_id: str, max_tokens: int = 12) -> bytes:
 
 
 async def _read_reply(client, keys, request_id: str, timeout: float = 60) -> list[pb.GenerateChunk]:
-    chunks, last_id = [], "0-0"
+    """The chunks that count, as the gateway reads them (the current owner's, each token once)."""
+    chunks, last_id, follower = [], "0-0", ReplyFollower()
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         assert asyncio.get_running_loop().time() < deadline, "no final chunk"
@@ -52,6 +54,9 @@ async def _read_reply(client, keys, request_id: str, timeout: float = 60) -> lis
                 last_id = entry_id
                 chunk = pb.GenerateChunk()
                 chunk.ParseFromString(fields[b"chunk"])
+                chunk = follower.accept(chunk)
+                if chunk is None:
+                    continue
                 chunks.append(chunk)
                 if chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED:
                     return chunks
@@ -62,8 +67,8 @@ async def _no_pending(client, keys) -> bool:
 
 
 class RunningWorker:
-    def __init__(self, model_path, redis_url, keys, name="worker-a", claim_idle_ms=400):
-        self.engine = AsyncEngine(LLMEngine(model_path, num_blocks=64, block_size=4))
+    def __init__(self, model_path, redis_url, keys, name="worker-a", claim_idle_ms=400, num_blocks=64):
+        self.engine = AsyncEngine(LLMEngine(model_path, num_blocks=num_blocks, block_size=4))
         self.client = aioredis.from_url(redis_url)
         self.worker = CloudWorker(
             self.engine, self.client, keys, name, max_active=4, claim_idle_ms=claim_idle_ms, heartbeat_s=0.1
@@ -109,9 +114,12 @@ async def test_a_dead_workers_request_resumes_without_gap_or_duplicate(
     await client.xreadgroup(
         redis_keys.consumer_group, "dead-worker", {redis_keys.request_stream: ">"}, count=1
     )
+    reply = redis_keys.reply_stream("r2")
+    await client.xadd(reply, {"chunk": fence("r2", "dead-worker/1").SerializeToString()})
     for index, token_id in enumerate(expected_tokens[:3]):
-        chunk = pb.GenerateChunk(request_id="r2", index=index, tokens=[pb.GeneratedToken(token_id=token_id)])
-        await client.xadd(redis_keys.reply_stream("r2"), {"chunk": chunk.SerializeToString()})
+        token = pb.GeneratedToken(token_id=token_id)
+        chunk = pb.GenerateChunk(request_id="r2", index=index, tokens=[token], owner="dead-worker/1")
+        await client.xadd(reply, {"chunk": chunk.SerializeToString()})
     running = RunningWorker(model_path, redis_url, redis_keys, name="survivor", claim_idle_ms=300)
     chunks = await _read_reply(client, redis_keys, "r2")
     assert [c.index for c in chunks] == token_offsets(chunks)

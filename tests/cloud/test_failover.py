@@ -1,0 +1,97 @@
+"""Exactly-once failover: a worker paused past the claim time (a GC pause, SIGSTOP, a slow host)
+loses its request to another worker; when it wakes and goes on writing, its chunks are fenced
+off, so the client gets every token once, in order, from one worker at a time."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from cloud.llm_engine import LLMEngine
+from formats.ggml_types import GGMLType
+from shared.engine import EngineRequest
+from shared.proto import inference_pb2 as pb
+from shared.sampling import SamplingParams
+from tests.cloud.test_worker import RunningWorker, _read_reply
+from tests.fixtures.polling import eventually
+from tests.fixtures.tiny_models import config_for
+
+PROMPT = [5, 17, 200, 33, 91]
+MAX_TOKENS = 600
+
+
+def _greedy(model_path) -> list[int]:
+    engine = LLMEngine(str(model_path), num_blocks=256, block_size=16)
+    engine.add(
+        EngineRequest("x", PROMPT, SamplingParams(temperature=0, max_tokens=MAX_TOKENS, ignore_eos=True))
+    )
+    tokens = []
+    while engine.has_work():
+        tokens += [o.token.token_id for o in engine.step().outputs]
+    return tokens
+
+
+async def _owners(client, reply: str) -> list[tuple[str, bool]]:
+    """(owner, is a fence) of every chunk in the reply stream, in order."""
+    entries = []
+    for _, fields in await client.xrange(reply):
+        chunk = pb.GenerateChunk()
+        chunk.ParseFromString(fields[b"chunk"])
+        entries.append((chunk.owner, chunk.fence))
+    return entries
+
+
+@pytest.mark.integration
+async def test_a_paused_worker_that_wakes_up_is_fenced_off(tiny_model, redis_url, redis_keys):
+    model_path = tiny_model(GGMLType.F32, config=config_for(GGMLType.F32, context_length=4096))
+    expected = _greedy(model_path)
+    command = ["cloud", "--model", str(model_path), "--redis", redis_url, "--prefix", redis_keys.prefix]
+    command += ["--name", "paused", "--claim-idle-ms", "500", "--grpc-port", "0"]
+    paused = subprocess.Popen(
+        [sys.executable, "-m", "hybridgw", *command],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(paused.stderr), daemon=True).start()
+    taker = None
+    try:
+        await eventually(lambda: any('"listening"' in line for line in lines), timeout=120, what="worker up")
+        import redis.asyncio as aioredis
+
+        client = aioredis.from_url(redis_url)
+        sampling = pb.SamplingParams(max_tokens=MAX_TOKENS, ignore_eos=True)
+        request = pb.GenerateRequest(request_id="r", prompt_token_ids=PROMPT, sampling=sampling)
+        await client.xadd(redis_keys.request_stream, {"request": request.SerializeToString()})
+        reply = redis_keys.reply_stream("r")
+        await eventually(lambda: client.xlen(reply), what="the first chunk")  # serving it
+        os.kill(paused.pid, signal.SIGSTOP)
+        taker = RunningWorker(
+            str(model_path), redis_url, redis_keys, name="taker", claim_idle_ms=500, num_blocks=256
+        )
+
+        async def taker_wrote() -> bool:
+            owners = [owner for owner, is_fence in await _owners(client, reply) if not is_fence]
+            return sum(owner.startswith("taker/") for owner in owners) >= 2
+
+        await eventually(taker_wrote, timeout=60, what="the taker's chunks")
+        os.kill(paused.pid, signal.SIGCONT)  # it wakes and goes on writing its own chunks
+        chunks = await _read_reply(client, redis_keys, "r")
+        tokens = [t.token_id for c in chunks for t in c.tokens]
+        assert tokens == expected and chunks[-1].usage.completion_tokens == MAX_TOKENS
+        owners = await _owners(client, reply)
+        taker_fence = next(
+            i for i, (owner, is_fence) in enumerate(owners) if is_fence and owner.startswith("taker/")
+        )
+        late = [owner for owner, _ in owners[taker_fence:] if owner.startswith("paused/")]
+        assert late, "the paused worker wrote nothing after it woke: the case was not exercised"
+        await client.aclose()
+    finally:
+        os.kill(paused.pid, signal.SIGCONT)
+        paused.terminate()
+        paused.wait(timeout=30)
+        if taker is not None:
+            await taker.close()
