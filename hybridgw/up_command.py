@@ -6,9 +6,9 @@ OpenAI API here. Ctrl-C (or SIGTERM) stops everything.
 """
 
 import argparse
+import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +16,7 @@ import time
 from hybridgw.logs import setup_logging
 from hybridgw.parent_watch import ENV
 
+EDGE_ID = "edge-local"
 MODEL_NAME = "smollm2-135m"
 EDGE_SLOT_CONTEXT = 1024  # tokens per edge slot; longer prompts go to the cloud engine
 CLOUD_MAX_NUM_SEQS = 32  # a burst of 32 chats is admitted at once (beside the edge's slots)
@@ -55,20 +56,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     up.set_defaults(handler=_up)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _start(args: list[str], ready_text: str, name: str) -> subprocess.Popen:
+def _start(args: list[str], ready_text: str, name: str) -> tuple[subprocess.Popen, str]:
+    """The child, once it logged `ready_text`, and that log line."""
     environment = {**os.environ, ENV: str(os.getpid())}  # it stops when this process dies, however
     process = subprocess.Popen(
         [sys.executable, "-m", "hybridgw", *args], stderr=subprocess.PIPE, text=True, env=environment
     )
-    deadline = time.monotonic() + 300
+    deadline, ready = time.monotonic() + 300, ""
     for line in process.stderr:
         if ready_text in line:
+            ready = line
             break
         if time.monotonic() > deadline:
             break
@@ -78,7 +75,7 @@ def _start(args: list[str], ready_text: str, name: str) -> subprocess.Popen:
     import threading
 
     threading.Thread(target=lambda: [sys.stderr.write(line) for line in process.stderr], daemon=True).start()
-    return process
+    return process, ready
 
 
 def _up(args: argparse.Namespace) -> int:
@@ -92,10 +89,9 @@ def _up(args: argparse.Namespace) -> int:
 
     setup_logging()
     model_path = str(demo_model_path(DEFAULT_MODEL))
-    edge_port = _free_port()
     embedded = {
         "models": [{"name": MODEL_NAME, "gguf": model_path}],
-        "edge_nodes": [{"id": "edge-local", "address": f"127.0.0.1:{edge_port}", "models": [MODEL_NAME]}],
+        "edge_nodes": [{"id": EDGE_ID, "address": "127.0.0.1:0", "models": [MODEL_NAME]}],  # bound below
     }
     try:  # a bad file stops here, naming the field, before anything starts
         config, server = load_config(args.config, embedded=embedded)
@@ -115,7 +111,11 @@ def _up(args: argparse.Namespace) -> int:
     children: list[subprocess.Popen] = []
     extra_backends = []
     try:
-        children.append(_start_edge(args, model_path, edge_port, edge_threads))
+        edge, edge_port = _start_edge(args, model_path, edge_threads)
+        children.append(edge)
+        for node in config.edge_nodes:
+            if node.node_id == EDGE_ID:
+                node.address = f"127.0.0.1:{edge_port}"  # the port it bound (it was given 0)
         if config.redis_url:
             children.append(_start_cloud_worker(args, model_path, config, cloud_threads))
         elif not args.no_cloud:
@@ -136,12 +136,14 @@ def _up(args: argparse.Namespace) -> int:
     return 0
 
 
-def _start_edge(args: argparse.Namespace, model_path: str, port: int, threads: int) -> subprocess.Popen:
-    print(f"starting the edge node on 127.0.0.1:{port} ...", file=sys.stderr)
-    command = ["edge", "--model", model_path, "--port", str(port), "--slots", str(args.edge_slots)]
-    command += ["--ctx-size", str(EDGE_SLOT_CONTEXT * args.edge_slots), "--node-id", "edge-local"]
+def _start_edge(args: argparse.Namespace, model_path: str, threads: int) -> tuple[subprocess.Popen, int]:
+    """The edge node on a port it picks (0), and that port, read from its listening line."""
+    print("starting the edge node ...", file=sys.stderr)
+    command = ["edge", "--model", model_path, "--port", "0", "--slots", str(args.edge_slots)]
+    command += ["--ctx-size", str(EDGE_SLOT_CONTEXT * args.edge_slots), "--node-id", EDGE_ID]
     command += ["--threads", str(threads), *(["--no-prefix-caching"] if args.no_prefix_caching else [])]
-    return _start(command, '"listening"', "edge node")
+    process, ready = _start(command, '"listening"', "edge node")
+    return process, int(json.loads(ready)["address"].rsplit(":", 1)[1])
 
 
 def _start_cloud_worker(args: argparse.Namespace, model_path: str, config, threads: int) -> subprocess.Popen:
@@ -150,7 +152,7 @@ def _start_cloud_worker(args: argparse.Namespace, model_path: str, config, threa
     command += ["--kv-cache-gib", "0.5", "--max-num-seqs", str(CLOUD_MAX_NUM_SEQS), "--grpc-port", "0"]
     command += ["--name", "cloud-local", "--threads", str(threads)]
     command += ["--no-prefix-caching"] if args.no_prefix_caching else []
-    return _start(command, '"listening"', "cloud worker")
+    return _start(command, '"listening"', "cloud worker")[0]
 
 
 def _stop(children: list[subprocess.Popen]) -> None:
