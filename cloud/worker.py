@@ -12,6 +12,7 @@ to each request's reply stream.
 """
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -36,6 +37,8 @@ from shared.sampling import InvalidSamplingParams
 from shared.telemetry import extract_context, tracer
 
 logger = logging.getLogger("hybridgw.cloud")
+RECONNECT_MIN_S = 0.2
+RECONNECT_MAX_S = 5.0
 
 
 class CloudWorker:
@@ -62,9 +65,36 @@ class CloudWorker:
         # request id -> (stream, entry id, task)
         self.active: dict[str, tuple[str, bytes, asyncio.Task]] = {}
         self.lost: set[str] = set()  # requests another worker took over while this one was paused
+        self.connected = False  # Redis answers: the worker consumes (its node's readiness)
 
     async def run(self, stop: asyncio.Event) -> None:
+        """Until `stop`: a Redis that went away (restarted, unreachable, a pause past the socket
+        timeout) is reconnected with backoff and the streams set up again; `connected` says
+        which, for the node's readiness. Then it finishes what it holds and leaves the group."""
+        backoff = RECONNECT_MIN_S
+        while not stop.is_set():
+            try:
+                await self._consume(stop)
+            except (aioredis.RedisError, OSError) as error:
+                self.connected = False
+                logger.warning(json.dumps({"event": "redis_lost", "worker": self.name, "error": str(error)}))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), backoff)
+                backoff = min(backoff * 2, RECONNECT_MAX_S)
+            else:
+                backoff = RECONNECT_MIN_S
+        tasks = [task for _, _, task in self.active.values()]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        with contextlib.suppress(aioredis.RedisError, OSError):
+            await self.streams.leave()
+            await self.redis.delete(self.keys.worker_heartbeat(self.name))
+
+    async def _consume(self, stop: asyncio.Event) -> None:
         await self.streams.setup()
+        if not self.connected:
+            logger.info(json.dumps({"event": "redis_connected", "worker": self.name}))
+        self.connected = True
         next_maintenance = 0.0
         while not stop.is_set():
             if time.monotonic() >= next_maintenance:
@@ -76,11 +106,6 @@ class CloudWorker:
                 continue
             for stream, entry_id, fields in await self.streams.read(room, block_ms=100):
                 self._start(stream, entry_id, fields)
-        tasks = [task for _, _, task in self.active.values()]
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
-        await self.streams.leave()
-        await self.redis.delete(self.keys.worker_heartbeat(self.name))
 
     async def _maintain(self) -> None:
         """Heartbeat, keep our entries fresh, honour cancel flags, claim entries of dead workers."""
@@ -127,7 +152,16 @@ class CloudWorker:
             self._serve(stream, entry_id, request_id, request, carrier)
         )
         self.active[request_id] = (stream, entry_id, task)
-        task.add_done_callback(lambda _: self.active.pop(request_id, None))
+        task.add_done_callback(lambda done: self._finished(request_id, done))
+
+    def _finished(self, request_id: str, task: asyncio.Task) -> None:
+        self.active.pop(request_id, None)
+        if not task.cancelled() and task.exception() is not None:  # Redis lost mid-request
+            logger.warning(
+                json.dumps(
+                    {"event": "request_failed", "request_id": request_id, "error": str(task.exception())}
+                )
+            )
 
     async def _serve(
         self,
@@ -151,8 +185,9 @@ class CloudWorker:
             await self._serve_traced(request_id, request, span)
         finally:
             span.end()
-            if request_id not in self.lost and await self.streams.owns(stream, entry_id):
-                await self.streams.ack(stream, entry_id)
+            with contextlib.suppress(aioredis.RedisError, OSError):  # Redis gone: the entry stays pending
+                if request_id not in self.lost and await self.streams.owns(stream, entry_id):
+                    await self.streams.ack(stream, entry_id)
             self.lost.discard(request_id)
 
     async def _serve_traced(self, request_id: str, request: pb.GenerateRequest, span) -> None:

@@ -2,7 +2,6 @@
 
 import random
 
-import redis.asyncio as aioredis
 from aiohttp import web
 
 from gateway import app_keys, handlers, model_endpoints, openapi, status
@@ -16,6 +15,7 @@ from gateway.metrics import GatewayMetrics
 from gateway.models import ServedModel
 from gateway.pipeline import Dispatcher
 from gateway.rate_limit import LocalRateLimiter, RedisRateLimiter
+from shared import redis_client
 from shared.redis_keys import RedisKeys
 
 
@@ -59,7 +59,7 @@ async def _backends(app: web.Application):
     for node in config.edge_nodes:
         backends.append(EdgeBackend(node.node_id, node.address, frozenset(node.models), node.queue_bound))
     if config.redis_url:
-        client = aioredis.from_url(config.redis_url)
+        client = redis_client.connect(config.redis_url)
         models = frozenset(config.cloud_models or app[app_keys.MODELS])
         backends.append(CloudBackend(client, RedisKeys(config.redis_prefix), models))
         app[app_keys.LIMITER] = RedisRateLimiter(client, config.redis_prefix)

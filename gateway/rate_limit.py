@@ -4,6 +4,8 @@
 every gateway replica); `LocalRateLimiter` is the embedded default for a single process.
 """
 
+import json
+import logging
 import time
 from dataclasses import dataclass
 
@@ -12,6 +14,7 @@ import redis.asyncio as aioredis
 from gateway.auth import ApiKey
 
 WINDOW_S = 60.0
+logger = logging.getLogger("hybridgw.gateway")
 
 # KEYS[1..2]: request and token buckets; ARGV: now, rpm, tpm, tokens (0 limit: unlimited).
 # Returns {allowed (1/0), retry_after_ms}. Nothing is taken unless both buckets have room.
@@ -77,17 +80,25 @@ class LocalRateLimiter:
 
 
 class RedisRateLimiter:
+    """Shared limits in Redis; while Redis cannot be reached, each gateway enforces the same
+    limits in process (a request is never refused, or let through unlimited, for an outage)."""
+
     def __init__(self, client: aioredis.Redis, prefix: str):
         self.redis = client
         self.prefix = prefix
         self._script = client.register_script(_LUA)
+        self._fallback = LocalRateLimiter()
 
     async def acquire(self, key: ApiKey, tokens: int) -> LimitResult:
         if not key.requests_per_minute and not key.tokens_per_minute:
             return LimitResult(True)
         buckets = [f"{self.prefix}ratelimit:{key.key_id}:{kind}" for kind in ("requests", "tokens")]
         now_ms = int(time.time() * 1000)
-        allowed, wait_ms = await self._script(
-            keys=buckets, args=[now_ms, key.requests_per_minute or 0, key.tokens_per_minute or 0, tokens]
-        )
+        try:
+            allowed, wait_ms = await self._script(
+                keys=buckets, args=[now_ms, key.requests_per_minute or 0, key.tokens_per_minute or 0, tokens]
+            )
+        except (aioredis.RedisError, OSError):
+            logger.warning(json.dumps({"event": "rate_limit_fallback", "reason": "redis unreachable"}))
+            return await self._fallback.acquire(key, tokens)
         return LimitResult(bool(allowed), int(wait_ms) / 1000)

@@ -45,12 +45,12 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _cloud(args: argparse.Namespace) -> int:
-    import redis.asyncio as aioredis
     import torch
 
     from cloud.llm_engine import LLMEngine, default_device
     from cloud.worker import CloudWorker
     from hybridgw.serving_gc import prepare_gc_for_serving
+    from shared import redis_client
     from shared.async_engine import AsyncEngine
     from shared.inference_server import serve
     from shared.redis_keys import RedisKeys
@@ -83,7 +83,7 @@ def _cloud(args: argparse.Namespace) -> int:
 
     async def main() -> None:
         async_engine = AsyncEngine(engine)
-        client = aioredis.from_url(args.redis)
+        client = redis_client.connect(args.redis)
         worker = CloudWorker(
             async_engine,
             client,
@@ -101,6 +101,7 @@ def _cloud(args: argparse.Namespace) -> int:
                 args.model.stem,
                 companion=worker.run,
                 metrics_port=args.metrics_port,
+                ready_check=lambda: worker.connected,  # not ready while its Redis is gone
             )
         finally:
             await client.aclose()

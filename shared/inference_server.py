@@ -142,6 +142,7 @@ async def serve(
     ready: asyncio.Event | None = None,
     companion: Callable[[asyncio.Event], Awaitable[None]] | None = None,
     metrics_port: int | None = None,
+    ready_check: Callable[[], bool] | None = None,
 ) -> None:
     """Serve until SIGTERM/SIGINT (or cancellation), then drain and stop.
 
@@ -161,7 +162,9 @@ async def serve(
     await server.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    http = await start_node_http(engine, node_id, host, metrics_port) if metrics_port is not None else None
+    http = None
+    if metrics_port is not None:
+        http = await start_node_http(engine, node_id, host, metrics_port, ready_check)
     logger.info(json.dumps({"event": "listening", "address": f"{host}:{bound}", "node_id": node_id}))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -7,6 +7,7 @@ latest NodeStats snapshot at scrape time, so they never lag and cost nothing bet
 
 import json
 import logging
+from collections.abc import Callable
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -54,7 +55,10 @@ class NodeStatsCollector:
             yield family
 
 
-def create_node_app(engine: AsyncEngine, node_id: str) -> web.Application:
+def create_node_app(
+    engine: AsyncEngine, node_id: str, ready_check: Callable[[], bool] | None = None
+) -> web.Application:
+    """`ready_check`: what else the node needs to take requests (a cloud worker: its Redis)."""
     registry = CollectorRegistry()
     registry.register(NodeStatsCollector(engine, node_id))
 
@@ -67,6 +71,8 @@ def create_node_app(engine: AsyncEngine, node_id: str) -> web.Application:
     async def ready(request: web.Request) -> web.Response:
         if engine.draining:
             return web.json_response({"status": "draining"}, status=503)
+        if ready_check is not None and not ready_check():
+            return web.json_response({"status": "not_ready", "node_id": node_id}, status=503)
         return web.json_response({"status": "ready", "node_id": node_id})
 
     app = web.Application()
@@ -76,9 +82,11 @@ def create_node_app(engine: AsyncEngine, node_id: str) -> web.Application:
     return app
 
 
-async def start_node_http(engine: AsyncEngine, node_id: str, host: str, port: int) -> web.AppRunner:
+async def start_node_http(
+    engine: AsyncEngine, node_id: str, host: str, port: int, ready_check: Callable[[], bool] | None = None
+) -> web.AppRunner:
     """Start the side port; the caller cleans the runner up when the node stops."""
-    runner = web.AppRunner(create_node_app(engine, node_id), access_log=None)
+    runner = web.AppRunner(create_node_app(engine, node_id, ready_check), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()

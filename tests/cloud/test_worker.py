@@ -9,6 +9,7 @@ import redis.asyncio as aioredis
 from cloud.llm_engine import LLMEngine
 from cloud.worker import CloudWorker
 from formats.ggml_types import GGMLType
+from shared import redis_client
 from shared.async_engine import AsyncEngine
 from shared.engine import EngineRequest
 from shared.proto import inference_pb2 as pb
@@ -69,7 +70,7 @@ async def _no_pending(client, keys) -> bool:
 class RunningWorker:
     def __init__(self, model_path, redis_url, keys, name="worker-a", claim_idle_ms=400, num_blocks=64):
         self.engine = AsyncEngine(LLMEngine(model_path, num_blocks=num_blocks, block_size=4))
-        self.client = aioredis.from_url(redis_url)
+        self.client = redis_client.connect(redis_url)  # as `hybridgw cloud` connects
         self.worker = CloudWorker(
             self.engine, self.client, keys, name, max_active=4, claim_idle_ms=claim_idle_ms, heartbeat_s=0.1
         )

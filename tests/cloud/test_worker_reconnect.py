@@ -1,0 +1,83 @@
+"""A cloud worker survives its Redis going away: it says it is not connected (its node's
+readiness), reconnects with backoff when Redis is back, sets its streams up again and serves;
+the gateway's rate limiter falls back to in-process limits meanwhile."""
+
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+import redis.asyncio as aioredis
+
+from gateway.auth import ApiKey
+from gateway.rate_limit import RedisRateLimiter
+from shared.redis_keys import RedisKeys
+from tests.cloud.test_worker import RunningWorker, _read_reply, _request
+from tests.fixtures.polling import eventually
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:  # redis-server cannot bind port 0 and say which it got
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _redis_server(port: int) -> subprocess.Popen:
+    binary = shutil.which("redis-server")
+    assert binary, "redis-server is needed to restart a Redis under the worker"
+    return subprocess.Popen(
+        [binary, "--port", str(port), "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL
+    )
+
+
+async def _pong(url: str) -> bool:
+    client = aioredis.from_url(url)
+    try:
+        return bool(await client.ping())
+    except (aioredis.RedisError, OSError):
+        return False
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.integration
+async def test_the_worker_reconnects_after_redis_restarts(tiny_model):
+    from formats.ggml_types import GGMLType
+
+    model_path = str(tiny_model(GGMLType.F32))
+    port = _free_port()
+    url = f"redis://127.0.0.1:{port}/0"
+    keys = RedisKeys(prefix="reconnect-test:")
+    server = _redis_server(port)
+    worker = None
+    try:
+        await eventually(lambda: _pong(url), what="redis up")
+        worker = RunningWorker(model_path, url, keys, name="steady")
+        await eventually(lambda: worker.worker.connected, what="the worker connected")
+        await worker.client.xadd(keys.request_stream, {"request": _request("before")})
+        before = await _read_reply(worker.client, keys, "before")
+        server.terminate()
+        server.wait(timeout=10)
+        await eventually(lambda: not worker.worker.connected, timeout=30, what="the loss noticed")
+        assert not worker.task.done()  # still running, retrying
+        server = _redis_server(port)  # a new, empty Redis: no group, no streams
+        await eventually(lambda: worker.worker.connected, timeout=30, what="reconnected")
+        await worker.client.xadd(keys.request_stream, {"request": _request("after")})
+        after = await _read_reply(worker.client, keys, "after")
+        assert [t.token_id for c in after for t in c.tokens] == [t.token_id for c in before for t in c.tokens]
+    finally:
+        if worker is not None:
+            await worker.close()
+        server.terminate()
+        server.wait(timeout=10)
+
+
+async def test_the_rate_limiter_enforces_limits_in_process_while_redis_is_unreachable():
+    limiter = RedisRateLimiter(aioredis.from_url(f"redis://127.0.0.1:{_free_port()}/0"), "x:")
+    key = ApiKey("k", "0" * 64, "t", requests_per_minute=2)
+    started = time.monotonic()
+    results = [await limiter.acquire(key, 1) for _ in range(3)]
+    assert [r.allowed for r in results] == [True, True, False] and results[2].retry_after_s > 0
+    assert time.monotonic() - started < 10
+    await limiter.redis.aclose()
