@@ -3,7 +3,6 @@ readiness), reconnects with backoff when Redis is back, sets its streams up agai
 the gateway's rate limiter falls back to in-process limits meanwhile."""
 
 import shutil
-import socket
 import subprocess
 import time
 
@@ -14,13 +13,8 @@ from gateway.auth import ApiKey
 from gateway.rate_limit import RedisRateLimiter
 from shared.redis_keys import RedisKeys
 from tests.cloud.test_worker import RunningWorker, _read_reply, _request
+from tests.fixtures.edge_node import free_port
 from tests.fixtures.polling import eventually
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:  # redis-server cannot bind port 0 and say which it got
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _redis_server(port: int) -> subprocess.Popen:
@@ -46,7 +40,7 @@ async def test_the_worker_reconnects_after_redis_restarts(tiny_model):
     from formats.ggml_types import GGMLType
 
     model_path = str(tiny_model(GGMLType.F32))
-    port = _free_port()
+    port = free_port()  # redis-server cannot bind port 0 and say which it got
     url = f"redis://127.0.0.1:{port}/0"
     keys = RedisKeys(prefix="reconnect-test:")
     server = _redis_server(port)
@@ -74,7 +68,7 @@ async def test_the_worker_reconnects_after_redis_restarts(tiny_model):
 
 
 async def test_the_rate_limiter_enforces_limits_in_process_while_redis_is_unreachable():
-    limiter = RedisRateLimiter(aioredis.from_url(f"redis://127.0.0.1:{_free_port()}/0"), "x:")
+    limiter = RedisRateLimiter(aioredis.from_url(f"redis://127.0.0.1:{free_port()}/0"), "x:")
     key = ApiKey("k", "0" * 64, "t", requests_per_minute=2)
     started = time.monotonic()
     results = [await limiter.acquire(key, 1) for _ in range(3)]
