@@ -4,11 +4,6 @@ import numba
 import numpy as np
 
 from formats.model_config import ModelConfig
-from shared.engine import InvalidRequestError
-
-
-class ContextOverflowError(InvalidRequestError):
-    """A sequence would grow past its slot's context window."""
 
 
 class KVCache:

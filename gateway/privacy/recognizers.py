@@ -48,13 +48,13 @@ NATIONAL_IDS = [
     Recognizer(
         "es_dni",
         re.compile(r"\b[XYZ]?\d{7,8}[A-Za-z]\b"),
-        lambda m: v.checksums.spanish_dni_valid(m.group()),
+        v.spanish_dni,
         digits(run=7),
     ),
     Recognizer(
         "nl_bsn",
         re.compile(r"\b\d{9}\b"),
-        lambda m: v.checksums.dutch_bsn_valid(m.group()),
+        v.dutch_bsn,
         digits(run=9),
     ),
     Recognizer(
@@ -66,7 +66,7 @@ NATIONAL_IDS = [
     Recognizer(
         "fi_hetu",
         re.compile(r"\b\d{6}[-+A]\d{3}[0-9A-Za-z]\b"),
-        lambda m: v.checksums.finnish_hetu_valid(m.group()),
+        v.finnish_hetu,
         digits(run=6),
     ),
     Recognizer(
@@ -81,11 +81,7 @@ NATIONAL_IDS = [
             r"(?<![\d-])(?P<ssn>\d{3}([- ])\d{2}\2\d{4})(?![\d-])"
             r"|(?i:\b(?:ssn|social security(?: number)?|soc\. ?sec\.?)\b)\D{0,20}?(?P<bare>\d{9})(?!\d)"
         ),
-        lambda m: (
-            v.us_ssn(m)
-            if m.group("ssn")
-            else v.checksums.us_ssn_plausible(m.group("bare")[:3], m.group("bare")[3:5], m.group("bare")[5:])
-        ),
+        v.us_ssn,
         digits(run=2, cluster=9),
     ),
     Recognizer(
@@ -127,7 +123,7 @@ CONTACT = [
     Recognizer(
         "email",
         re.compile(r"(?<![\w.%+-])[\w.%+-]{1,64}+@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}(?![\w-])"),
-        lambda m: m.group().rsplit(".", 1)[1].isalpha() and len(m.group().rsplit(".", 1)[1]) >= 2,
+        v.email,
         gate=contains("@"),
     ),
     Recognizer(

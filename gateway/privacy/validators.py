@@ -24,6 +24,12 @@ def only_digits(text: str) -> str:
     return re.sub(r"\D", "", text)
 
 
+def email(match: re.Match) -> bool:
+    """The domain ends in a top-level label of two or more letters."""
+    top_level = match.group().rsplit(".", 1)[1]
+    return len(top_level) >= 2 and top_level.isalpha()
+
+
 def card(match: re.Match) -> bool:
     number = only_digits(match.group())
     return 13 <= len(number) <= 19 and number[0] in "23456" and checksums.luhn_valid(number)
@@ -55,8 +61,21 @@ def swedish_personnummer(match: re.Match) -> bool:
 
 
 def us_ssn(match: re.Match) -> bool:
-    number = only_digits(match.group("ssn"))
+    """Separated (123-45-6789, 123 45 6789) or bare after an SSN keyword: in an issued range."""
+    number = only_digits(match.group("ssn") or match.group("bare"))
     return len(number) == 9 and checksums.us_ssn_plausible(number[:3], number[3:5], number[5:])
+
+
+def spanish_dni(match: re.Match) -> bool:
+    return checksums.spanish_dni_valid(match.group())
+
+
+def dutch_bsn(match: re.Match) -> bool:
+    return checksums.dutch_bsn_valid(match.group())
+
+
+def finnish_hetu(match: re.Match) -> bool:
+    return checksums.finnish_hetu_valid(match.group())
 
 
 def chinese_resident_id(match: re.Match) -> bool:
