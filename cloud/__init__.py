@@ -4,6 +4,7 @@ Importing `cloud` alone does not import torch; `from cloud import LLM, SamplingP
 """
 
 from shared.sampling import SamplingParams
+from shared.structured_output import StructuredOutputsParams
 
 
 def __getattr__(name: str):
@@ -14,4 +15,4 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["LLM", "LLMEngine", "RequestOutput", "SamplingParams"]
+__all__ = ["LLM", "LLMEngine", "RequestOutput", "SamplingParams", "StructuredOutputsParams"]

@@ -4,9 +4,11 @@ Implements shared.engine.Engine: each step returns the tokens it sampled (deltas
 snapshot; the offline `LLM` API (cloud/llm.py) gathers the deltas into whole outputs.
 """
 
+import json
 import time
 import uuid
 from dataclasses import replace
+from pathlib import Path
 
 import torch
 
@@ -19,7 +21,8 @@ from cloud.request import Request, RequestStatus
 from cloud.scheduler import Scheduler
 from cloud.weights import load_weights
 from shared.engine import EngineRequest, InvalidRequestError, NodeStats, StepOutput, StepResult
-from shared.request_state import validate_prompt
+from shared.grammar_matcher import GrammarCompiler
+from shared.request_state import request_grammar, validate_prompt
 from shared.sampling import SamplingParams
 from shared.step_rates import StepRates
 
@@ -78,6 +81,7 @@ class LLMEngine:
             self.max_model_len,
             _end_of_generation_ids(self.metadata),
         )
+        self.grammars = grammar_compiler(model, self.metadata, config.vocab_size)
         self.runner = ModelRunner(LlamaModel(config, tensors), config, num_blocks, block_size)
         self.metrics = EngineMetrics(self.scheduler, self.block_manager)
         self.rates = StepRates()  # measured prefill and decode speed, for the gateway's router
@@ -88,7 +92,8 @@ class LLMEngine:
         if request.request_id in self.scheduler.requests:
             raise InvalidRequestError(f"request id {request.request_id!r} is already in use")
         validate_prompt(request, self.model_config.vocab_size, self.max_model_len)
-        self.scheduler.add_request(Request.from_engine_request(request))
+        grammar = request_grammar(request, self.grammars)
+        self.scheduler.add_request(Request.from_engine_request(request, grammar=grammar))
         if request.sampling_params.n > 1:
             self._pending_forks[request.request_id] = request.sampling_params.n
 
@@ -200,6 +205,7 @@ class LLMEngine:
                 priority=parent.priority,
                 cache_salt=parent.cache_salt,
                 arrival_time=parent.arrival_time,
+                grammar=request_grammar(EngineRequest(parent.request_id, (0,), params), self.grammars),
             )
             child.num_computed_tokens = len(parent.prompt_token_ids)
             child.num_cached_tokens = parent.num_cached_tokens
@@ -224,6 +230,20 @@ def _last_token(request: Request) -> StepOutput:
         request.num_prompt_tokens,
         request.num_cached_tokens,
     )
+
+
+def grammar_compiler(model: str, metadata, vocab_size: int) -> GrammarCompiler:
+    """Structured output from the GGUF file's tokenizer, or a checkpoint's tokenizer.json (its
+    end-of-generation tokens from config.json's eos_token_id)."""
+    if metadata:
+        return GrammarCompiler.from_gguf_metadata(metadata, vocab_size)
+    directory = Path(model)
+    tokenizer_path, config_path = directory / "tokenizer.json", directory / "config.json"
+    if not tokenizer_path.is_file():
+        return GrammarCompiler(lambda: None, (), vocab_size)
+    eos = json.loads(config_path.read_text()).get("eos_token_id")
+    end_ids = [eos] if isinstance(eos, int) else [i for i in eos or () if isinstance(i, int)]
+    return GrammarCompiler(tokenizer_path.read_text, end_ids, vocab_size)
 
 
 def _end_of_generation_ids(metadata) -> frozenset[int]:

@@ -22,7 +22,8 @@ from formats.gguf_reader import GGUFReader
 from formats.model_config import ModelConfig
 from formats.tokenizer.vocab import Vocab
 from shared.engine import EngineRequest, InvalidRequestError, NodeStats, StepOutput, StepResult
-from shared.request_state import validate_prompt
+from shared.grammar_matcher import GrammarCompiler
+from shared.request_state import request_grammar, validate_prompt
 from shared.step_rates import MIN_PREFILL_TOKENS, StepRates
 
 BACKENDS = ("numba", "onnxruntime")
@@ -61,6 +62,7 @@ class EdgeEngine:
         self.reader = GGUFReader(config.model_path)
         self.model_config = ModelConfig.from_reader(self.reader)
         self.vocab = Vocab.from_metadata(self.reader.metadata)
+        self.grammars = GrammarCompiler.from_vocab(self.vocab, self.model_config.vocab_size)
         weights = ModelWeights.from_reader(self.reader, self.model_config)
         if config.backend == "onnxruntime":
             from edge.onnx_model import OnnxLlamaModel  # onnx and onnxruntime load only when asked for
@@ -118,7 +120,8 @@ class EdgeEngine:
         ):
             raise InvalidRequestError(f"request id {request.request_id!r} is already in use")
         validate_prompt(request, self.model_config.vocab_size, self.slot_context)
-        self.waiting.append(Request.from_engine_request(request))
+        grammar = request_grammar(request, self.grammars)
+        self.waiting.append(Request.from_engine_request(request, grammar=grammar))
 
     def abort(self, request_id: str) -> bool:
         """Drop a request wherever it is; its slot is free for the next step."""

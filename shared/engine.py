@@ -34,13 +34,16 @@ class InvalidRequestError(ValueError):
 @dataclass(frozen=True, slots=True)
 class EngineRequest:
     """What a caller adds. `priority`: lower runs first when requests wait for room (vLLM's
-    convention); `cache_salt`: only requests with the same salt share cached prompt tokens."""
+    convention); `cache_salt`: only requests with the same salt share cached prompt tokens;
+    `num_resumed_tokens`: the prompt's last tokens that an earlier attempt generated (a resumed
+    request), which its grammar, if it has one, has already seen."""
 
     request_id: str
     prompt_token_ids: tuple[int, ...]
     sampling_params: SamplingParams
     priority: int = 0
     cache_salt: str = ""
+    num_resumed_tokens: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "prompt_token_ids", tuple(self.prompt_token_ids))  # a list given

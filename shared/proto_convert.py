@@ -8,6 +8,7 @@ from google.protobuf.json_format import MessageToDict
 from shared.engine import EngineRequest, FinishReason, NodeStats, StepOutput
 from shared.proto import inference_pb2 as pb
 from shared.sampling import SamplingParams
+from shared.structured_output import StructuredOutputsParams
 
 FINISH_REASONS = {
     FinishReason.STOP: pb.FINISH_REASON_STOP,
@@ -31,6 +32,9 @@ def sampling_from_proto(message: pb.SamplingParams) -> SamplingParams:
         stop_token_ids=tuple(message.stop_token_ids),
         ignore_eos=message.ignore_eos,
         logprobs=message.logprobs,
+        structured_outputs=StructuredOutputsParams(llguidance=message.structured_output)
+        if message.structured_output
+        else None,
     )
 
 
@@ -40,7 +44,7 @@ def engine_request_from_proto(
     """The engine's request for a GenerateRequest; `resumed`: tokens already streamed (by an
     earlier attempt) that continue the prompt."""
     prompt = (*message.prompt_token_ids, *resumed)
-    return EngineRequest(request_id, prompt, params, message.priority, message.cache_salt)
+    return EngineRequest(request_id, prompt, params, message.priority, message.cache_salt, len(resumed))
 
 
 def chunk_from_outputs(request_id: str, outputs: list[StepOutput], num_resumed: int = 0) -> pb.GenerateChunk:

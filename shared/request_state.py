@@ -10,7 +10,9 @@ import time
 from dataclasses import dataclass, field
 
 from shared.engine import EngineRequest, FinishReason, InvalidRequestError
+from shared.grammar_matcher import GrammarCompiler, GrammarMatcher
 from shared.sampling import Sampler, SamplingParams
+from shared.structured_output import GrammarError
 
 
 @dataclass(slots=True, eq=False)
@@ -25,11 +27,12 @@ class RequestState:
     num_computed_tokens: int = 0
     num_cached_tokens: int = 0  # prompt tokens found in the cache at admission
     first_token_time: float | None = None
+    grammar: GrammarMatcher | None = None  # structured output
     sampler: Sampler | None = None
 
     def __post_init__(self) -> None:
         if self.sampler is None:
-            self.sampler = Sampler(self.sampling_params, self.prompt_token_ids)
+            self.sampler = Sampler(self.sampling_params, self.prompt_token_ids, self.grammar)
 
     @classmethod
     def from_engine_request(cls, request: EngineRequest, **fields):
@@ -60,10 +63,12 @@ class RequestState:
 
     def check_stop(self, end_of_generation_ids: frozenset[int], max_model_len: int) -> FinishReason | None:
         """Why the request ends after its last token, if it does: a stop token (or end of
-        generation, unless ignore_eos), max_tokens, or the context window."""
+        generation, unless ignore_eos), its grammar complete, max_tokens, or the context window."""
         params = self.sampling_params
         last = self.output_token_ids[-1]
         if last in params.stop_token_ids or (not params.ignore_eos and last in end_of_generation_ids):
+            return FinishReason.STOP
+        if self.grammar is not None and self.grammar.is_finished:
             return FinishReason.STOP
         if len(self.output_token_ids) >= params.max_tokens or self.num_tokens >= max_model_len:
             return FinishReason.LENGTH
@@ -82,3 +87,16 @@ def validate_prompt(request: EngineRequest, vocab_size: int, max_model_len: int)
         raise InvalidRequestError(
             f"prompt of {len(prompt)} tokens does not fit the context window of {max_model_len} tokens"
         )
+
+
+def request_grammar(request: EngineRequest, compiler: GrammarCompiler) -> GrammarMatcher | None:
+    """The matcher for a request with structured output (advanced over its resumed tokens);
+    InvalidRequestError for a grammar this engine cannot enforce."""
+    params = request.sampling_params.structured_outputs
+    if params is None:
+        return None
+    resumed = request.prompt_token_ids[len(request.prompt_token_ids) - request.num_resumed_tokens :]
+    try:
+        return compiler.matcher(params, resumed)
+    except GrammarError as error:
+        raise InvalidRequestError(f"structured output cannot be enforced: {error}") from None

@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from shared.grammar_matcher import GrammarMatcher
+from shared.structured_output import StructuredOutputsParams
+
 
 class InvalidSamplingParams(ValueError):
     """A sampling parameter is out of range."""
@@ -31,6 +34,7 @@ class SamplingParams:
     ignore_eos: bool = False
     logprobs: int = 0  # top alternatives per token
     n: int = 1  # parallel samples of the same prompt (the cloud engine forks them)
+    structured_outputs: StructuredOutputsParams | None = None  # a grammar the output must match
 
     def __post_init__(self) -> None:
         checks = [
@@ -58,10 +62,13 @@ class SampledToken:
 
 
 class Sampler:
-    """Holds one request's random generator and token counts (for the penalties)."""
+    """Holds one request's random generator, token counts (for the penalties) and, for
+    structured output, its grammar matcher (tokens the grammar forbids are masked out before
+    anything else chooses; logprobs are those of the masked distribution)."""
 
-    def __init__(self, params: SamplingParams, prompt_ids: list[int]):
+    def __init__(self, params: SamplingParams, prompt_ids: list[int], grammar: GrammarMatcher | None = None):
         self.params = params
+        self.grammar = grammar
         self.rng = np.random.default_rng(params.seed)
         self.prompt_counts = Counter(prompt_ids)
         self.output_counts: Counter[int] = Counter()
@@ -70,14 +77,18 @@ class Sampler:
         """logits (vocab,) f32 -> the next token; records it for later penalties."""
         params = self.params
         logits = self._penalized(logits.astype(np.float64))
+        if self.grammar is not None:
+            self.grammar.mask(logits)
         logprobs = logits - _logsumexp(logits)
         token_id = int(np.argmax(logits)) if params.temperature == 0 else self._draw(logits)
         self.output_counts[token_id] += 1
+        if self.grammar is not None:
+            self.grammar.accept(token_id)
         top = []
         if params.logprobs:
             best = np.argpartition(-logprobs, params.logprobs - 1)[: params.logprobs]
             best = best[np.argsort(-logprobs[best], kind="stable")]
-            top = [(int(i), float(logprobs[i])) for i in best]
+            top = [(int(i), float(logprobs[i])) for i in best if np.isfinite(logprobs[i])]
         return SampledToken(token_id, float(logprobs[token_id]), top)
 
     def _penalized(self, logits: np.ndarray) -> np.ndarray:
