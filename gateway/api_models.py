@@ -10,16 +10,15 @@ that. vLLM's extra sampling parameters that both engines implement are accepted 
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
+
+from gateway.strict_model import Strict
+from gateway.structured_output_fields import ResponseFormat, StructuredOutputFields
 
 MAX_N = 8
 MAX_STOP_SEQUENCES = 4
 INT64 = Annotated[int, Field(ge=-(2**63), lt=2**63)]
 STOP_LIST = Annotated[list[Annotated[str, Field(min_length=1)]], Field(max_length=MAX_STOP_SEQUENCES)]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 class TextPart(Strict):
@@ -41,8 +40,9 @@ class StreamOptions(Strict):
     include_usage: bool = False
 
 
-class SamplingFields(Strict):
-    """Shared by both endpoints: OpenAI's sampling parameters and vLLM's extra ones."""
+class SamplingFields(StructuredOutputFields):
+    """Shared by both endpoints: OpenAI's sampling parameters and vLLM's extra ones (its
+    structured-output fields among them)."""
 
     model: Annotated[str, Field(min_length=1)]
     stream: bool = False
@@ -82,12 +82,12 @@ class ChatCompletionRequest(SamplingFields):
     logprobs: bool = False
     top_logprobs: Annotated[int, Field(ge=0, le=20)] | None = None
     # not implemented yet (issue #17): refused by name
+    response_format: ResponseFormat | None = None
     tools: list[dict] | None = None
     tool_choice: str | dict | None = None
     parallel_tool_calls: bool | None = None
     functions: list[dict] | None = None
     function_call: str | dict | None = None
-    response_format: dict | None = None
     audio: dict | None = None
     modalities: list[str] | None = None
     prediction: dict | None = None
@@ -127,7 +127,6 @@ NOT_IMPLEMENTED: dict[str, tuple[Any, ...]] = {
     "parallel_tool_calls": (None,),
     "functions": (None, []),
     "function_call": (None, "none"),
-    "response_format": (None, {"type": "text"}),
     "audio": (None,),
     "modalities": (None, ["text"]),
     "prediction": (None,),

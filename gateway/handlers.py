@@ -28,6 +28,7 @@ from gateway.request_log import annotate, record
 from gateway.responses import ChatFormat, CompletionFormat, ResponseFormat
 from gateway.schemas import parse_chat, parse_completion
 from gateway.sse_sink import SSESink
+from gateway.structured_output_fields import compiled_grammar
 from shared.telemetry import extract_context, forwarded_context, recording, tracer
 
 
@@ -106,10 +107,11 @@ async def _prepare(request: web.Request, parse, forwarded: dict[str, str] | None
         raise model_not_found(body.model)
     check_model_allowed(key, body.model)
     ids, max_tokens = prepare(model, body)
+    grammar = await compiled_grammar(model, body.structured_outputs)
     if key is not None:
         await _admit(app, key, len(ids) + max_tokens * body.n)
     context = request_context(request, key, config)
-    return PreparedRequest(new_request_id(), model, body, ids, max_tokens, context, forwarded)
+    return PreparedRequest(new_request_id(), model, body, ids, max_tokens, context, forwarded, grammar)
 
 
 async def _stream(output: SSESink, generation: Generation) -> str:

@@ -8,6 +8,7 @@ from formats.chat_template import ChatTemplate, chat_template_for
 from formats.gguf_reader import GGUFReader
 from formats.model_config import ModelConfig
 from formats.tokenizer import GGUFTokenizer
+from shared.grammar_matcher import GrammarCompiler
 
 
 @dataclass(slots=True)
@@ -17,6 +18,7 @@ class ServedModel:
     chat_template: ChatTemplate
     context_length: int
     created: int
+    grammars: GrammarCompiler  # checks structured-output constraints against the vocabulary
 
     @staticmethod
     def load(name: str, gguf_path: str | Path, context_length: int | None = None) -> "ServedModel":
@@ -29,4 +31,7 @@ class ServedModel:
             chat_template=chat_template_for(reader.metadata),
             context_length=min(context_length or config.context_length, config.context_length),
             created=int(Path(gguf_path).stat().st_mtime),
+            grammars=GrammarCompiler(
+                tokenizer.to_hf_json, tokenizer.vocab.end_of_generation_ids, config.vocab_size
+            ),
         )

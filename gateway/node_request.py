@@ -28,6 +28,7 @@ def node_request(prepared: PreparedRequest, index: int, cache_salt: str) -> pb.G
         stop_token_ids=body.stop_token_ids,
         logprobs=body.top_logprobs,
         ignore_eos=body.ignore_eos,
+        structured_output=prepared.structured_output,
     )
     if body.seed is not None:
         sampling.seed = (body.seed + index) % 2**64  # OpenAI takes any int64 seed

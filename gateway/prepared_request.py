@@ -19,6 +19,7 @@ class PreparedRequest:
     max_tokens: int
     context: RequestContext
     forwarded: dict[str, str] | None = None  # the caller's trace headers when no spans are recorded
+    structured_output: str = ""  # the compiled grammar the output must match ("" for none)
 
 
 def prompt_ids(model: ServedModel, request: GenerationRequest) -> list[int]:

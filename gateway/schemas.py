@@ -14,6 +14,8 @@ from gateway.api_models import (
     SamplingFields,
 )
 from gateway.errors import APIError, invalid
+from gateway.structured_output_fields import structured_outputs_of
+from shared.structured_output import StructuredOutputsParams
 
 GREEDIEST_TOP_P = 1e-9  # top_p 0 (OpenAI accepts it): only the most likely token is kept
 
@@ -42,6 +44,8 @@ class GenerationRequest:
     user: str | None = None
     priority: int = 0  # vLLM's extra parameter: lower runs first when a node has requests waiting
     ignore_eos: bool = False  # vLLM's and llama-server's extra parameter (benchmarks use it)
+    # the constraint on the output and the parameter that asked for it
+    structured_outputs: tuple[StructuredOutputsParams, str] | None = None
 
     @property
     def texts(self) -> list[str]:
@@ -106,6 +110,7 @@ def _common(body: SamplingFields, messages, prompt) -> GenerationRequest:
         user=body.user,
         priority=body.priority,
         ignore_eos=body.ignore_eos,
+        structured_outputs=structured_outputs_of(body),
     )
 
 

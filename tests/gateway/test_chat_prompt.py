@@ -57,7 +57,9 @@ def test_prompts_without_control_text_are_tokenized_as_before(demo):
 @pytest.mark.demo_model
 def test_copied_content_stays_text_and_rewritten_content_is_refused_naming_the_message(demo):
     def served(source: str) -> ServedModel:
-        return ServedModel("custom", demo.tokenizer, ChatTemplate(source), demo.context_length, 0)
+        return ServedModel(
+            "custom", demo.tokenizer, ChatTemplate(source), demo.context_length, 0, demo.grammars
+        )
 
     start = demo.tokenizer.encode("<|im_start|>", False, True)
     doubling = served("{% for m in messages %}<|im_start|>{{ m.content }}{{ m.content }}{% endfor %}")
