@@ -14,6 +14,7 @@ from typing import Any
 
 SMOLLM2_DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
 
+PLAIN_FIELDS = frozenset({"role", "content", "name"})
 NativeRenderer = Callable[[Sequence[Mapping[str, Any]], bool], str]
 
 
@@ -56,10 +57,12 @@ NATIVE_TEMPLATES: dict[str, NativeRenderer] = {
 
 
 def plain_messages(messages: Sequence[Any]) -> bool:
-    """Whether every message is a mapping whose role and content are strings."""
+    """Whether every message is a mapping whose role and content are strings, with no other
+    field a template could render (tool calls go through the template itself)."""
     return all(
         (type(m) is dict or isinstance(m, Mapping))  # the first test, without the ABC's, for JSON bodies
         and isinstance(m.get("role"), str)
         and isinstance(m.get("content"), str)
+        and m.keys() <= PLAIN_FIELDS
         for m in messages
     )

@@ -10,10 +10,12 @@ that. vLLM's extra sampling parameters that both engines implement are accepted 
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from gateway.strict_model import Strict
 from gateway.structured_output_fields import ResponseFormat, StructuredOutputFields
+from gateway.tool_models import ToolCall, ToolChoice, ToolList
 
 MAX_N = 8
 MAX_STOP_SEQUENCES = 4
@@ -26,13 +28,35 @@ class TextPart(Strict):
     text: str
 
 
+def _field_error(field: str, message: str) -> PydanticCustomError:
+    """A check across fields, reported at the one it is about (gateway/schemas.py reads `field`)."""
+    return PydanticCustomError("field_error", message, {"field": field})
+
+
 class ChatMessage(Strict):
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[TextPart]
+    content: str | list[TextPart] | None = None  # null only on an assistant turn that calls tools
     name: str | None = None
+    tool_calls: Annotated[list[ToolCall], Field(min_length=1)] | None = None  # assistant
+    tool_call_id: Annotated[str, Field(min_length=1)] | None = None  # tool: the call it answers
+    # what clients send back of an assistant message they received
+    refusal: str | None = None
+    annotations: list | None = None
+
+    @model_validator(mode="after")
+    def _fields_of_the_role(self) -> "ChatMessage":
+        if self.content is None and not (self.role == "assistant" and self.tool_calls):
+            raise _field_error("content", "content is required unless an assistant message has tool_calls")
+        if self.tool_calls is not None and self.role != "assistant":
+            raise _field_error("tool_calls", "only assistant messages have tool_calls")
+        if (self.role == "tool") != (self.tool_call_id is not None):
+            raise _field_error("tool_call_id", "tool messages, and only they, have a tool_call_id")
+        return self
 
     @property
     def text(self) -> str:
+        if self.content is None:
+            return ""
         return self.content if isinstance(self.content, str) else "".join(p.text for p in self.content)
 
 
@@ -81,11 +105,11 @@ class ChatCompletionRequest(SamplingFields):
     max_completion_tokens: Annotated[int, Field(ge=1)] | None = None
     logprobs: bool = False
     top_logprobs: Annotated[int, Field(ge=0, le=20)] | None = None
-    # not implemented yet (issue #17): refused by name
     response_format: ResponseFormat | None = None
-    tools: list[dict] | None = None
-    tool_choice: str | dict | None = None
-    parallel_tool_calls: bool | None = None
+    tools: ToolList | None = None
+    tool_choice: ToolChoice | None = None
+    parallel_tool_calls: bool = True
+    # not implemented (the deprecated forms of tools, and OpenAI-hosted features): refused by name
     functions: list[dict] | None = None
     function_call: str | dict | None = None
     audio: dict | None = None
@@ -122,9 +146,6 @@ class LenientCompletionRequest(CompletionRequest):
 NOT_IMPLEMENTED: dict[str, tuple[Any, ...]] = {
     "logit_bias": (None, {}),
     "min_tokens": (None, 0),
-    "tools": (None, []),
-    "tool_choice": (None, "none"),
-    "parallel_tool_calls": (None,),
     "functions": (None, []),
     "function_call": (None, "none"),
     "audio": (None,),

@@ -36,16 +36,32 @@ class ChoiceLogprobs(Declared):
     content: list[TokenLogprob] | None
 
 
+class FunctionCallOut(Declared):
+    name: str
+    arguments: str  # JSON text
+
+
+class ToolCallOut(Declared):
+    id: str
+    type: Literal["function"]
+    function: FunctionCallOut
+
+
+class ToolCallChunk(ToolCallOut):
+    index: int
+
+
 class AssistantMessage(Declared):
     role: Literal["assistant"]
     content: str | None
+    tool_calls: list[ToolCallOut] | None = None
 
 
 class ChatChoice(Declared):
     index: int
     message: AssistantMessage
     logprobs: ChoiceLogprobs | None
-    finish_reason: Literal["stop", "length"] | None
+    finish_reason: Literal["stop", "length", "tool_calls"] | None
 
 
 class ChatCompletion(Declared):
@@ -61,13 +77,14 @@ class ChatCompletion(Declared):
 class ChunkDelta(Declared):
     role: Literal["assistant"] | None = None
     content: str | None = None
+    tool_calls: list[ToolCallChunk] | None = None
 
 
 class ChunkChoice(Declared):
     index: int
     delta: ChunkDelta
     logprobs: ChoiceLogprobs | None
-    finish_reason: Literal["stop", "length"] | None
+    finish_reason: Literal["stop", "length", "tool_calls"] | None
 
 
 class ChatCompletionChunk(Declared):

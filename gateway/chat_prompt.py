@@ -18,7 +18,9 @@ from gateway.errors import invalid
 from gateway.models import ServedModel
 
 
-def chat_prompt_ids(model: ServedModel, messages: list[dict]) -> list[int]:
+def chat_prompt_ids(model: ServedModel, messages: list[dict], extra: dict | None = None) -> list[int]:
+    """`extra`: more template variables (the tools)."""
+    extra = extra or {}
     tokenizer = model.tokenizer
     hostile = [
         i
@@ -26,14 +28,14 @@ def chat_prompt_ids(model: ServedModel, messages: list[dict]) -> list[int]:
         if isinstance(m.get("content"), str) and tokenizer.contains_control_text(m["content"])
     ]
     if not hostile:
-        return tokenizer.encode(_render(model, messages), add_special=True, parse_special=True)
-    text, spans = _render_locating_content(model, messages, hostile)
+        return tokenizer.encode(_render(model, messages, extra), add_special=True, parse_special=True)
+    text, spans = _render_locating_content(model, messages, hostile, extra)
     return tokenizer.encode_with_literals(text, spans)
 
 
-def _render(model: ServedModel, messages: list[dict]) -> str:
+def _render(model: ServedModel, messages: list[dict], extra: dict) -> str:
     try:
-        return model.chat_template.render(messages, add_generation_prompt=True)
+        return model.chat_template.render(messages, add_generation_prompt=True, **extra)
     except ChatTemplateError as error:
         raise invalid(
             f"The messages cannot be rendered with the model's chat template: {error}", "messages"
@@ -41,7 +43,7 @@ def _render(model: ServedModel, messages: list[dict]) -> str:
 
 
 def _render_locating_content(
-    model: ServedModel, messages: list[dict], hostile: list[int]
+    model: ServedModel, messages: list[dict], hostile: list[int], extra: dict
 ) -> tuple[str, list[tuple[int, int]]]:
     """The rendered prompt and the (start, end) span of every place the `hostile` messages'
     content appears in it (a template may copy it, or leave it out)."""
@@ -49,7 +51,7 @@ def _render_locating_content(
     marked = list(messages)
     for index in hostile:
         marked[index] = {**messages[index], "content": f"\ue000{nonce}:{index}\ue001"}
-    rendered = _render(model, marked)
+    rendered = _render(model, marked, extra)
     pieces, spans, length, start = [], [], 0, 0
     for match in re.finditer(f"\ue000{nonce}:(\\d+)\ue001", rendered):
         content = messages[int(match.group(1))]["content"]

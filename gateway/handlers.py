@@ -29,6 +29,7 @@ from gateway.responses import ChatFormat, CompletionFormat, ResponseFormat
 from gateway.schemas import parse_chat, parse_completion
 from gateway.sse_sink import SSESink
 from gateway.structured_output_fields import compiled_grammar
+from gateway.tool_request import tool_constraint
 from shared.telemetry import extract_context, forwarded_context, recording, tracer
 
 
@@ -107,7 +108,7 @@ async def _prepare(request: web.Request, parse, forwarded: dict[str, str] | None
         raise model_not_found(body.model)
     check_model_allowed(key, body.model)
     ids, max_tokens = prepare(model, body)
-    grammar = await compiled_grammar(model, body.structured_outputs)
+    grammar = await compiled_grammar(model, body.structured_outputs or tool_constraint(model, body))
     if key is not None:
         await _admit(app, key, len(ids) + max_tokens * body.n)
     context = request_context(request, key, config)

@@ -20,6 +20,7 @@ from gateway.route_outcomes import raise_for_outcome
 from gateway.router import Decision, Outcome, RouteRequest, route
 from gateway.text_stream import TextStream
 from gateway.token_sink import ChoiceSink, EventSink
+from gateway.tool_request import tool_parser
 
 
 @dataclass(slots=True)
@@ -106,7 +107,8 @@ class Dispatcher:
         for index in range(body.n):
             dispatched = node.load.dispatch(len(prepared.prompt_ids), end)
             text = TextStream(prepared.model.tokenizer, body.stop)
-            sink = ChoiceSink(index, text, output, body.logprobs, dispatched.first_token)
+            tools = tool_parser(prepared.model, body)
+            sink = ChoiceSink(index, text, output, body.logprobs, dispatched.first_token, tools)
             task = asyncio.create_task(
                 run_choice(backend, node_request(prepared, index, salt), sink, prepared.forwarded, dispatched)
             )

@@ -8,6 +8,7 @@ from gateway.errors import invalid
 from gateway.models import ServedModel
 from gateway.request_context import RequestContext
 from gateway.schemas import GenerationRequest
+from gateway.tool_request import template_input
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +27,8 @@ def prompt_ids(model: ServedModel, request: GenerationRequest) -> list[int]:
     """Chat: the template's control tokens only (gateway/chat_prompt.py); a completion's prompt
     is text, special-token text included."""
     if request.messages is not None:
-        return chat_prompt_ids(model, request.messages)
+        messages, extra = template_input(model, request)
+        return chat_prompt_ids(model, messages, extra)
     return model.tokenizer.encode(request.prompt or "", add_special=True, parse_special=False)
 
 

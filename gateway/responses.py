@@ -144,18 +144,25 @@ class ChatFormat(ResponseFormat):
         ]
 
     def delta(self, event: TextEvent) -> dict | None:
-        if not event.text and event.finish_reason is None and not self.request.logprobs:
+        if not (event.text or event.tool_calls) and event.finish_reason is None and not self.request.logprobs:
             return None
+        delta: dict = {"content": event.text} if event.text else {}
+        if event.tool_calls:
+            delta["tool_calls"] = [call.as_openai(streamed=True) for call in event.tool_calls]
         return {
             "index": event.index,
-            "delta": {"content": event.text} if event.text else {},
+            "delta": delta,
             "logprobs": self._logprobs([event]) if self.request.logprobs else None,
             "finish_reason": event.finish_reason,
         }
 
     def choice(self, events: list[TextEvent]) -> dict:
         content = "".join(e.text for e in events)
-        return {"message": {"role": "assistant", "content": content}, "logprobs": self._logprobs(events)}
+        message: dict = {"role": "assistant", "content": content}
+        calls = [call.as_openai(streamed=False) for e in events for call in e.tool_calls]
+        if calls:
+            message.update(content=content or None, tool_calls=calls)
+        return {"message": message, "logprobs": self._logprobs(events)}
 
 
 class CompletionFormat(ResponseFormat):

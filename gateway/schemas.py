@@ -1,6 +1,7 @@
 """Request bodies validated by their declared models (gateway/api_models.py) into the typed
 GenerationRequest the pipeline uses; errors are OpenAI's, naming the parameter."""
 
+import json
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -8,6 +9,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from gateway.api_models import (
     NOT_IMPLEMENTED,
     ChatCompletionRequest,
+    ChatMessage,
     CompletionRequest,
     LenientChatCompletionRequest,
     LenientCompletionRequest,
@@ -15,6 +17,7 @@ from gateway.api_models import (
 )
 from gateway.errors import APIError, invalid
 from gateway.structured_output_fields import structured_outputs_of
+from gateway.tool_models import ToolCall
 from shared.structured_output import StructuredOutputsParams
 
 GREEDIEST_TOP_P = 1e-9  # top_p 0 (OpenAI accepts it): only the most likely token is kept
@@ -46,30 +49,88 @@ class GenerationRequest:
     ignore_eos: bool = False  # vLLM's and llama-server's extra parameter (benchmarks use it)
     # the constraint on the output and the parameter that asked for it
     structured_outputs: tuple[StructuredOutputsParams, str] | None = None
+    tools: list[dict] = field(default_factory=list)  # as the chat template takes them
+    tool_choice: str = "auto"  # "none", "auto", "required" or "function" (the one in tool_name)
+    tool_name: str | None = None
+    parallel_tool_calls: bool = True
 
     @property
     def texts(self) -> list[str]:
-        """Every piece of user-supplied text, for the privacy classifier."""
+        """Every piece of user-supplied text, for the privacy classifier: message content, the
+        arguments of earlier tool calls and the tool definitions."""
         if self.messages is None:
             return [self.prompt or ""]
-        return [m["content"] for m in self.messages]
+        texts = [m["content"] for m in self.messages]
+        calls = [c["function"] for m in self.messages for c in m.get("tool_calls") or ()]
+        return texts + [json.dumps(x, ensure_ascii=False) for x in calls + self.tools]
 
 
 def parse_chat(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
     model = LenientChatCompletionRequest if allow_unknown else ChatCompletionRequest
     body: ChatCompletionRequest = validate_body(model, raw)
-    messages = [
-        {"role": "system" if m.role == "developer" else m.role, "content": m.text}
-        | ({"name": m.name} if m.name is not None else {})
-        for m in body.messages
-    ]
-    request = _common(body, messages=messages, prompt=None)
+    request = _common(body, messages=[template_message(m) for m in body.messages], prompt=None)
+    _add_tools(request, body)
     request.max_tokens = body.max_completion_tokens or body.max_tokens
     request.logprobs = body.logprobs
     request.top_logprobs = body.top_logprobs or 0
     if request.top_logprobs and not request.logprobs:
         raise invalid("'top_logprobs' requires 'logprobs' to be true.", "top_logprobs")
     return request
+
+
+def template_message(message: ChatMessage) -> dict:
+    """A message as chat templates take it (Hugging Face's shape): content always a string,
+    call arguments as objects where they are JSON objects."""
+    out = {"role": "system" if message.role == "developer" else message.role, "content": message.text}
+    if message.name is not None:
+        out["name"] = message.name
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.function.name, "arguments": _arguments(c)},
+            }
+            for c in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    return out
+
+
+def _arguments(call: ToolCall) -> dict | str:
+    try:
+        value = json.loads(call.function.arguments)
+    except json.JSONDecodeError:
+        return call.function.arguments
+    return value if isinstance(value, dict) else call.function.arguments
+
+
+def _add_tools(request: GenerationRequest, body: ChatCompletionRequest) -> None:
+    """tools, tool_choice and parallel_tool_calls, checked against each other and the rest."""
+    request.tools = [t.model_dump(exclude_none=True) for t in body.tools or ()]
+    names = [t["function"]["name"] for t in request.tools]
+    if len(set(names)) != len(names):
+        raise invalid("Each function in 'tools' must have its own name.", "tools")
+    request.parallel_tool_calls = body.parallel_tool_calls
+    choice = body.tool_choice
+    if choice is None:
+        return
+    if not request.tools:
+        raise invalid("'tool_choice' is only allowed when 'tools' are specified.", "tool_choice")
+    if isinstance(choice, str):
+        request.tool_choice = choice
+    else:
+        request.tool_choice, request.tool_name = "function", choice.function.name
+        if choice.function.name not in {t["function"]["name"] for t in request.tools}:
+            raise invalid(
+                f"'tool_choice' names '{choice.function.name}', which is not in 'tools'.", "tool_choice"
+            )
+    if request.tool_choice in ("required", "function") and request.structured_outputs is not None:
+        other = request.structured_outputs[1]
+        raise invalid(
+            f"'tool_choice' {request.tool_choice!r} cannot be combined with '{other}'.", "tool_choice"
+        )
 
 
 def parse_completion(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
@@ -137,6 +198,8 @@ def _as_api_error(error: ValidationError, raw: bytes) -> APIError:
     if kind == "model_type" and not location:
         return invalid("The request body must be a JSON object.", code="invalid_json")
     path = _path(location)
+    if kind == "field_error":  # a check across a message's fields, at the field it is about
+        path = f"{path}.{first['ctx']['field']}"
     if kind == "extra_forbidden":
         return invalid(f"Unrecognized request argument supplied: {path}", path, "unknown_parameter")
     if kind == "missing":

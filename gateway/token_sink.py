@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from gateway.text_stream import TextStream
+from gateway.tool_call_parser import ToolCallDelta, ToolCallParser
 from shared.proto import inference_pb2 as pb
 
 FINISH_NAMES = {pb.FINISH_REASON_STOP: "stop", pb.FINISH_REASON_LENGTH: "length"}
@@ -29,6 +30,7 @@ class TextEvent:
     text: str
     logprobs: Sequence[pb.GeneratedToken] = ()  # when the request asks for them
     finish_reason: str | None = None
+    tool_calls: Sequence[ToolCallDelta] = ()  # calls completed by this event's text
 
 
 class EventSink(Protocol):
@@ -60,6 +62,7 @@ class ChoiceSink:
         "keep_logprobs",
         "output",
         "text",
+        "tools",
     )
 
     def __init__(
@@ -69,9 +72,12 @@ class ChoiceSink:
         output: EventSink,
         keep_logprobs: bool = False,
         on_first_token: Callable[[], None] | None = None,
+        tools: ToolCallParser | None = None,
     ):
+        """`tools`: reads tool calls out of the text, when the request offers tools."""
         loop = asyncio.get_running_loop()
         self.index, self.text, self.output, self.keep_logprobs = index, text, output, keep_logprobs
+        self.tools = tools
         self._on_first_token = on_first_token
         self._first: asyncio.Future = loop.create_future()
         self._done: asyncio.Future = loop.create_future()
@@ -101,15 +107,29 @@ class ChoiceSink:
             piece = "".join([text.push(token.token_id) for token in tokens])
         self.completion_tokens += len(tokens)
         event = TextEvent(self.index, piece, list(tokens) if self.keep_logprobs else ())
-        if chunk.finish_reason != UNSPECIFIED or text.stopped:
+        finished = chunk.finish_reason != UNSPECIFIED or text.stopped
+        if finished:
             event.text += text.finish()
             event.finish_reason = self.finish_reason = (
                 "stop" if text.stopped else FINISH_NAMES.get(chunk.finish_reason, "stop")
             )
             self.cached_tokens = chunk.usage.cached_tokens
+        if self.tools is not None:
+            self._read_tool_calls(event, finished)
         self.output.emit(event)
         if event.finish_reason is not None:
             self._done.set_result(None)
+
+    def _read_tool_calls(self, event: TextEvent, finished: bool) -> None:
+        """The event's text split into content and the calls it completes; an answer that
+        called tools and stopped finishes with "tool_calls", as OpenAI's do."""
+        event.text, calls = self.tools.push(event.text)
+        if finished:
+            rest, more = self.tools.finish()
+            event.text, calls = event.text + rest, calls + more
+            if self.tools.calls and event.finish_reason == "stop":
+                event.finish_reason = self.finish_reason = "tool_calls"
+        event.tool_calls = calls
 
     def fail(self, error: BaseException) -> None:
         """The node failed (or the client went away): `wait()` and `first_token()` raise it."""

@@ -1,0 +1,70 @@
+"""A chat request's tools, per model: what the chat template is given, the grammar that
+`tool_choice` "required" or a named function imposes, and the parser that reads calls back."""
+
+import json
+
+from gateway.errors import invalid
+from gateway.models import ServedModel
+from gateway.schemas import GenerationRequest
+from gateway.tool_call_formats import tool_call_format
+from gateway.tool_call_parser import ToolCallParser
+from gateway.tool_prompt import fallback_messages, template_knows_tools
+from shared.structured_output import StructuredOutputsParams
+
+ANY_OBJECT = {"type": "object"}
+
+
+def offers_tools(request: GenerationRequest) -> bool:
+    return bool(request.tools) and request.tool_choice != "none"
+
+
+def template_input(model: ServedModel, request: GenerationRequest) -> tuple[list[dict], dict]:
+    """The messages and extra variables for the chat template: the tools (when offered) and tool
+    turns as the template's own, or written into plain turns by the fallback prompt."""
+    tools = request.tools if offers_tools(request) else []
+    has_tool_turns = any(m.get("tool_calls") or m["role"] == "tool" for m in request.messages)
+    if not (tools or has_tool_turns):
+        return request.messages, {}
+    if not template_knows_tools(model.chat_template.source):
+        return fallback_messages(request.messages, tools), {}
+    _refuse_control_text(model, request, tools)
+    return request.messages, {"tools": tools} if tools else {}
+
+
+def _refuse_control_text(model: ServedModel, request: GenerationRequest, tools: list[dict]) -> None:
+    """The template writes tools and call arguments into the prompt itself, where their text
+    would be parsed for special tokens: control-token text there could forge a turn."""
+    tokenizer = model.tokenizer
+    if tools and tokenizer.contains_control_text(json.dumps(tools, ensure_ascii=False)):
+        raise invalid("Tool definitions must not contain the model's control-token text.", "tools")
+    for index, message in enumerate(request.messages):
+        for call in message.get("tool_calls") or ():
+            if tokenizer.contains_control_text(json.dumps(call, ensure_ascii=False)):
+                raise invalid(
+                    "Tool calls must not contain the model's control-token text.",
+                    f"messages[{index}].tool_calls",
+                )
+
+
+def tool_constraint(
+    model: ServedModel, request: GenerationRequest
+) -> tuple[StructuredOutputsParams, str] | None:
+    """With tool_choice "required" or a named function, the grammar of the model's call format
+    whose arguments match each function's parameter schema."""
+    if not request.tools or request.tool_choice in ("none", "auto"):
+        return None
+    functions = [
+        (t["function"]["name"], t["function"].get("parameters") or ANY_OBJECT)
+        for t in request.tools
+        if request.tool_choice == "required" or t["function"]["name"] == request.tool_name
+    ]
+    parallel = request.parallel_tool_calls and request.tool_choice == "required"
+    grammar = tool_call_format(model.chat_template.source).grammar(functions, parallel)
+    return StructuredOutputsParams(grammar=grammar), "tool_choice"
+
+
+def tool_parser(model: ServedModel, request: GenerationRequest) -> ToolCallParser | None:
+    if request.messages is None or not offers_tools(request):
+        return None
+    names = frozenset(t["function"]["name"] for t in request.tools)
+    return ToolCallParser(tool_call_format(model.chat_template.source), names)
