@@ -93,7 +93,8 @@ class LLMEngine:
             raise InvalidRequestError(f"request id {request.request_id!r} is already in use")
         validate_prompt(request, self.model_config.vocab_size, self.max_model_len)
         grammar = request_grammar(request, self.grammars)
-        self.scheduler.add_request(Request.from_engine_request(request, grammar=grammar))
+        end_ids = self.scheduler.end_of_generation_ids
+        self.scheduler.add_request(Request.from_engine_request(request, grammar=grammar, end_ids=end_ids))
         if request.sampling_params.n > 1:
             self._pending_forks[request.request_id] = request.sampling_params.n
 
@@ -206,6 +207,7 @@ class LLMEngine:
                 cache_salt=parent.cache_salt,
                 arrival_time=parent.arrival_time,
                 grammar=request_grammar(EngineRequest(parent.request_id, (0,), params), self.grammars),
+                end_ids=parent.end_ids,
             )
             child.num_computed_tokens = len(parent.prompt_token_ids)
             child.num_cached_tokens = parent.num_cached_tokens

@@ -121,7 +121,8 @@ class EdgeEngine:
             raise InvalidRequestError(f"request id {request.request_id!r} is already in use")
         validate_prompt(request, self.model_config.vocab_size, self.slot_context)
         grammar = request_grammar(request, self.grammars)
-        self.waiting.append(Request.from_engine_request(request, grammar=grammar))
+        end_ids = self.vocab.end_of_generation_ids
+        self.waiting.append(Request.from_engine_request(request, grammar=grammar, end_ids=end_ids))
 
     def abort(self, request_id: str) -> bool:
         """Drop a request wherever it is; its slot is free for the next step."""

@@ -20,6 +20,8 @@ from gateway.tool_models import ToolCall, ToolChoice, ToolList
 MAX_N = 8
 MAX_STOP_SEQUENCES = 4
 INT64 = Annotated[int, Field(ge=-(2**63), lt=2**63)]
+TOKEN_ID_KEY = Annotated[str, Field(pattern=r"^[0-9]{1,9}$")]  # logit_bias keys: token ids as text
+BIAS = Annotated[float, Field(ge=-100, le=100, allow_inf_nan=False)]
 STOP_LIST = Annotated[list[Annotated[str, Field(min_length=1)]], Field(max_length=MAX_STOP_SEQUENCES)]
 
 
@@ -87,10 +89,8 @@ class SamplingFields(StructuredOutputFields):
     stop_token_ids: list[Annotated[int, Field(ge=0)]] | None = None
     ignore_eos: bool = False
     priority: Annotated[int, Field(ge=-(2**31), lt=2**31)] = 0  # lower runs first when nodes queue
-    # OpenAI parameters hybridgw does not implement yet: declared, so a request using one is a
-    # 400 that names it rather than "unrecognized" (and never silently ignored)
-    logit_bias: dict[str, float] | None = None
-    min_tokens: int | None = None
+    logit_bias: dict[TOKEN_ID_KEY, BIAS] | None = None
+    min_tokens: Annotated[int, Field(ge=0)] = 0  # vLLM's: no end of generation before this many
 
     @field_validator("stop", mode="before")
     @classmethod
@@ -144,8 +144,6 @@ class LenientCompletionRequest(CompletionRequest):
 
 # Declared above, not implemented: any value but these defaults is a 400 naming the parameter.
 NOT_IMPLEMENTED: dict[str, tuple[Any, ...]] = {
-    "logit_bias": (None, {}),
-    "min_tokens": (None, 0),
     "functions": (None, []),
     "function_call": (None, "none"),
     "audio": (None,),

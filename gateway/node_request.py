@@ -29,6 +29,8 @@ def node_request(prepared: PreparedRequest, index: int, cache_salt: str) -> pb.G
         logprobs=body.top_logprobs,
         ignore_eos=body.ignore_eos,
         structured_output=prepared.structured_output,
+        logit_bias=body.logit_bias,
+        min_tokens=body.min_tokens,
     )
     if body.seed is not None:
         sampling.seed = (body.seed + index) % 2**64  # OpenAI takes any int64 seed

@@ -106,7 +106,7 @@ class Dispatcher:
         )
         for index in range(body.n):
             dispatched = node.load.dispatch(len(prepared.prompt_ids), end)
-            text = TextStream(prepared.model.tokenizer, body.stop)
+            text = TextStream(prepared.model.tokenizer, body.stop, body.min_tokens)
             tools = tool_parser(prepared.model, body)
             sink = ChoiceSink(index, text, output, body.logprobs, dispatched.first_token, tools)
             task = asyncio.create_task(

@@ -43,6 +43,7 @@ def prepare(model: ServedModel, request: GenerationRequest) -> tuple[list[int], 
             "messages" if request.messages else "prompt",
             "context_length_exceeded",
         )
+    _check_token_ids(model, request)
     max_tokens = request.max_tokens or room
     if max_tokens > room:
         raise invalid(
@@ -51,4 +52,13 @@ def prepare(model: ServedModel, request: GenerationRequest) -> tuple[list[int], 
             "max_tokens",
             "context_length_exceeded",
         )
+    if request.min_tokens > max_tokens:
+        raise invalid(f"'min_tokens' ({request.min_tokens}) exceeds max_tokens ({max_tokens}).", "min_tokens")
     return ids, max_tokens
+
+
+def _check_token_ids(model: ServedModel, request: GenerationRequest) -> None:
+    vocab = model.tokenizer.vocab_size
+    for name, ids in (("logit_bias", request.logit_bias), ("stop_token_ids", request.stop_token_ids)):
+        if any(i >= vocab for i in ids):
+            raise invalid(f"'{name}' holds token ids outside this model's vocabulary of {vocab}.", name)

@@ -49,6 +49,8 @@ class GenerationRequest:
     ignore_eos: bool = False  # vLLM's and llama-server's extra parameter (benchmarks use it)
     # the constraint on the output and the parameter that asked for it
     structured_outputs: tuple[StructuredOutputsParams, str] | None = None
+    logit_bias: dict[int, float] = field(default_factory=dict)
+    min_tokens: int = 0
     tools: list[dict] = field(default_factory=list)  # as the chat template takes them
     tool_choice: str = "auto"  # "none", "auto", "required" or "function" (the one in tool_name)
     tool_name: str | None = None
@@ -172,6 +174,8 @@ def _common(body: SamplingFields, messages, prompt) -> GenerationRequest:
         priority=body.priority,
         ignore_eos=body.ignore_eos,
         structured_outputs=structured_outputs_of(body),
+        logit_bias={int(k): v for k, v in (body.logit_bias or {}).items()},
+        min_tokens=body.min_tokens,
     )
 
 

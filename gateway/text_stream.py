@@ -8,14 +8,19 @@ from formats.tokenizer import GGUFTokenizer
 
 
 class TextStream:
-    def __init__(self, tokenizer: GGUFTokenizer, stop: list[str]):
+    def __init__(self, tokenizer: GGUFTokenizer, stop: list[str], min_tokens: int = 0):
+        """`min_tokens`: stop strings count only from the token after that many (vLLM's)."""
         self.detokenizer = tokenizer.detokenizer(skip_special=True)
         self.stop = stop
         self.pending = ""
         self.stopped = False
+        self.unchecked_tokens = min_tokens
 
     def push(self, token_id: int) -> str:
         """New text safe to send; sets `stopped` once a stop string appears (text cut before it)."""
+        if self.unchecked_tokens:
+            self.unchecked_tokens -= 1
+            return self.detokenizer.push(token_id)
         if not self.stop:  # nothing to hold back, nothing to stop at
             return self.detokenizer.push(token_id)
         if self.stopped:

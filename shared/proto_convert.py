@@ -35,6 +35,8 @@ def sampling_from_proto(message: pb.SamplingParams) -> SamplingParams:
         structured_outputs=StructuredOutputsParams(llguidance=message.structured_output)
         if message.structured_output
         else None,
+        logit_bias=dict(message.logit_bias),
+        min_tokens=message.min_tokens,
     )
 
 

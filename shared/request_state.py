@@ -28,11 +28,12 @@ class RequestState:
     num_cached_tokens: int = 0  # prompt tokens found in the cache at admission
     first_token_time: float | None = None
     grammar: GrammarMatcher | None = None  # structured output
+    end_ids: frozenset[int] = frozenset()  # the model's end-of-generation tokens (for min_tokens)
     sampler: Sampler | None = None
 
     def __post_init__(self) -> None:
         if self.sampler is None:
-            self.sampler = Sampler(self.sampling_params, self.prompt_token_ids, self.grammar)
+            self.sampler = Sampler(self.sampling_params, self.prompt_token_ids, self.grammar, self.end_ids)
 
     @classmethod
     def from_engine_request(cls, request: EngineRequest, **fields):
@@ -83,6 +84,9 @@ def validate_prompt(request: EngineRequest, vocab_size: int, max_model_len: int)
         raise InvalidRequestError("the prompt is empty")
     if min(prompt) < 0 or max(prompt) >= vocab_size:
         raise InvalidRequestError(f"prompt token ids must lie in [0, {vocab_size})")
+    params = request.sampling_params
+    if any(not 0 <= i < vocab_size for i in (*params.logit_bias, *params.stop_token_ids)):
+        raise InvalidRequestError(f"logit_bias and stop_token_ids token ids must lie in [0, {vocab_size})")
     if len(prompt) >= max_model_len:
         raise InvalidRequestError(
             f"prompt of {len(prompt)} tokens does not fit the context window of {max_model_len} tokens"

@@ -35,6 +35,8 @@ class SamplingParams:
     logprobs: int = 0  # top alternatives per token
     n: int = 1  # parallel samples of the same prompt (the cloud engine forks them)
     structured_outputs: StructuredOutputsParams | None = None  # a grammar the output must match
+    logit_bias: dict[int, float] = field(default_factory=dict)  # token id -> added to its logit
+    min_tokens: int = 0  # until then the end-of-generation and stop tokens cannot be sampled
 
     def __post_init__(self) -> None:
         checks = [
@@ -48,6 +50,11 @@ class SamplingParams:
             (self.max_tokens >= 1, "max_tokens must be >= 1"),
             (0 <= self.logprobs <= 20, "logprobs must be in [0, 20]"),
             (1 <= self.n <= 16, "n must be in [1, 16]"),
+            (0 <= self.min_tokens <= self.max_tokens, "min_tokens must be in [0, max_tokens]"),
+            (
+                all(-100 <= b <= 100 for b in self.logit_bias.values()),
+                "logit_bias values must be in [-100, 100]",
+            ),
         ]
         for ok, message in checks:
             if not ok:
@@ -66,9 +73,20 @@ class Sampler:
     structured output, its grammar matcher (tokens the grammar forbids are masked out before
     anything else chooses; logprobs are those of the masked distribution)."""
 
-    def __init__(self, params: SamplingParams, prompt_ids: list[int], grammar: GrammarMatcher | None = None):
+    def __init__(
+        self,
+        params: SamplingParams,
+        prompt_ids: list[int],
+        grammar: GrammarMatcher | None = None,
+        end_ids: frozenset[int] = frozenset(),
+    ):
+        """`end_ids`: the model's end-of-generation tokens (held back until min_tokens)."""
         self.params = params
         self.grammar = grammar
+        self._held_back = np.fromiter(end_ids | set(params.stop_token_ids), dtype=np.int64)
+        self._biased = np.fromiter(params.logit_bias.keys(), dtype=np.int64)
+        self._bias = np.fromiter(params.logit_bias.values(), dtype=np.float64)
+        self.num_generated = 0
         self.rng = np.random.default_rng(params.seed)
         self.prompt_counts = Counter(prompt_ids)
         self.output_counts: Counter[int] = Counter()
@@ -77,11 +95,13 @@ class Sampler:
         """logits (vocab,) f32 -> the next token; records it for later penalties."""
         params = self.params
         logits = self._penalized(logits.astype(np.float64))
-        if self.grammar is not None:
-            self.grammar.mask(logits)
+        if self._biased.size:
+            logits[self._biased] += self._bias
+        self._constrain(logits)
         logprobs = logits - _logsumexp(logits)
         token_id = int(np.argmax(logits)) if params.temperature == 0 else self._draw(logits)
         self.output_counts[token_id] += 1
+        self.num_generated += 1
         if self.grammar is not None:
             self.grammar.accept(token_id)
         top = []
@@ -90,6 +110,22 @@ class Sampler:
             best = best[np.argsort(-logprobs[best], kind="stable")]
             top = [(int(i), float(logprobs[i])) for i in best if np.isfinite(logprobs[i])]
         return SampledToken(token_id, float(logprobs[token_id]), top)
+
+    def _constrain(self, logits: np.ndarray) -> None:
+        """min_tokens, then the grammar; where the grammar allows only what min_tokens holds
+        back (it is complete), the grammar wins."""
+        held = self.num_generated < self.params.min_tokens and self._held_back.size
+        if self.grammar is None:
+            if held:
+                logits[self._held_back] = -np.inf
+            return
+        saved = logits[self._held_back].copy() if held else None
+        if held:
+            logits[self._held_back] = -np.inf
+        self.grammar.mask(logits)
+        if saved is not None and np.isneginf(logits).all():
+            logits[self._held_back] = saved
+            self.grammar.mask(logits)
 
     def _penalized(self, logits: np.ndarray) -> np.ndarray:
         params = self.params

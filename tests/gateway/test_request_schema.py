@@ -46,8 +46,6 @@ def test_every_declared_but_unimplemented_parameter_is_refused_by_name(name):
     if parse is parse_completion:
         del body["messages"]
     samples = {
-        "logit_bias": {"50256": -100},
-        "min_tokens": 3,
         "tools": [{"type": "function", "function": {"name": "f"}}],
         "tool_choice": "required",
         "parallel_tool_calls": False,
@@ -128,6 +126,27 @@ def test_vllm_sampling_parameters_reach_the_node_request(model_path):
     sampling = node_request(prepared, 0, "").sampling
     assert (sampling.top_k, list(sampling.stop_token_ids), sampling.seed) == (5, [7, 9], 2**64 - 1)
     assert sampling.min_p == pytest.approx(0.1) and sampling.repetition_penalty == pytest.approx(1.2)
+
+
+def test_logit_bias_and_min_tokens_reach_the_node_and_are_checked_against_the_model(model_path):
+    from gateway.models import ServedModel
+    from gateway.prepared_request import prepare
+    from gateway.privacy import PrivacyMode
+
+    model = ServedModel.load("tiny", model_path)
+    body = parse_chat(_chat(logit_bias={"5": 100, "7": -100}, min_tokens=3, max_tokens=8))
+    prepared = PreparedRequest("r", model, body, [1, 2], 8, RequestContext(PrivacyMode.AUTO))
+    sampling = node_request(prepared, 0, "").sampling
+    assert (dict(sampling.logit_bias), sampling.min_tokens) == ({5: 100.0, 7: -100.0}, 3)
+    assert _error(parse_chat, _chat(logit_bias={"a": 1}))["param"] == "logit_bias.a"
+    assert _error(parse_chat, _chat(logit_bias={"5": 101}))["param"] == "logit_bias.5"
+    for fields, param in (
+        ({"logit_bias": {"99999": 1}}, "logit_bias"),
+        ({"min_tokens": 9, "max_tokens": 8}, "min_tokens"),
+    ):
+        with pytest.raises(APIError) as caught:
+            prepare(model, parse_chat(_chat(**fields)))
+        assert caught.value.body()["error"]["param"] == param
 
 
 async def test_responses_match_the_declared_models_and_openapi_is_served(model_path, edge_node):

@@ -86,3 +86,22 @@ def test_top_logprobs_are_sorted_and_exact():
 def test_invalid_parameters(kwargs):
     with pytest.raises(InvalidSamplingParams):
         SamplingParams(**kwargs)
+
+
+def test_logit_bias_is_added_before_choosing():
+    assert Sampler(SamplingParams(temperature=0, logit_bias={3: 2.0}), []).sample(LOGITS).token_id == 3
+    banned = Sampler(SamplingParams(temperature=0, logit_bias={1: -100.0}), []).sample(LOGITS)
+    assert banned.token_id == 2
+
+
+def test_min_tokens_holds_back_end_and_stop_tokens_until_reached():
+    params = SamplingParams(temperature=0, min_tokens=2, stop_token_ids=(2,))
+    sampler = Sampler(params, [], end_ids=frozenset({1}))
+    assert [sampler.sample(LOGITS).token_id for _ in range(3)] == [3, 3, 1]
+
+
+def test_out_of_range_bias_and_min_tokens_are_refused():
+    with pytest.raises(InvalidSamplingParams, match="logit_bias"):
+        SamplingParams(logit_bias={1: 101.0})
+    with pytest.raises(InvalidSamplingParams, match="min_tokens"):
+        SamplingParams(max_tokens=4, min_tokens=5)
