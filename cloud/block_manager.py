@@ -65,8 +65,8 @@ class BlockManager:
     def get_computed_blocks(self, request: Request) -> tuple[list[KVCacheBlock], int]:
         """Cached blocks holding the longest prefix of the request's tokens, and how many tokens
         they hold. At least one token is always left to compute, so the step yields logits."""
-        if not self.enable_prefix_caching:
-            return [], 0
+        if not self.enable_prefix_caching or request.sampling_params.prompt_logprobs is not None:
+            return [], 0  # prompt logprobs need every prompt position computed
         hashes = self._block_hashes(request)
         max_blocks = (request.num_tokens - 1) // self.block_size
         computed = []

@@ -148,7 +148,11 @@ class LLMEngine:
             if r.num_computed_tokens < r.num_prompt_tokens
         )
         started = time.perf_counter()
-        request_ids, logits = self.runner.execute_model(output, self.block_manager)
+        request_ids, logits, prompt_rows = self.runner.execute_model(output, self.block_manager)
+        offset = len(request_ids)  # prompt-logprob rows follow the sampling rows
+        for request, wanted in prompt_rows:
+            request.record_prompt_logprobs(logits[offset : offset + len(wanted)].numpy(), wanted)
+            offset += len(wanted)
         requests = {r.request_id: r for r in output.scheduled}
         sampled, now = {}, time.monotonic()
         for row, request_id in enumerate(request_ids):
@@ -231,6 +235,7 @@ def _last_token(request: Request) -> StepOutput:
         request.finish_reason,
         request.num_prompt_tokens,
         request.num_cached_tokens,
+        tuple(request.prompt_logprobs) if len(request.output_token_ids) == 1 else (),
     )
 
 

@@ -28,7 +28,9 @@ class ModelRunner:
 
     @torch.inference_mode()
     def execute_model(self, output: SchedulerOutput, block_manager: BlockManager):
-        """Returns (request ids that sample, logits (R, vocab) float32 on the CPU)."""
+        """Returns (request ids that sample, logits (R + P, vocab) float32 on the CPU, and the
+        requests with prompt positions whose logprobs they ask for: (request, positions), their
+        P rows following the R sampling rows in order)."""
         self._copy_blocks(output.block_copies)
         input_ids, positions, slots, starts, seq_lens, tables, sample_rows, sample_ids = (
             [],
@@ -40,9 +42,13 @@ class ModelRunner:
             [],
             [],
         )
+        prompt_rows, wanted_rows = [], []
         for request in output.scheduled:
             num_new = output.num_scheduled_tokens[request.request_id]
             start = request.num_computed_tokens
+            if wanted := request.prompt_logprob_positions(start, num_new):
+                prompt_rows.append((request, wanted))
+                wanted_rows += [len(input_ids) + p - start for p in wanted]
             table = block_manager.block_table(request.request_id)
             input_ids += request.all_token_ids[start : start + num_new]
             positions += range(start, start + num_new)
@@ -66,9 +72,9 @@ class ModelRunner:
             positions=as_tensor(positions),
         )
         hidden = self.model.forward(as_tensor(input_ids), metadata.positions, self.kv_caches, metadata)
-        if not sample_rows:
-            return [], torch.empty(0)
-        return sample_ids, self.model.logits(hidden[as_tensor(sample_rows)]).cpu()
+        if not sample_rows and not wanted_rows:
+            return [], torch.empty(0), []
+        return sample_ids, self.model.logits(hidden[as_tensor(sample_rows + wanted_rows)]).cpu(), prompt_rows
 
     def _copy_blocks(self, copies: list[tuple[int, int]]) -> None:
         for src, dst in copies:

@@ -148,12 +148,17 @@ class EdgeEngine:
             return StepResult((), self.stats())
         started = time.perf_counter()
         num_prefill = sum(num_new for request, num_new in batch if request.is_prefilling)
-        token_ids, slot_ids, positions, logits_rows, sampled = _flatten(batch)
+        token_ids, slot_ids, positions, logits_rows, sampled, prompt_rows = _flatten(batch)
         logits = self.model.forward(token_ids, slot_ids, positions, logits_rows, self.cache)
         for request, num_new in batch:
             request.num_computed_tokens += num_new
+        offset = len(sampled)  # prompt-logprob rows follow the sampling rows
+        for request, wanted in prompt_rows:
+            request.record_prompt_logprobs(logits[offset : offset + len(wanted)], wanted)
+            offset += len(wanted)
         outputs = tuple(
-            self._append_token(request, row) for request, row in zip(sampled, logits, strict=True)
+            self._append_token(request, row)
+            for request, row in zip(sampled, logits[: len(sampled)], strict=True)
         )
         self.rates.record_step(time.perf_counter() - started, num_prefill, len(token_ids) - num_prefill)
         return StepResult(outputs, self.stats())
@@ -169,6 +174,8 @@ class EdgeEngine:
                 slot_id, num_cached = self.prefixes.choose(
                     list(self.free_slots), request.prompt_token_ids, request.cache_salt
                 )
+                if request.sampling_params.prompt_logprobs is not None:
+                    num_cached = 0  # every prompt position's logits are needed
             self.free_slots.remove(slot_id)
             request.slot_id = slot_id
             request.num_computed_tokens = request.num_cached_tokens = num_cached
@@ -216,6 +223,7 @@ class EdgeEngine:
             reason,
             request.num_prompt_tokens,
             request.num_cached_tokens,
+            tuple(request.prompt_logprobs) if len(request.output_token_ids) == 1 else (),
         )
 
     def close(self) -> None:
@@ -253,16 +261,29 @@ def _admission_order(request: Request) -> tuple[int, float]:
 
 
 def _flatten(batch: list[tuple[Request, int]]):
-    """The step's tokens as flat arrays, and which requests get a sampled token (in logits order)."""
-    token_ids, slot_ids, positions, logits_rows, sampled = [], [], [], [], []
+    """The step's tokens as flat arrays, which requests get a sampled token (in logits order),
+    and after those the rows of prompt positions whose logprobs a request asks for."""
+    token_ids, slot_ids, positions, logits_rows, sampled, prompt_rows, wanted_rows = (
+        [],
+        [],
+        [],
+        [],
+        [],
+        [],
+        [],
+    )
     for request, num_new in batch:
-        start = request.num_computed_tokens
+        start, first_row = request.num_computed_tokens, len(token_ids)
         token_ids.extend(request.all_token_ids[start : start + num_new])
         slot_ids.extend([request.slot_id] * num_new)
         positions.extend(range(start, start + num_new))
         if start + num_new >= request.num_prompt_tokens:  # the chunk reaches the end of the prompt
             logits_rows.append(len(token_ids) - 1)
             sampled.append(request)
+        if wanted := request.prompt_logprob_positions(start, num_new):
+            prompt_rows.append((request, wanted))
+            wanted_rows.extend(first_row + p - start for p in wanted)
+    logits_rows += wanted_rows
     as_int32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
     return (
         as_int32(token_ids),
@@ -270,6 +291,7 @@ def _flatten(batch: list[tuple[Request, int]]):
         as_int32(positions),
         np.asarray(logits_rows, np.int64),
         sampled,
+        prompt_rows,
     )
 
 

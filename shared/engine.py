@@ -59,6 +59,7 @@ class StepOutput:
     finish_reason: FinishReason | None = None
     num_prompt_tokens: int = 0
     num_cached_tokens: int = 0
+    prompt_logprobs: tuple[SampledToken, ...] = ()  # on the first token, when the request asks
 
 
 @dataclass(frozen=True, slots=True)

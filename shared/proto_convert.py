@@ -7,7 +7,7 @@ from google.protobuf.json_format import MessageToDict
 
 from shared.engine import EngineRequest, FinishReason, NodeStats, StepOutput
 from shared.proto import inference_pb2 as pb
-from shared.sampling import SamplingParams
+from shared.sampling import SampledToken, SamplingParams
 from shared.structured_output import StructuredOutputsParams
 
 FINISH_REASONS = {
@@ -37,6 +37,7 @@ def sampling_from_proto(message: pb.SamplingParams) -> SamplingParams:
         else None,
         logit_bias=dict(message.logit_bias),
         min_tokens=message.min_tokens,
+        prompt_logprobs=message.prompt_logprobs if message.HasField("prompt_logprobs") else None,
     )
 
 
@@ -55,14 +56,8 @@ def chunk_from_outputs(request_id: str, outputs: list[StepOutput], num_resumed: 
     chunk = pb.GenerateChunk(
         request_id=request_id,
         index=outputs[0].index + num_resumed,
-        tokens=[
-            pb.GeneratedToken(
-                token_id=o.token.token_id,
-                logprob=o.token.logprob,
-                top_logprobs=[pb.TokenLogprob(token_id=i, logprob=lp) for i, lp in o.token.top_logprobs],
-            )
-            for o in outputs
-        ],
+        tokens=[_token(o.token) for o in outputs],
+        prompt_logprobs=[_token(t) for t in outputs[0].prompt_logprobs],
     )
     output = outputs[-1]
     if output.finish_reason is not None:
@@ -71,6 +66,14 @@ def chunk_from_outputs(request_id: str, outputs: list[StepOutput], num_resumed: 
         chunk.usage.completion_tokens = output.index + 1 + num_resumed
         chunk.usage.cached_tokens = output.num_cached_tokens
     return chunk
+
+
+def _token(token: SampledToken) -> pb.GeneratedToken:
+    return pb.GeneratedToken(
+        token_id=token.token_id,
+        logprob=token.logprob,
+        top_logprobs=[pb.TokenLogprob(token_id=i, logprob=lp) for i, lp in token.top_logprobs],
+    )
 
 
 def stats_to_proto(stats: NodeStats, **identity) -> pb.NodeStats:

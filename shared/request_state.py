@@ -9,9 +9,11 @@ length the request advances by prompt chunks, afterwards by one sampled token pe
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from shared.engine import EngineRequest, FinishReason, InvalidRequestError
 from shared.grammar_matcher import GrammarCompiler, GrammarMatcher
-from shared.sampling import Sampler, SamplingParams
+from shared.sampling import SampledToken, Sampler, SamplingParams, prompt_token_logprobs
 from shared.structured_output import GrammarError
 
 
@@ -29,6 +31,7 @@ class RequestState:
     first_token_time: float | None = None
     grammar: GrammarMatcher | None = None  # structured output
     end_ids: frozenset[int] = frozenset()  # the model's end-of-generation tokens (for min_tokens)
+    prompt_logprobs: list[SampledToken] = field(default_factory=list)  # prompt tokens 1.., if asked
     sampler: Sampler | None = None
 
     def __post_init__(self) -> None:
@@ -61,6 +64,20 @@ class RequestState:
     @property
     def is_prefilling(self) -> bool:
         return self.num_computed_tokens < len(self.prompt_token_ids)
+
+    def prompt_logprob_positions(self, start: int, num_new: int) -> range:
+        """Positions of a prompt chunk [start, start + num_new) whose logits give a prompt
+        token's logprob not recorded yet (a recomputed chunk is not recorded twice)."""
+        if self.sampling_params.prompt_logprobs is None:
+            return range(0)
+        first = max(start, len(self.prompt_logprobs))
+        return range(first, max(first, min(start + num_new, self.num_prompt_tokens - 1)))
+
+    def record_prompt_logprobs(self, logits: np.ndarray, positions: range) -> None:
+        """logits (len(positions), vocab) at those positions: the logprobs of the tokens after them."""
+        next_ids = np.asarray(self.prompt_token_ids[positions.start + 1 : positions.stop + 1])
+        top = self.sampling_params.prompt_logprobs or 0
+        self.prompt_logprobs += prompt_token_logprobs(logits, next_ids, top)
 
     def check_stop(self, end_of_generation_ids: frozenset[int], max_model_len: int) -> FinishReason | None:
         """Why the request ends after its last token, if it does: a stop token (or end of

@@ -37,6 +37,7 @@ class SamplingParams:
     structured_outputs: StructuredOutputsParams | None = None  # a grammar the output must match
     logit_bias: dict[int, float] = field(default_factory=dict)  # token id -> added to its logit
     min_tokens: int = 0  # until then the end-of-generation and stop tokens cannot be sampled
+    prompt_logprobs: int | None = None  # top alternatives per prompt token (None: no prompt logprobs)
 
     def __post_init__(self) -> None:
         checks = [
@@ -49,6 +50,10 @@ class SamplingParams:
             (-2 <= self.frequency_penalty <= 2, "frequency_penalty must be in [-2, 2]"),
             (self.max_tokens >= 1, "max_tokens must be >= 1"),
             (0 <= self.logprobs <= 20, "logprobs must be in [0, 20]"),
+            (
+                self.prompt_logprobs is None or 0 <= self.prompt_logprobs <= 20,
+                "prompt_logprobs must be in [0, 20]",
+            ),
             (1 <= self.n <= 16, "n must be in [1, 16]"),
             (0 <= self.min_tokens <= self.max_tokens, "min_tokens must be in [0, max_tokens]"),
             (
@@ -159,6 +164,24 @@ class Sampler:
         probs = np.exp(scaled - scaled.max())
         probs /= probs.sum()
         return int(order[self.rng.choice(len(order), p=probs)])
+
+
+def prompt_token_logprobs(logits: np.ndarray, next_ids: np.ndarray, top: int) -> list[SampledToken]:
+    """logits (k, vocab) of k prompt positions and the token that follows each, (k,): each
+    following token's logprob under the model's raw distribution, with `top` alternatives."""
+    logits = logits.astype(np.float64)
+    peak = logits.max(axis=1, keepdims=True)
+    logprobs = logits - (peak + np.log(np.exp(logits - peak).sum(axis=1, keepdims=True)))
+    chosen = logprobs[np.arange(len(next_ids)), next_ids]
+    tokens = []
+    for row, token_id in enumerate(next_ids):
+        alternatives = []
+        if top:
+            best = np.argpartition(-logprobs[row], top - 1)[:top]
+            best = best[np.argsort(-logprobs[row, best], kind="stable")]
+            alternatives = [(int(i), float(logprobs[row, i])) for i in best]
+        tokens.append(SampledToken(int(token_id), float(chosen[row]), alternatives))
+    return tokens
 
 
 def _logsumexp(x: np.ndarray) -> float:
