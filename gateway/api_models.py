@@ -19,6 +19,7 @@ from gateway.tool_models import ToolCall, ToolChoice, ToolList
 
 MAX_N = 8
 MAX_STOP_SEQUENCES = 4
+MAX_PROMPTS = 64  # prompts of one /v1/completions request
 INT64 = Annotated[int, Field(ge=-(2**63), lt=2**63)]
 TOKEN_ID_KEY = Annotated[str, Field(pattern=r"^[0-9]{1,9}$")]  # logit_bias keys: token ids as text
 BIAS = Annotated[float, Field(ge=-100, le=100, allow_inf_nan=False)]
@@ -125,11 +126,21 @@ class ChatCompletionRequest(SamplingFields):
     safety_identifier: str | None = None
 
 
+TOKEN_IDS = Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)]
+
+
 class CompletionRequest(SamplingFields):
-    prompt: str | Annotated[list[str], Field(min_length=1, max_length=1)]
+    # text, token ids, or a list of either (one choice per prompt and sample)
+    prompt: (
+        str
+        | Annotated[list[str], Field(min_length=1, max_length=MAX_PROMPTS)]
+        | TOKEN_IDS
+        | Annotated[list[TOKEN_IDS], Field(min_length=1, max_length=MAX_PROMPTS)]
+    )
+    max_tokens: Annotated[int, Field(ge=0)] | None = None  # 0 with echo: score the prompt only
     logprobs: Annotated[int, Field(ge=0, le=5)] | None = None
-    # not implemented yet (issue #17): refused by name
-    echo: bool | None = None
+    echo: bool = False  # the prompt comes back before the completion (with its logprobs)
+    # not implemented: refused by name
     best_of: int | None = None
     suffix: str | None = None
 
@@ -157,7 +168,6 @@ NOT_IMPLEMENTED: dict[str, tuple[Any, ...]] = {
     "verbosity": (None,),
     "prompt_cache_key": (None,),
     "safety_identifier": (None,),
-    "echo": (None, False),
     "best_of": (None, 1),
     "suffix": (None,),
 }

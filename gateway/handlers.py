@@ -62,9 +62,9 @@ async def _generate(
     app = request.app
     prepared = await _prepare(request, parse, forwarded)
     body = prepared.body
-    fmt = format_class(prepared.request_id, body, prepared.model)
+    fmt = format_class(prepared.request_id, body, prepared.model, prepared)
     output = SSESink(request, fmt, app[app_keys.CONFIG].compress_responses) if body.stream else None
-    collected = CollectingSink(body.n)
+    collected = CollectingSink(prepared.num_choices)
     generation = await app[app_keys.DISPATCHER].start(prepared, output or collected)
     if forwarded is None:
         annotate(trace.get_current_span(), body, generation)
@@ -107,12 +107,12 @@ async def _prepare(request: web.Request, parse, forwarded: dict[str, str] | None
     if model is None:
         raise model_not_found(body.model)
     check_model_allowed(key, body.model)
-    ids, max_tokens = prepare(model, body)
+    prompts, max_tokens = prepare(model, body)
     grammar = await compiled_grammar(model, body.structured_outputs or tool_constraint(model, body))
     if key is not None:
-        await _admit(app, key, len(ids) + max_tokens * body.n)
+        await _admit(app, key, sum(map(len, prompts)) + max_tokens * len(prompts) * body.n)
     context = request_context(request, key, config)
-    return PreparedRequest(new_request_id(), model, body, ids, max_tokens, context, forwarded, grammar)
+    return PreparedRequest(new_request_id(), model, body, prompts, max_tokens, context, forwarded, grammar)
 
 
 async def _stream(output: SSESink, generation: Generation) -> str:

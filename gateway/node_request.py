@@ -32,12 +32,14 @@ def node_request(prepared: PreparedRequest, index: int, cache_salt: str) -> pb.G
         logit_bias=body.logit_bias,
         min_tokens=body.min_tokens,
     )
-    if body.seed is not None:
-        sampling.seed = (body.seed + index) % 2**64  # OpenAI takes any int64 seed
+    if body.seed is not None:  # OpenAI takes any int64 seed; each prompt's samples count from it
+        sampling.seed = (body.seed + index % body.n) % 2**64
+    if body.echo and body.logprobs:
+        sampling.prompt_logprobs = body.top_logprobs
     return pb.GenerateRequest(
         request_id=f"{prepared.request_id}-{index}",
         model=prepared.model.name,
-        prompt_token_ids=prepared.prompt_ids,
+        prompt_token_ids=prepared.choice_prompt(index),
         sampling=sampling,
         priority=body.priority,
         cache_salt=cache_salt,

@@ -34,7 +34,7 @@ class Dispatcher:
         """The generation, once every choice has its first token (in `output` already). Raises
         APIError when no node can take it or every node tried failed before its first token."""
         context = prepared.context
-        privacy = await classify_async(prepared.body.texts, context.privacy_mode, context.privacy_header)
+        privacy = await classify_async(prepared.texts, context.privacy_mode, context.privacy_header)
         if privacy.is_private and privacy.reason != "key":
             self.metrics.privacy_forced.labels(privacy.reason).inc()
         salt = cache_salt(prepared.context.tenant, privacy.is_private)
@@ -100,15 +100,17 @@ class Dispatcher:
             prepared.model.name,
             node,
             decision.reason,
-            len(prepared.prompt_ids),
+            prepared.num_prompt_tokens,
             privacy,
             prediction,
         )
-        for index in range(body.n):
-            dispatched = node.load.dispatch(len(prepared.prompt_ids), end)
+        for index in range(prepared.num_choices):
+            dispatched = node.load.dispatch(len(prepared.choice_prompt(index)), end)
             text = TextStream(prepared.model.tokenizer, body.stop, body.min_tokens)
             tools = tool_parser(prepared.model, body)
-            sink = ChoiceSink(index, text, output, body.logprobs, dispatched.first_token, tools)
+            sink = ChoiceSink(
+                index, text, output, body.logprobs, dispatched.first_token, tools, body.max_tokens == 0
+            )
             task = asyncio.create_task(
                 run_choice(backend, node_request(prepared, index, salt), sink, prepared.forwarded, dispatched)
             )

@@ -1,5 +1,6 @@
-"""A request ready to route: its served model, the parsed body, the prompt's token ids (chat
-template applied), the number of tokens to generate, and who sent it."""
+"""A request ready to route: its served model, the parsed body, the token ids of each prompt
+(chat template applied; a completion may have several prompts, each given as text or as token
+ids), the number of tokens to generate, and who sent it."""
 
 from dataclasses import dataclass
 
@@ -16,49 +17,87 @@ class PreparedRequest:
     request_id: str
     model: ServedModel
     body: GenerationRequest
-    prompt_ids: list[int]
-    max_tokens: int
+    prompts: tuple[list[int], ...]  # one per prompt; a chat has one
+    max_tokens: int  # what the node generates (1 for an echo with max_tokens 0)
     context: RequestContext
     forwarded: dict[str, str] | None = None  # the caller's trace headers when no spans are recorded
     structured_output: str = ""  # the compiled grammar the output must match ("" for none)
 
+    @property
+    def prompt_ids(self) -> list[int]:
+        """The first prompt (what routing and prefix matching look at)."""
+        return self.prompts[0]
 
-def prompt_ids(model: ServedModel, request: GenerationRequest) -> list[int]:
-    """Chat: the template's control tokens only (gateway/chat_prompt.py); a completion's prompt
-    is text, special-token text included."""
+    @property
+    def num_choices(self) -> int:
+        return len(self.prompts) * self.body.n
+
+    def choice_prompt(self, index: int) -> list[int]:
+        """Choices are numbered prompt by prompt: index = prompt * n + sample."""
+        return self.prompts[index // self.body.n]
+
+    @property
+    def num_prompt_tokens(self) -> int:
+        return sum(len(p) for p in self.prompts)
+
+    @property
+    def texts(self) -> list[str]:
+        """The user-supplied text for the privacy classifier (token-id prompts decoded)."""
+        if self.body.messages is not None:
+            return self.body.texts
+        return [self.prompt_text(i) for i in range(len(self.prompts))]
+
+    def prompt_text(self, prompt: int) -> str:
+        given = self.body.prompts[prompt]
+        return given if isinstance(given, str) else self.model.tokenizer.decode(given)
+
+
+def prompt_ids(model: ServedModel, request: GenerationRequest) -> list[list[int]]:
+    """Chat: the template's control tokens only (gateway/chat_prompt.py); a completion's text
+    prompt is text, special-token text included; token ids are taken as they are."""
     if request.messages is not None:
         messages, extra = template_input(model, request)
-        return chat_prompt_ids(model, messages, extra)
-    return model.tokenizer.encode(request.prompt or "", add_special=True, parse_special=False)
+        return [chat_prompt_ids(model, messages, extra)]
+    tokenizer = model.tokenizer
+    return [
+        list(p) if isinstance(p, list) else tokenizer.encode(p, add_special=True, parse_special=False)
+        for p in request.prompts
+    ]
 
 
-def prepare(model: ServedModel, request: GenerationRequest) -> tuple[list[int], int]:
-    """Prompt ids and the number of tokens to generate, checked against the context window."""
-    ids = prompt_ids(model, request)
-    room = model.context_length - len(ids)
+def prepare(model: ServedModel, request: GenerationRequest) -> tuple[tuple[list[int], ...], int]:
+    """Every prompt's ids and the number of tokens to generate, checked against the context
+    window and the vocabulary."""
+    prompts = prompt_ids(model, request)
+    longest = max(prompts, key=len)
+    param = "messages" if request.messages else "prompt"
+    room = model.context_length - len(longest)
+    if not all(prompts):
+        raise invalid("A prompt must not be empty.", param)
     if room < 1:
         raise invalid(
             f"This model's maximum context length is {model.context_length} tokens; the prompt has "
-            f"{len(ids)} tokens.",
-            "messages" if request.messages else "prompt",
+            f"{len(longest)} tokens.",
+            param,
             "context_length_exceeded",
         )
-    _check_token_ids(model, request)
-    max_tokens = request.max_tokens or room
+    _check_token_ids(model, request, prompts)
+    max_tokens = room if request.max_tokens is None else max(1, request.max_tokens)
     if max_tokens > room:
         raise invalid(
-            f"max_tokens ({max_tokens}) plus the prompt ({len(ids)} tokens) exceeds the context length "
+            f"max_tokens ({max_tokens}) plus the prompt ({len(longest)} tokens) exceeds the context length "
             f"of {model.context_length}.",
             "max_tokens",
             "context_length_exceeded",
         )
     if request.min_tokens > max_tokens:
         raise invalid(f"'min_tokens' ({request.min_tokens}) exceeds max_tokens ({max_tokens}).", "min_tokens")
-    return ids, max_tokens
+    return tuple(prompts), max_tokens
 
 
-def _check_token_ids(model: ServedModel, request: GenerationRequest) -> None:
+def _check_token_ids(model: ServedModel, request: GenerationRequest, prompts: list[list[int]]) -> None:
     vocab = model.tokenizer.vocab_size
-    for name, ids in (("logit_bias", request.logit_bias), ("stop_token_ids", request.stop_token_ids)):
+    named = [("logit_bias", request.logit_bias), ("stop_token_ids", request.stop_token_ids)]
+    for name, ids in [*named, *(("prompt", p) for p in prompts)]:
         if any(i >= vocab for i in ids):
             raise invalid(f"'{name}' holds token ids outside this model's vocabulary of {vocab}.", name)

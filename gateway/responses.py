@@ -2,6 +2,7 @@
 
 import functools
 import time
+from typing import Any
 
 import orjson
 
@@ -21,9 +22,11 @@ class ResponseFormat:
     chunk_object_name = ""
     id_prefix = ""
 
-    def __init__(self, request_id: str, request: GenerationRequest, model: ServedModel):
+    def __init__(self, request_id: str, request: GenerationRequest, model: ServedModel, prepared: Any = None):
+        """`prepared`: the PreparedRequest (its prompts, for an echo)."""
         self.request = request
         self.model = model
+        self.prepared = prepared
         self.id = f"{self.id_prefix}{request_id}"
         self.created = int(time.time())
 
@@ -166,19 +169,47 @@ class ChatFormat(ResponseFormat):
 
 
 class CompletionFormat(ResponseFormat):
+    """With echo, a choice's first event carries its prompt before the completion: the text, and
+    with logprobs every prompt token (the first one's logprob null, as OpenAI and vLLM give it)."""
+
     object_name = "text_completion"
     chunk_object_name = "text_completion"
     id_prefix = "cmpl-"
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._echoed: set[int] = set()  # choices whose prompt has gone out (streaming)
+
+    def _echo(self, event: TextEvent) -> str:
+        """The prompt text, once per choice (its first event)."""
+        prompt = event.index // self.request.n
+        return self.prepared.prompt_text(prompt)
+
+    def _prompt_tokens(self, event: TextEvent) -> tuple[list, list, list]:
+        ids = self.prepared.prompts[event.index // self.request.n]
+        tokens, values, tops = [self.piece(ids[0])], [None], [None]
+        for token in event.prompt_logprobs or ():
+            tokens.append(self.piece(token.token_id))
+            values.append(token.logprob)
+            tops.append(self._top(token))
+        return tokens, values, tops
+
+    def _top(self, token) -> dict[str, float] | None:
+        """The alternatives by text; where two share a text (partial characters), the likelier."""
+        return {self.piece(t.token_id): t.logprob for t in reversed(token.top_logprobs)} or None
 
     def _logprobs(self, events: list[TextEvent]) -> dict | None:
         if not self.request.logprobs:
             return None
         tokens, values, tops = [], [], []
         for event in events:
+            if self.request.echo and event.prompt_logprobs is not None:
+                more = self._prompt_tokens(event)
+                tokens, values, tops = tokens + more[0], values + more[1], tops + more[2]
             for token in event.logprobs:
                 tokens.append(self.piece(token.token_id))
                 values.append(token.logprob)
-                tops.append({self.piece(t.token_id): t.logprob for t in token.top_logprobs} or None)
+                tops.append(self._top(token))
         offsets, position = [], 0
         for piece in tokens:
             offsets.append(position)
@@ -186,14 +217,27 @@ class CompletionFormat(ResponseFormat):
         return {"tokens": tokens, "token_logprobs": values, "top_logprobs": tops, "text_offset": offsets}
 
     def delta(self, event: TextEvent) -> dict | None:
-        if not event.text and event.finish_reason is None and not event.logprobs:
+        echoed = self._first_of_choice(event)
+        if not event.text and event.finish_reason is None and not event.logprobs and not echoed:
             return None  # a token whose text is held back (part of a character or of a stop string)
         return {
             "index": event.index,
-            "text": event.text,
+            "text": self._echo(event) + event.text if echoed else event.text,
             "logprobs": self._logprobs([event]) if self.request.logprobs else None,
             "finish_reason": event.finish_reason,
         }
 
+    def _first_of_choice(self, event: TextEvent) -> bool:
+        """Whether an echo starts with this event (each choice's first)."""
+        if not self.request.echo:
+            return False
+        if event.index in self._echoed:
+            return False
+        self._echoed.add(event.index)
+        return True
+
     def choice(self, events: list[TextEvent]) -> dict:
-        return {"text": "".join(e.text for e in events), "logprobs": self._logprobs(events)}
+        text = "".join(e.text for e in events)
+        if self.request.echo and events:
+            text = self._echo(events[0]) + text
+        return {"text": text, "logprobs": self._logprobs(events)}

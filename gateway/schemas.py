@@ -27,7 +27,7 @@ GREEDIEST_TOP_P = 1e-9  # top_p 0 (OpenAI accepts it): only the most likely toke
 class GenerationRequest:
     model: str
     messages: list[dict] | None  # chat
-    prompt: str | None  # completions
+    prompts: list[str | list[int]] | None  # completions: text or token ids, one or more
     stream: bool = False
     include_usage: bool = False
     n: int = 1
@@ -51,6 +51,7 @@ class GenerationRequest:
     structured_outputs: tuple[StructuredOutputsParams, str] | None = None
     logit_bias: dict[int, float] = field(default_factory=dict)
     min_tokens: int = 0
+    echo: bool = False  # completions: the prompt (and its logprobs) comes back first
     tools: list[dict] = field(default_factory=list)  # as the chat template takes them
     tool_choice: str = "auto"  # "none", "auto", "required" or "function" (the one in tool_name)
     tool_name: str | None = None
@@ -61,7 +62,7 @@ class GenerationRequest:
         """Every piece of user-supplied text, for the privacy classifier: message content, the
         arguments of earlier tool calls and the tool definitions."""
         if self.messages is None:
-            return [self.prompt or ""]
+            return [p for p in self.prompts if isinstance(p, str)]
         texts = [m["content"] for m in self.messages]
         calls = [c["function"] for m in self.messages for c in m.get("tool_calls") or ()]
         return texts + [json.dumps(x, ensure_ascii=False) for x in calls + self.tools]
@@ -70,7 +71,7 @@ class GenerationRequest:
 def parse_chat(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
     model = LenientChatCompletionRequest if allow_unknown else ChatCompletionRequest
     body: ChatCompletionRequest = validate_body(model, raw)
-    request = _common(body, messages=[template_message(m) for m in body.messages], prompt=None)
+    request = _common(body, messages=[template_message(m) for m in body.messages], prompts=None)
     _add_tools(request, body)
     request.max_tokens = body.max_completion_tokens or body.max_tokens
     request.logprobs = body.logprobs
@@ -138,14 +139,18 @@ def _add_tools(request: GenerationRequest, body: ChatCompletionRequest) -> None:
 def parse_completion(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
     model = LenientCompletionRequest if allow_unknown else CompletionRequest
     body: CompletionRequest = validate_body(model, raw)
-    prompt = body.prompt if isinstance(body.prompt, str) else body.prompt[0]
-    request = _common(body, messages=None, prompt=prompt)
+    prompt = body.prompt
+    one = isinstance(prompt, str) or (bool(prompt) and isinstance(prompt[0], int))
+    request = _common(body, messages=None, prompts=[prompt] if one else list(prompt))
     request.logprobs = body.logprobs is not None
     request.top_logprobs = body.logprobs or 0
+    request.echo = body.echo
+    if body.max_tokens == 0 and not body.echo:
+        raise invalid("'max_tokens' may be 0 only with 'echo': true.", "max_tokens")
     return request
 
 
-def _common(body: SamplingFields, messages, prompt) -> GenerationRequest:
+def _common(body: SamplingFields, messages, prompts) -> GenerationRequest:
     if body.stream_options is not None and not body.stream:
         raise invalid("'stream_options' is only allowed with 'stream': true.", "stream_options")
     for name, defaults in NOT_IMPLEMENTED.items():
@@ -155,7 +160,7 @@ def _common(body: SamplingFields, messages, prompt) -> GenerationRequest:
     return GenerationRequest(
         model=body.model,
         messages=messages,
-        prompt=prompt,
+        prompts=prompts,
         stream=body.stream,
         include_usage=body.stream_options is not None and body.stream_options.include_usage,
         n=body.n,

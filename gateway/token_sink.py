@@ -31,6 +31,7 @@ class TextEvent:
     logprobs: Sequence[pb.GeneratedToken] = ()  # when the request asks for them
     finish_reason: str | None = None
     tool_calls: Sequence[ToolCallDelta] = ()  # calls completed by this event's text
+    prompt_logprobs: Sequence[pb.GeneratedToken] | None = None  # the first event's, when asked
 
 
 class EventSink(Protocol):
@@ -56,6 +57,7 @@ class ChoiceSink:
         "_on_first_token",
         "cached_tokens",
         "completion_tokens",
+        "discard_output",
         "finish_reason",
         "first_token_at",
         "index",
@@ -73,11 +75,14 @@ class ChoiceSink:
         keep_logprobs: bool = False,
         on_first_token: Callable[[], None] | None = None,
         tools: ToolCallParser | None = None,
+        discard_output: bool = False,
     ):
-        """`tools`: reads tool calls out of the text, when the request offers tools."""
+        """`tools`: reads tool calls out of the text, when the request offers tools;
+        `discard_output`: only the prompt is wanted (an echo with max_tokens 0): the token the
+        node generates is not part of the answer."""
         loop = asyncio.get_running_loop()
         self.index, self.text, self.output, self.keep_logprobs = index, text, output, keep_logprobs
-        self.tools = tools
+        self.tools, self.discard_output = tools, discard_output
         self._on_first_token = on_first_token
         self._first: asyncio.Future = loop.create_future()
         self._done: asyncio.Future = loop.create_future()
@@ -95,11 +100,15 @@ class ChoiceSink:
     def put(self, chunk: pb.GenerateChunk) -> None:
         if self._done.done():
             return
-        if self.first_token_at is None:
+        first = self.first_token_at is None
+        if first:
             self.first_token_at = time.perf_counter()
             self._first.set_result(None)
             if self._on_first_token is not None:
                 self._on_first_token()
+        if self.discard_output:
+            self._prompt_only(chunk)
+            return
         tokens, text = chunk.tokens, self.text
         if len(tokens) == 1:
             piece = text.push(tokens[0].token_id)
@@ -107,6 +116,8 @@ class ChoiceSink:
             piece = "".join([text.push(token.token_id) for token in tokens])
         self.completion_tokens += len(tokens)
         event = TextEvent(self.index, piece, list(tokens) if self.keep_logprobs else ())
+        if first and self.keep_logprobs:
+            event.prompt_logprobs = list(chunk.prompt_logprobs)
         finished = chunk.finish_reason != UNSPECIFIED or text.stopped
         if finished:
             event.text += text.finish()
@@ -119,6 +130,14 @@ class ChoiceSink:
         self.output.emit(event)
         if event.finish_reason is not None:
             self._done.set_result(None)
+
+    def _prompt_only(self, chunk: pb.GenerateChunk) -> None:
+        """The choice of an echo with max_tokens 0: the prompt's logprobs, nothing generated."""
+        self.finish_reason = "length"
+        self.cached_tokens = chunk.usage.cached_tokens
+        prompt = list(chunk.prompt_logprobs) if self.keep_logprobs else None
+        self.output.emit(TextEvent(self.index, "", (), "length", prompt_logprobs=prompt))
+        self._done.set_result(None)
 
     def _read_tool_calls(self, event: TextEvent, finished: bool) -> None:
         """The event's text split into content and the calls it completes; an answer that

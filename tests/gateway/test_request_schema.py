@@ -122,7 +122,7 @@ def test_vllm_sampling_parameters_reach_the_node_request(model_path):
 
     body = parse_chat(_chat(top_k=5, min_p=0.1, repetition_penalty=1.2, stop_token_ids=[7, 9], seed=-1))
     model = ServedModel.load("tiny", model_path)
-    prepared = PreparedRequest("r", model, body, [1, 2], 4, RequestContext(PrivacyMode.AUTO))
+    prepared = PreparedRequest("r", model, body, ([1, 2],), 4, RequestContext(PrivacyMode.AUTO))
     sampling = node_request(prepared, 0, "").sampling
     assert (sampling.top_k, list(sampling.stop_token_ids), sampling.seed) == (5, [7, 9], 2**64 - 1)
     assert sampling.min_p == pytest.approx(0.1) and sampling.repetition_penalty == pytest.approx(1.2)
@@ -135,7 +135,7 @@ def test_logit_bias_and_min_tokens_reach_the_node_and_are_checked_against_the_mo
 
     model = ServedModel.load("tiny", model_path)
     body = parse_chat(_chat(logit_bias={"5": 100, "7": -100}, min_tokens=3, max_tokens=8))
-    prepared = PreparedRequest("r", model, body, [1, 2], 8, RequestContext(PrivacyMode.AUTO))
+    prepared = PreparedRequest("r", model, body, ([1, 2],), 8, RequestContext(PrivacyMode.AUTO))
     sampling = node_request(prepared, 0, "").sampling
     assert (dict(sampling.logit_bias), sampling.min_tokens) == ({5: 100.0, 7: -100.0}, 3)
     assert _error(parse_chat, _chat(logit_bias={"a": 1}))["param"] == "logit_bias.a"
