@@ -41,6 +41,7 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     app.router.add_get("/v1/models/{model}", model_endpoints.retrieve_model)
     app.router.add_post("/tokenize", model_endpoints.tokenize)
     app.router.add_post("/detokenize", model_endpoints.detokenize)
+    app.router.add_get("/tokenizer_info", model_endpoints.tokenizer_info)
     app.router.add_get("/health", handlers.health_live)
     app.router.add_get("/health/live", handlers.health_live)
     app.router.add_get("/health/ready", handlers.health_ready)

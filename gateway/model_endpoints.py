@@ -1,6 +1,7 @@
 """The endpoints about models rather than generations: GET /v1/models, GET /v1/models/{model},
-and vLLM's POST /tokenize and POST /detokenize (the same request and response shapes), each
-behind the same API keys and model permissions as generation."""
+and vLLM's POST /tokenize, POST /detokenize and GET /tokenizer_info (the same request and
+response shapes; `model` may be left out when the key may use one model only), each behind the
+same API keys and model permissions as generation."""
 
 from typing import Annotated
 
@@ -17,13 +18,13 @@ from gateway.schemas import validate_body
 
 
 class TokenizeCompletionRequest(Strict):
-    model: str
+    model: str | None = None
     prompt: str
     add_special_tokens: bool = True
 
 
 class TokenizeChatRequest(Strict):
-    model: str
+    model: str | None = None
     messages: Annotated[list[ChatMessage], Field(min_length=1)]
     add_generation_prompt: bool = True  # the only rendering the gateway does (False is refused)
 
@@ -37,7 +38,7 @@ TokenizeRequest = TypeAdapter(
 
 
 class DetokenizeRequest(Strict):
-    model: str
+    model: str | None = None
     tokens: list[Annotated[int, Field(ge=0)]]
 
 
@@ -86,9 +87,39 @@ async def detokenize(request: web.Request) -> web.Response:
     return web.json_response({"prompt": model.tokenizer.decode(body.tokens)})
 
 
-def _allowed_model(request: web.Request, name: str) -> ServedModel:
+async def tokenizer_info(request: web.Request) -> web.Response:
+    """vLLM's GET /tokenizer_info (what lm-eval's remote tokenizer reads), for `?model=`."""
+    model = _allowed_model(request, request.query.get("model"))
+    tokenizer = model.tokenizer
+
+    def text(token_id: int | None) -> str | None:
+        return None if token_id is None else tokenizer.token_text(token_id)
+
+    return web.json_response(
+        {
+            "tokenizer_class": "GGUFTokenizer",
+            "model": model.name,
+            "bos_token": text(tokenizer.bos_token_id),
+            "eos_token": text(tokenizer.eos_token_id),
+            "pad_token": text(tokenizer.vocab.padding_token_id),
+            "vocab_size": tokenizer.vocab_size,
+            "model_max_length": model.context_length,
+            "add_bos_token": tokenizer.vocab.add_bos,
+            "chat_template": model.chat_template.source,
+        }
+    )
+
+
+def _allowed_model(request: web.Request, name: str | None) -> ServedModel:
+    """The named model, or with no name the only one the key may use."""
     key = request.app[app_keys.KEYS].authenticate(request)
-    model = request.app[app_keys.MODELS].get(name)
+    models = request.app[app_keys.MODELS]
+    if name is None:
+        usable = [m for m in models if key is None or key.allowed_models is None or m in key.allowed_models]
+        if len(usable) != 1:
+            raise invalid("Name the model: this server serves more than one.", "model")
+        name = usable[0]
+    model = models.get(name)
     if model is None:
         raise model_not_found(name)
     check_model_allowed(key, name)
