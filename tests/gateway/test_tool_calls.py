@@ -16,9 +16,8 @@ from gateway.tool_call_formats import HERMES, LLAMA3_JSON, MISTRAL, ParsedCall, 
 from gateway.tool_call_parser import ToolCallParser
 from gateway.tool_request import template_input, tool_constraint
 from shared.structured_output import GrammarError
-from tests.fixtures.edge_node import EdgeNode
+from tests.fixtures.edge_node import long_context_node  # noqa: F401 - a fixture
 from tests.fixtures.gateway_app import Gateway
-from tests.fixtures.tiny_models import TinyConfig
 
 NAMES = frozenset({"get_weather", "add"})
 WEATHER = ParsedCall("get_weather", '{"city": "Paris"}')
@@ -249,18 +248,10 @@ def test_a_template_that_knows_tools_renders_them_itself(served):
     assert caught.value.body()["error"]["param"] == "tools"
 
 
-@pytest.fixture(scope="module")
-def long_context_node(tiny_model):
-    """A real edge node on a tiny model with room for the fallback prompt's tool listing (the
-    tiny vocabulary spends a token on every two characters)."""
-    path = tiny_model(GGMLType.Q8_0, config=TinyConfig(context_length=2048))
-    node = EdgeNode(path, slots=2, ctx_size=2048)
-    yield path, node
-    assert node.stop() == 0
-
-
 @pytest.mark.integration
-async def test_forced_calls_on_a_real_node_parse_match_their_schema_and_stream_as_deltas(long_context_node):
+async def test_forced_calls_on_a_real_node_parse_match_their_schema_and_stream_as_deltas(
+    long_context_node,  # noqa: F811 - the fixture
+):
     path, node = long_context_node
     config = GatewayConfig(
         models=[ModelEntry("tiny", str(path), context_length=2048)],
