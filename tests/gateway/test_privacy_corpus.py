@@ -75,5 +75,7 @@ async def test_a_long_scan_leaves_the_event_loop_serving():
     decision = await classify_async([text], PrivacyMode.AUTO, None)
     stop.set()
     await ticking
-    assert decision.reason == "clean" and len(gaps) > 5
-    assert max(gaps) < 0.25  # the scan ran on a worker thread; the loop kept its turns
+    # on the loop, the ticker would not run until the scan ended (one gap); on a worker thread
+    # it keeps its turns however fast this machine scans
+    assert decision.reason == "clean" and len(gaps) >= 3
+    assert max(gaps) < 0.25
