@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from edge.embedding import check_input, embed, pooling_type
 from edge.kv_cache import KVCache
 from edge.model import LlamaModel
 from edge.request import Request
@@ -63,6 +64,7 @@ class EdgeEngine:
         self.model_config = ModelConfig.from_reader(self.reader)
         self.vocab = Vocab.from_metadata(self.reader.metadata)
         self.grammars = GrammarCompiler.from_vocab(self.vocab, self.model_config.vocab_size)
+        self.pooling = pooling_type(self.reader.metadata, self.model_config.arch)
         weights = ModelWeights.from_reader(self.reader, self.model_config)
         if config.backend == "onnxruntime":
             from edge.onnx_model import OnnxLlamaModel  # onnx and onnxruntime load only when asked for
@@ -123,6 +125,13 @@ class EdgeEngine:
         grammar = request_grammar(request, self.grammars)
         end_ids = self.vocab.end_of_generation_ids
         self.waiting.append(Request.from_engine_request(request, grammar=grammar, end_ids=end_ids))
+
+    def embed(self, token_ids: list[int]) -> np.ndarray:
+        """The prompt's pooled, normalized embedding (hidden,) f32 (edge/embedding.py)."""
+        if self.pooling is None:
+            raise InvalidRequestError("this model's file asks for no pooling: it gives no embeddings")
+        check_input(token_ids, self.model_config.vocab_size, self.slot_context)
+        return embed(self.model, self.model_config, token_ids, self.config.prefill_chunk, self.pooling)
 
     def abort(self, request_id: str) -> bool:
         """Drop a request wherever it is; its slot is free for the next step."""

@@ -96,6 +96,22 @@ class LlamaModel:
     ) -> np.ndarray:
         """Returns logits (m, vocab) f32 and fills the cache at (slot_ids, positions)."""
         config, weights = self.config, self.weights
+        x = self._residual_stream(token_ids, slot_ids, positions, cache)  # (n, hidden)
+        if len(logits_rows) == 0:  # a step of prompt chunks that all end mid-prompt
+            return np.empty((0, config.vocab_size), dtype=np.float32)
+        last = np.ascontiguousarray(x[logits_rows])  # (m, hidden)
+        rms_norm(last, weights.output_norm, config.rms_eps, last)
+        return self.linear(weights.output, last)  # (m, vocab)
+
+    def final_hidden_states(self, token_ids, slot_ids, positions, cache: KVCache) -> np.ndarray:
+        """(n, hidden) f32 after the output norm (what embeddings pool); fills the cache."""
+        x = self._residual_stream(token_ids, slot_ids, positions, cache)
+        rms_norm(x, self.weights.output_norm, self.config.rms_eps, x)
+        return x
+
+    def _residual_stream(self, token_ids, slot_ids, positions, cache: KVCache) -> np.ndarray:
+        """The tokens through every layer: (n, hidden) f32, before the output norm."""
+        config, weights = self.config, self.weights
         x = np.empty((len(token_ids), config.hidden_size), dtype=np.float32)  # (n, hidden)
         embed(weights.token_embedding.data, int(weights.token_embedding.ggml_type), token_ids, x)
         normed = np.empty_like(x)
@@ -112,8 +128,4 @@ class LlamaModel:
             rms_norm(x, layer.ffn_norm, config.rms_eps, normed)
             activated = self.linear.gated(layer.w_gate, layer.w_up, normed)  # (n, ffn)
             self.linear.add_into(layer.w_down, activated, x)
-        if len(logits_rows) == 0:  # a step of prompt chunks that all end mid-prompt
-            return np.empty((0, config.vocab_size), dtype=np.float32)
-        last = np.ascontiguousarray(x[logits_rows])  # (m, hidden)
-        rms_norm(last, weights.output_norm, config.rms_eps, last)
-        return self.linear(weights.output, last)  # (m, vocab)
+        return x

@@ -4,7 +4,7 @@ import random
 
 from aiohttp import web
 
-from gateway import app_keys, handlers, model_endpoints, openapi, status
+from gateway import app_keys, embeddings, handlers, model_endpoints, openapi, status
 from gateway.auth import KeyStore
 from gateway.backends.cloud import CloudBackend
 from gateway.backends.edge import EdgeBackend
@@ -37,6 +37,7 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     app.cleanup_ctx.append(_backends)
     app.router.add_post("/v1/chat/completions", handlers.chat_completions)
     app.router.add_post("/v1/completions", handlers.completions)
+    app.router.add_post("/v1/embeddings", embeddings.create_embeddings)
     app.router.add_get("/v1/models", model_endpoints.list_models)
     app.router.add_get("/v1/models/{model}", model_endpoints.retrieve_model)
     app.router.add_post("/tokenize", model_endpoints.tokenize)

@@ -110,7 +110,7 @@ async def _prepare(request: web.Request, parse, forwarded: dict[str, str] | None
     prompts, max_tokens = prepare(model, body)
     grammar = await compiled_grammar(model, body.structured_outputs or tool_constraint(model, body))
     if key is not None:
-        await _admit(app, key, sum(map(len, prompts)) + max_tokens * len(prompts) * body.n)
+        await admit(app, key, sum(map(len, prompts)) + max_tokens * len(prompts) * body.n)
     context = request_context(request, key, config)
     return PreparedRequest(new_request_id(), model, body, prompts, max_tokens, context, forwarded, grammar)
 
@@ -133,7 +133,8 @@ async def _stream(output: SSESink, generation: Generation) -> str:
     return "ok"
 
 
-async def _admit(app: web.Application, key, tokens: int) -> None:
+async def admit(app: web.Application, key, tokens: int) -> None:
+    """A 429 with Retry-After unless the key's limits admit `tokens` more."""
     limit = await app[app_keys.LIMITER].acquire(key, tokens)
     if not limit.allowed:
         retry = str(max(1, math.ceil(limit.retry_after_s)))

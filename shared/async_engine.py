@@ -13,8 +13,11 @@ import logging
 import queue
 import threading
 from collections.abc import AsyncIterator, Callable
+from typing import TypeVar
 
 from shared.engine import Engine, EngineRequest, NodeStats, StepOutput
+
+T = TypeVar("T")
 
 logger = logging.getLogger("hybridgw.engine")
 
@@ -76,6 +79,23 @@ class AsyncEngine:
             if not finished:
                 self._submit(lambda: self._abort(request_id))
 
+    async def call(self, work: Callable[[], T]) -> T:
+        """`work` run on the engine thread between steps (what may not run beside a step, such
+        as the edge's embeddings); its exception is raised here."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future = loop.create_future()
+
+        def run() -> None:
+            try:
+                result = work()
+            except Exception as exc:  # reported to the caller, never kills the engine thread
+                loop.call_soon_threadsafe(_settle, done, None, exc)
+            else:
+                loop.call_soon_threadsafe(_settle, done, result, None)
+
+        self._submit(run)
+        return await done
+
     async def drain(self) -> None:
         self.draining = True
         while self._streams or self.stats.num_running or self.stats.num_waiting:
@@ -135,3 +155,12 @@ class AsyncEngine:
 def _resolve(future: asyncio.Future, error: BaseException | None) -> None:
     if not future.done():
         future.set_result(error)
+
+
+def _settle(future: asyncio.Future, result, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is None:
+        future.set_result(result)
+    else:
+        future.set_exception(error)

@@ -113,6 +113,24 @@ class InferenceServicer(pb_grpc.InferenceServicer):
             span.end()
             _log_request(request_id, len(prompt), count, reason, started, first_token_at)
 
+    async def Embed(self, request: pb.EmbedRequest, context: grpc.aio.ServicerContext) -> pb.EmbedResponse:
+        """Each input on the engine thread between steps; an engine without embeddings (the
+        cloud's) answers UNIMPLEMENTED, a bad input INVALID_ARGUMENT."""
+        engine = self.engine.engine
+        if not hasattr(engine, "embed"):
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "this node computes no embeddings")
+        started, data = time.perf_counter(), []
+        try:
+            for item in request.inputs:
+                ids = list(item.token_ids)
+                vector = await self.engine.call(lambda ids=ids: engine.embed(ids))
+                data.append(pb.Embedding(values=vector.tolist()))
+        except InvalidRequestError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        prompt_tokens = sum(len(item.token_ids) for item in request.inputs)
+        _log_request("embed", prompt_tokens, 0, "embedded", started, None)
+        return pb.EmbedResponse(data=data)
+
     async def Stats(self, request: pb.StatsRequest, context: grpc.aio.ServicerContext) -> pb.NodeStats:
         return stats_to_proto(
             self.engine.stats, node_id=self.node_id, model=self.model_name, draining=self.engine.draining

@@ -77,6 +77,25 @@ class EdgeBackend:
             deadline.cancel()
             session.cancel(request.request_id)  # unfinished on the node (a stop string, a client gone)
 
+    async def embed(
+        self,
+        model: str,
+        inputs: list[list[int]],
+        timeout_s: float,
+        trace_headers: dict[str, str] | None = None,
+    ) -> list[list[float]]:
+        """One pooled, normalized embedding per input, in order (a unary Embed call)."""
+        request = pb.EmbedRequest(model=model, inputs=[pb.TokenIds(token_ids=ids) for ids in inputs])
+        request.trace_context.update(trace_headers or {})
+        try:
+            reply = await self._stub.Embed(request, timeout=timeout_s)
+        except grpc.aio.AioRpcError as error:
+            status = 400 if error.code() == grpc.StatusCode.INVALID_ARGUMENT else 502
+            raise BackendError(
+                f"node {self.state.node_id}: {error.details()}", status, status != 400
+            ) from None
+        return [list(item.values) for item in reply.data]
+
     def _idle_session(self) -> SessionStream:
         """The first open stream with no write in flight; a new one (also after a break) while
         every open stream is writing and there are fewer than SESSIONS_PER_NODE; else the one

@@ -49,6 +49,11 @@ class InferenceStub:
                 request_serializer=shared_dot_proto_dot_inference__pb2.StatsRequest.SerializeToString,
                 response_deserializer=shared_dot_proto_dot_inference__pb2.NodeStats.FromString,
                 _registered_method=True)
+        self.Embed = channel.unary_unary(
+                '/hybridgw.inference.v1.Inference/Embed',
+                request_serializer=shared_dot_proto_dot_inference__pb2.EmbedRequest.SerializeToString,
+                response_deserializer=shared_dot_proto_dot_inference__pb2.EmbedResponse.FromString,
+                _registered_method=True)
 
 
 class InferenceServicer:
@@ -78,6 +83,13 @@ class InferenceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Embed(self, request, context):
+        """Pooled, normalized embeddings of token-id inputs (the edge engine; others: UNIMPLEMENTED).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_InferenceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -95,6 +107,11 @@ def add_InferenceServicer_to_server(servicer, server):
                     servicer.Stats,
                     request_deserializer=shared_dot_proto_dot_inference__pb2.StatsRequest.FromString,
                     response_serializer=shared_dot_proto_dot_inference__pb2.NodeStats.SerializeToString,
+            ),
+            'Embed': grpc.unary_unary_rpc_method_handler(
+                    servicer.Embed,
+                    request_deserializer=shared_dot_proto_dot_inference__pb2.EmbedRequest.FromString,
+                    response_serializer=shared_dot_proto_dot_inference__pb2.EmbedResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -178,6 +195,33 @@ class Inference:
             '/hybridgw.inference.v1.Inference/Stats',
             shared_dot_proto_dot_inference__pb2.StatsRequest.SerializeToString,
             shared_dot_proto_dot_inference__pb2.NodeStats.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Embed(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/hybridgw.inference.v1.Inference/Embed',
+            shared_dot_proto_dot_inference__pb2.EmbedRequest.SerializeToString,
+            shared_dot_proto_dot_inference__pb2.EmbedResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,117 @@
+"""POST /v1/embeddings: OpenAI's request and response, computed by an edge node (pooled final
+hidden states, normalized: edge/embedding.py).
+
+The inputs are tokenized here as generation prompts are and counted against the key's limits.
+Only edge nodes compute embeddings, and they are on-prem: whatever the privacy classifier would
+say, no input leaves; with no healthy edge node serving the model the answer is 503, never a
+fallback elsewhere.
+"""
+
+import base64
+from typing import Annotated, Literal
+
+import numpy as np
+import orjson
+from aiohttp import web
+from pydantic import Field
+
+from gateway import app_keys
+from gateway.auth import check_model_allowed
+from gateway.backends.base import BackendError
+from gateway.errors import APIError, invalid, model_not_found
+from gateway.handlers import admit
+from gateway.router import NodeKind
+from gateway.schemas import validate_body
+from gateway.strict_model import Strict
+
+MAX_INPUTS = 2048
+EMBED_TIMEOUT_S = 120.0
+TOKEN_IDS = Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)]
+
+
+class EmbeddingRequest(Strict):
+    model: Annotated[str, Field(min_length=1)]
+    input: (
+        Annotated[str, Field(min_length=1)]
+        | Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1, max_length=MAX_INPUTS)]
+        | TOKEN_IDS
+        | Annotated[list[TOKEN_IDS], Field(min_length=1, max_length=MAX_INPUTS)]
+    )
+    encoding_format: Literal["float", "base64"] = "float"
+    dimensions: int | None = None  # only the model's own size: a request for another is a 400
+    user: str | None = None
+
+
+async def create_embeddings(request: web.Request) -> web.Response:
+    app = request.app
+    key = app[app_keys.KEYS].authenticate(request)
+    body: EmbeddingRequest = validate_body(EmbeddingRequest, await request.read())
+    model = app[app_keys.MODELS].get(body.model)
+    if model is None:
+        raise model_not_found(body.model)
+    check_model_allowed(key, body.model)
+    inputs = _inputs(body)
+    ids = [list(i) if isinstance(i, list) else model.tokenizer.encode(i, add_special=True) for i in inputs]
+    _check(ids, model, body)
+    if key is not None:
+        await admit(app, key, sum(map(len, ids)))
+    backend = _edge_node(app, body.model)
+    try:
+        vectors = await backend.embed(body.model, ids, EMBED_TIMEOUT_S)
+    except BackendError as error:
+        kind = "server_error" if error.status >= 500 else "invalid_request_error"
+        raise APIError(error.status, str(error), kind) from None
+    data = [
+        {"object": "embedding", "index": i, "embedding": _encoded(v, body.encoding_format)}
+        for i, v in enumerate(vectors)
+    ]
+    usage = {"prompt_tokens": sum(map(len, ids)), "total_tokens": sum(map(len, ids))}
+    answer = {"object": "list", "data": data, "model": model.name, "usage": usage}
+    return web.Response(
+        body=orjson.dumps(answer),
+        content_type="application/json",
+        headers={"X-Hybridgw-Target": "edge", "X-Hybridgw-Node": backend.state.node_id},
+    )
+
+
+def _inputs(body: EmbeddingRequest) -> list[str | list[int]]:
+    given = body.input
+    if isinstance(given, str) or isinstance(given[0], int):
+        return [given]
+    return list(given)
+
+
+def _check(ids: list[list[int]], model, body: EmbeddingRequest) -> None:
+    vocab = model.tokenizer.vocab_size
+    if body.dimensions is not None:
+        raise invalid("'dimensions' is not supported: embeddings have the model's own size.", "dimensions")
+    for index, prompt in enumerate(ids):
+        if not prompt or max(prompt) >= vocab:
+            raise invalid(f"input[{index}] must be non-empty text or token ids below {vocab}.", "input")
+        if len(prompt) > model.context_length:
+            raise invalid(
+                f"input[{index}] has {len(prompt)} tokens; this model takes {model.context_length}.",
+                "input",
+                "context_length_exceeded",
+            )
+
+
+def _edge_node(app: web.Application, model: str):
+    """The least busy healthy edge node serving the model that computes embeddings."""
+    candidates = [
+        b
+        for b in app[app_keys.BACKENDS]
+        if b.state.kind == NodeKind.EDGE
+        and b.state.healthy
+        and model in b.state.models
+        and hasattr(b, "embed")
+    ]
+    if not candidates:
+        raise APIError(503, f"No edge node serving '{model}' can compute embeddings now.", "server_error")
+    return min(candidates, key=lambda b: b.state.num_running + b.state.num_waiting)
+
+
+def _encoded(vector: list[float], encoding: str) -> list[float] | str:
+    if encoding == "float":
+        return vector
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
