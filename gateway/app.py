@@ -38,6 +38,7 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     app.router.add_post("/v1/chat/completions", handlers.chat_completions)
     app.router.add_post("/v1/completions", handlers.completions)
     app.router.add_post("/v1/embeddings", embeddings.create_embeddings)
+    app.router.add_post("/v1/responses", handlers.responses)
     app.router.add_get("/v1/models", model_endpoints.list_models)
     app.router.add_get("/v1/models/{model}", model_endpoints.retrieve_model)
     app.router.add_post("/tokenize", model_endpoints.tokenize)

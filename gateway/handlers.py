@@ -26,6 +26,8 @@ from gateway.request_headers import request_context
 from gateway.request_ids import new_request_id
 from gateway.request_log import annotate, record
 from gateway.responses import ChatFormat, CompletionFormat, ResponseFormat
+from gateway.responses_api import parse_responses
+from gateway.responses_format import ResponsesFormat
 from gateway.schemas import parse_chat, parse_completion
 from gateway.sse_sink import SSESink
 from gateway.structured_output_fields import compiled_grammar
@@ -39,6 +41,10 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
 
 async def completions(request: web.Request) -> web.StreamResponse:
     return await _traced(request, "text_completion", parse_completion, CompletionFormat)
+
+
+async def responses(request: web.Request) -> web.StreamResponse:
+    return await _traced(request, "responses", parse_responses, ResponsesFormat)
 
 
 async def _traced(request: web.Request, operation: str, parse, format_class) -> web.StreamResponse:
@@ -127,7 +133,7 @@ async def _stream(output: SSESink, generation: Generation) -> str:
         except BackendError as error:
             await output.fail(APIError(error.status, str(error), "server_error"))
             return "error"
-        await output.finish(output.fmt.closing(generation))
+        await output.finish(generation)
     except (ConnectionResetError, ClientGone):  # closing the generation cancels the node's work
         return "client_disconnected"
     return "ok"

@@ -6,10 +6,13 @@ from typing import Any
 
 import orjson
 
+from gateway.errors import APIError
 from gateway.generation import Generation
 from gateway.models import ServedModel
 from gateway.schemas import GenerationRequest
 from gateway.token_sink import TextEvent
+
+DONE = b"data: [DONE]\n\n"
 
 
 def sse(payloads) -> bytes:
@@ -66,6 +69,14 @@ class ResponseFormat:
         if self.request.include_usage:
             return [self._envelope(self.chunk_object_name, choices=[], usage=self.usage(generation))]
         return []
+
+    def closing_sse(self, generation: Generation) -> bytes:
+        """The stream's end: the closing chunks, then [DONE]."""
+        return sse(self.closing(generation)) + DONE
+
+    def error_sse(self, error: APIError) -> bytes:
+        """A node failed mid-stream: an error event, then [DONE] (never a cut connection)."""
+        return b"data: " + orjson.dumps(error.body()) + b"\n\n" + DONE
 
     def piece(self, token_id: int) -> str:
         return self.model.tokenizer.piece(token_id)

@@ -17,15 +17,12 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 
-import orjson
 from aiohttp import web
 from aiohttp.http import HttpVersion11
 
 from gateway.errors import APIError
-from gateway.responses import ResponseFormat, sse
+from gateway.responses import ResponseFormat
 from gateway.token_sink import TextEvent
-
-DONE = b"data: [DONE]\n\n"
 
 
 class SSESink:
@@ -90,14 +87,14 @@ class SSESink:
             self._transport, self._high_water = transport, transport.get_write_buffer_limits()[1]
         self._live = True
 
-    async def finish(self, closing: list[dict]) -> None:
-        """The last events, the closing chunks and [DONE]; raises ConnectionResetError if the
+    async def finish(self, generation) -> None:
+        """The last events and the format's end of stream; raises ConnectionResetError if the
         client went away."""
-        await self._end(sse(closing) + DONE)
+        await self._end(self.fmt.closing_sse(generation))
 
     async def fail(self, error: APIError) -> None:
-        """A node failed mid-stream: an error event, then [DONE] (never a cut connection)."""
-        await self._end(b"data: " + orjson.dumps(error.body()) + b"\n\n" + DONE)
+        """A node failed mid-stream: the format's error events (never a cut connection)."""
+        await self._end(self.fmt.error_sse(error))
 
     async def close(self) -> None:
         """Stops the drain task (the handler's last step, whatever happened)."""

@@ -90,6 +90,9 @@ class PlainFormat:
     def event_sse(self, event: TextEvent) -> bytes:
         return b"data: %s\n\n" % event.text.encode()
 
+    def closing_sse(self, generation) -> bytes:
+        return b'data: {"end":true}\n\ndata: [DONE]\n\n'
+
 
 async def _serve_sse(handler, headers: dict[str, str] | None = None) -> bytes:
     """One GET against an in-process app on a port the OS picks; returns the decoded body."""
@@ -124,7 +127,7 @@ async def test_the_sse_sink_writes_at_once_and_queues_in_order_while_the_client_
         for word in ("two", "three", "four"):
             output.emit(TextEvent(0, word))
         written["queued"] = len(output._pending)
-        await output.finish([{"end": True}])
+        await output.finish(None)
         await output.close()
         return output.response
 
@@ -147,13 +150,14 @@ async def test_a_compressed_stream_carries_every_byte_of_large_events():
         for word in words:
             output.emit(TextEvent(0, word))
             await asyncio.sleep(0)
-        await output.finish([])
+        await output.finish(None)
         await output.close()
         assert output.response.compression
         return output.response
 
     body = await _serve_sse(handler, {"Accept-Encoding": "gzip"})
-    expected = b"data: open\n\n" + b"".join(b"data: %s\n\n" % w.encode() for w in words) + b"data: [DONE]\n\n"
+    expected = b"data: open\n\n" + b"".join(b"data: %s\n\n" % w.encode() for w in words)
+    expected += b'data: {"end":true}\n\ndata: [DONE]\n\n'
     assert body == expected
 
 

@@ -1,0 +1,154 @@
+"""The bodies of POST /v1/responses: one `response` object, or streamed, OpenAI's typed events
+(`event:` and `data:` lines, numbered): response.created, the output items as they open and
+close (a message's text deltas; each function call whole), then response.completed (or
+response.incomplete when max_output_tokens ran out) with the whole response."""
+
+import functools
+import secrets
+
+import orjson
+
+from gateway.errors import APIError
+from gateway.generation import Generation
+from gateway.responses import ResponseFormat
+from gateway.token_sink import TextEvent
+
+
+class ResponsesFormat(ResponseFormat):
+    id_prefix = "resp_"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.sequence = 0
+        self.items: list[dict] = []  # output items closed so far
+        self.message: dict | None = None  # the message item being streamed
+        self.finish: str | None = None
+
+    def _event(self, kind: str, **fields) -> bytes:
+        payload = {"type": kind, "sequence_number": self.sequence, **fields}
+        self.sequence += 1
+        return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
+
+    @functools.cached_property
+    def opening_sse(self) -> bytes:
+        body = self._response("in_progress", [], None)
+        return self._event("response.created", response=body) + self._event(
+            "response.in_progress", response=body
+        )
+
+    def event_sse(self, event: TextEvent) -> bytes:
+        out = []
+        if event.text:
+            out.append(self._open_message() if self.message is None else b"")
+            self.message["content"][0]["text"] += event.text
+            out.append(self._event("response.output_text.delta", **self._where(), delta=event.text))
+        for call in event.tool_calls:
+            out.append(self._close_message())
+            out.append(self._function_call(_call_item(call)))
+        self.finish = event.finish_reason or self.finish
+        return b"".join(out)
+
+    def _open_message(self) -> bytes:
+        self.message = {
+            "type": "message",
+            "id": f"msg_{secrets.token_hex(12)}",
+            "status": "in_progress",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "", "annotations": []}],
+        }
+        index = len(self.items)
+        empty = {**self.message, "content": []}
+        part = {"type": "output_text", "text": "", "annotations": []}
+        return self._event("response.output_item.added", output_index=index, item=empty) + self._event(
+            "response.content_part.added", **self._where(), part=part
+        )
+
+    def _where(self) -> dict:
+        return {"item_id": self.message["id"], "output_index": len(self.items), "content_index": 0}
+
+    def _close_message(self) -> bytes:
+        if self.message is None:
+            return b""
+        item, part = self.message, self.message["content"][0]
+        item["status"] = "completed"
+        out = self._event("response.output_text.done", **self._where(), text=part["text"])
+        out += self._event("response.content_part.done", **self._where(), part=part)
+        out += self._event("response.output_item.done", output_index=len(self.items), item=item)
+        self.items.append(item)
+        self.message = None
+        return out
+
+    def _function_call(self, item: dict) -> bytes:
+        index, where = len(self.items), {"item_id": item["id"], "output_index": len(self.items)}
+        out = self._event("response.output_item.added", output_index=index, item={**item, "arguments": ""})
+        out += self._event("response.function_call_arguments.delta", **where, delta=item["arguments"])
+        out += self._event("response.function_call_arguments.done", **where, arguments=item["arguments"])
+        out += self._event("response.output_item.done", output_index=index, item=item)
+        self.items.append(item)
+        return out
+
+    def closing_sse(self, generation: Generation) -> bytes:
+        out = self._close_message()
+        status = "incomplete" if self.finish == "length" else "completed"
+        body = self._response(status, self.items, generation)
+        return out + self._event(f"response.{status}", response=body)
+
+    def error_sse(self, error: APIError) -> bytes:
+        failed = self._response("failed", self.items, None) | {
+            "error": {"code": "server_error", "message": error.message}
+        }
+        return self._event("error", code="server_error", message=error.message, param=None) + self._event(
+            "response.failed", response=failed
+        )
+
+    def full(self, events: list[list[TextEvent]], generation: Generation) -> dict:
+        for event in events[0]:
+            self.event_sse(event)
+        self._close_message()
+        status = "incomplete" if self.finish == "length" else "completed"
+        return self._response(status, self.items, generation)
+
+    def _response(self, status: str, output: list[dict], generation: Generation | None) -> dict:
+        request = self.request
+        return {
+            "id": self.id,
+            "object": "response",
+            "created_at": self.created,
+            "status": status,
+            "model": self.model.name,
+            "output": output,
+            "error": None,
+            "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+            "instructions": None,
+            "metadata": {},
+            "parallel_tool_calls": request.parallel_tool_calls,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+            "tool_choice": request.tool_choice
+            if request.tool_choice != "function"
+            else {"type": "function", "name": request.tool_name},
+            "tools": [{"type": "function", **t["function"]} for t in request.tools],
+            "store": False,
+            "usage": None if generation is None else _usage(generation),
+        }
+
+
+def _call_item(call) -> dict:
+    return {
+        "type": "function_call",
+        "id": f"fc_{secrets.token_hex(12)}",
+        "call_id": call.id,
+        "name": call.name,
+        "arguments": call.arguments,
+        "status": "completed",
+    }
+
+
+def _usage(generation: Generation) -> dict:
+    return {
+        "input_tokens": generation.prompt_tokens,
+        "input_tokens_details": {"cached_tokens": generation.cached_tokens},
+        "output_tokens": generation.completion_tokens,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": generation.prompt_tokens + generation.completion_tokens,
+    }
