@@ -1,10 +1,32 @@
-"""Fixtures of the gateway tests: a tiny Q8_0 model, a real edge node process serving it, and the
-gateway's EdgeBackend connected to that node (`backend`)."""
+"""Fixtures of the gateway tests: a tiny Q8_0 model, a real edge node process serving it, the
+gateway's EdgeBackend connected to that node (`backend`), and a gateway in front of an edge node
+with a long context window (`long_context_gateway`: tool listings fit)."""
 
 import pytest
 
 from gateway.backends.edge import EdgeBackend
-from tests.fixtures.edge_node import edge_node, model_path  # noqa: F401 - fixtures
+from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from tests.fixtures.edge_node import edge_node, long_context_node, model_path  # noqa: F401 - fixtures
+from tests.fixtures.gateway_app import Gateway
+
+# a function's parameters, as the tool tests declare it
+WEATHER_PARAMETERS = {
+    "type": "object",
+    "properties": {"city": {"enum": ["Paris", "Oslo"]}},
+    "required": ["city"],
+    "additionalProperties": False,
+}
+
+
+@pytest.fixture
+async def long_context_gateway(long_context_node):  # noqa: F811 - the fixture above
+    path, node = long_context_node
+    config = GatewayConfig(
+        models=[ModelEntry("tiny", str(path), context_length=2048)],
+        edge_nodes=[EdgeNodeEntry("edge-a", f"127.0.0.1:{node.port}", ["tiny"])],
+    )
+    async with Gateway(config) as gw:
+        yield gw
 
 
 @pytest.fixture

@@ -9,9 +9,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
-from tests.fixtures.edge_node import long_context_node  # noqa: F401 - a fixture
-from tests.fixtures.gateway_app import Gateway
+from tests.gateway.conftest import WEATHER_PARAMETERS
 
 pytestmark = pytest.mark.integration
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm: no fetch at import
@@ -35,37 +33,25 @@ WEATHER_TOOL = {
     "function": {
         "name": "get_weather",
         "description": "The weather in a city",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"enum": ["Paris", "Oslo"]}},
-            "required": ["city"],
-            "additionalProperties": False,
-        },
+        "parameters": WEATHER_PARAMETERS,
     },
 }
 
 
-@pytest.fixture
-async def gateway(long_context_node):  # noqa: F811 - the fixture
-    path, node = long_context_node
-    config = GatewayConfig(
-        models=[ModelEntry("tiny", str(path), context_length=2048)],
-        edge_nodes=[EdgeNodeEntry("edge-a", f"127.0.0.1:{node.port}", ["tiny"])],
-    )
-    async with Gateway(config) as gw:
-        yield gw
-
-
-async def test_langchain_structured_output_tools_round_trip_and_stream(gateway):
+async def test_langchain_structured_output_tools_round_trip_and_stream(long_context_gateway):
     from langchain_core.messages import HumanMessage, ToolMessage
     from langchain_openai import ChatOpenAI
 
     llm = ChatOpenAI(
-        base_url=f"{gateway.url}/v1", api_key="unused", model="tiny", max_tokens=200, max_retries=0
+        base_url=f"{long_context_gateway.url}/v1",
+        api_key="unused",
+        model="tiny",
+        max_tokens=200,
+        max_retries=0,
     )
     reading = await llm.with_structured_output(Reading).ainvoke("Read the north sensor")
     assert isinstance(reading, Reading)
-    caller = llm.bind_tools([GetWeather], tool_choice="GetWeather")
+    caller = llm.bind_tools([GetWeather], tool_choice="GetWeather", strict=True)  # no extra properties
     question = HumanMessage("Weather in Paris?")
     called = await caller.ainvoke([question])
     (call,) = called.tool_calls
@@ -79,10 +65,15 @@ async def test_langchain_structured_output_tools_round_trip_and_stream(gateway):
     assert "".join(c.content for c in chunks) == plain.content
 
 
-async def test_litellm_tools_response_format_and_stream(gateway):
+async def test_litellm_tools_response_format_and_stream(long_context_gateway):
     import litellm
 
-    common = {"model": "openai/tiny", "api_base": f"{gateway.url}/v1", "api_key": "unused", "max_tokens": 200}
+    common = {
+        "model": "openai/tiny",
+        "api_base": f"{long_context_gateway.url}/v1",
+        "api_key": "unused",
+        "max_tokens": 200,
+    }
     messages = [{"role": "user", "content": "Weather in Oslo?"}]
     forced = {"type": "function", "function": {"name": "get_weather"}}
     called = await litellm.acompletion(messages=messages, tools=[WEATHER_TOOL], tool_choice=forced, **common)

@@ -7,37 +7,19 @@ import json
 import aiohttp
 import pytest
 
-from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
-from tests.fixtures.edge_node import long_context_node  # noqa: F401 - a fixture
-from tests.fixtures.gateway_app import Gateway
+from tests.gateway.conftest import WEATHER_PARAMETERS
 
 pytestmark = pytest.mark.integration
 WEATHER = {
     "type": "function",
     "name": "get_weather",
     "description": "The weather in a city",
-    "parameters": {
-        "type": "object",
-        "properties": {"city": {"enum": ["Paris", "Oslo"]}},
-        "required": ["city"],
-        "additionalProperties": False,
-    },
+    "parameters": WEATHER_PARAMETERS,
 }
 
 
-@pytest.fixture
-async def gateway(long_context_node):  # noqa: F811 - the fixture
-    path, node = long_context_node
-    config = GatewayConfig(
-        models=[ModelEntry("tiny", str(path), context_length=2048)],
-        edge_nodes=[EdgeNodeEntry("edge-a", f"127.0.0.1:{node.port}", ["tiny"])],
-    )
-    async with Gateway(config) as gw:
-        yield gw
-
-
-async def test_text_in_and_out_streamed_and_not(gateway):
-    client = gateway.client
+async def test_text_in_and_out_streamed_and_not(long_context_gateway):
+    client = long_context_gateway.client
     chat = await client.chat.completions.create(
         model="tiny",
         messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello"}],
@@ -63,8 +45,8 @@ async def test_text_in_and_out_streamed_and_not(gateway):
     assert deltas == chat.choices[0].message.content == events[-1].response.output_text
 
 
-async def test_function_tools_round_trip(gateway):
-    client = gateway.client
+async def test_function_tools_round_trip(long_context_gateway):
+    client = long_context_gateway.client
     called = await client.responses.create(
         model="tiny",
         input="Weather in Oslo?",
@@ -98,12 +80,12 @@ async def test_function_tools_round_trip(gateway):
     assert isinstance(json.loads(structured.output_text)["ok"], bool)
 
 
-async def test_stored_responses_are_refused_by_name(gateway):
+async def test_stored_responses_are_refused_by_name(long_context_gateway):
     async with aiohttp.ClientSession() as session:
         for extra, param in (
             ({"previous_response_id": "resp_1"}, "previous_response_id"),
             ({"store": True}, "store"),
         ):
             body = {"model": "tiny", "input": "hi", **extra}
-            async with session.post(f"{gateway.url}/v1/responses", json=body) as response:
+            async with session.post(f"{long_context_gateway.url}/v1/responses", json=body) as response:
                 assert response.status == 400 and (await response.json())["error"]["param"] == param
