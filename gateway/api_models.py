@@ -65,6 +65,7 @@ class ChatMessage(Strict):
 
 class StreamOptions(Strict):
     include_usage: bool = False
+    continuous_usage_stats: bool = False  # vLLM's: every chunk carries the usage so far
 
 
 class SamplingFields(StructuredOutputFields):

@@ -30,6 +30,7 @@ class ResponseFormat:
         self.request = request
         self.model = model
         self.prepared = prepared
+        self.completion_tokens = 0  # streamed so far (continuous usage)
         self.id = f"{self.id_prefix}{request_id}"
         self.created = int(time.time())
 
@@ -88,9 +89,15 @@ class ResponseFormat:
     def event_sse(self, event: TextEvent) -> bytes:
         """The SSE `data:` line of the event's stream chunk (empty when it carries nothing); the
         envelope is serialized once per response (the bytes are those of the whole chunk)."""
+        self.completion_tokens += event.num_tokens
         choice = self.delta(event)
         if choice is None:
             return b""
+        if self.request.continuous_usage:  # vLLM's continuous_usage_stats: the usage so far
+            prompt = self.prepared.num_prompt_tokens
+            usage = {"prompt_tokens": prompt, "completion_tokens": self.completion_tokens}
+            usage["total_tokens"] = prompt + self.completion_tokens
+            return self._chunk_prefix + orjson.dumps(choice) + b'],"usage":' + orjson.dumps(usage) + b"}\n\n"
         return self._chunk_prefix + orjson.dumps(choice) + b"]}\n\n"
 
     @functools.cached_property

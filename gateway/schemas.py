@@ -30,6 +30,7 @@ class GenerationRequest:
     prompts: list[str | list[int]] | None  # completions: text or token ids, one or more
     stream: bool = False
     include_usage: bool = False
+    continuous_usage: bool = False  # vLLM's continuous_usage_stats
     n: int = 1
     max_tokens: int | None = None
     temperature: float = 1.0
@@ -163,6 +164,7 @@ def _common(body: SamplingFields, messages, prompts) -> GenerationRequest:
         prompts=prompts,
         stream=body.stream,
         include_usage=body.stream_options is not None and body.stream_options.include_usage,
+        continuous_usage=body.stream_options is not None and body.stream_options.continuous_usage_stats,
         n=body.n,
         max_tokens=body.max_tokens,
         temperature=body.temperature,

@@ -32,6 +32,7 @@ class TextEvent:
     finish_reason: str | None = None
     tool_calls: Sequence[ToolCallDelta] = ()  # calls completed by this event's text
     prompt_logprobs: Sequence[pb.GeneratedToken] | None = None  # the first event's, when asked
+    num_tokens: int = 0  # the tokens whose text this is
 
 
 class EventSink(Protocol):
@@ -115,7 +116,9 @@ class ChoiceSink:
         else:
             piece = "".join([text.push(token.token_id) for token in tokens])
         self.completion_tokens += len(tokens)
-        event = TextEvent(self.index, piece, list(tokens) if self.keep_logprobs else ())
+        event = TextEvent(
+            self.index, piece, list(tokens) if self.keep_logprobs else (), num_tokens=len(tokens)
+        )
         if first and self.keep_logprobs:
             event.prompt_logprobs = list(chunk.prompt_logprobs)
         finished = chunk.finish_reason != UNSPECIFIED or text.stopped

@@ -187,3 +187,39 @@ def test_the_nodes_die_with_up_even_when_it_is_killed(demo_model_path):
     while any(_alive(node) for node in nodes):
         assert time.monotonic() < deadline, "a node outlived hybridgw up"
         time.sleep(0.1)
+
+
+@pytest.mark.integration
+@pytest.mark.demo_model
+def test_guidellm_benchmarks_a_live_up_unchanged(demo_model_path, tmp_path):
+    """guidellm as its users run it (validation on, streaming chat, vLLM's continuous usage
+    stats, ignore_eos), with the demo model's tokenizer exported as Hugging Face files."""
+    import json
+
+    from formats.tokenizer import GGUFTokenizer
+
+    tokenizer_dir = tmp_path / "tokenizer"
+    tokenizer_dir.mkdir()
+    (tokenizer_dir / "tokenizer.json").write_text(GGUFTokenizer.from_file(demo_model_path).to_hf_json())
+    (tokenizer_dir / "tokenizer_config.json").write_text('{"tokenizer_class": "PreTrainedTokenizerFast"}')
+    up = Up("--port", "0")
+    url = up.wait_listening()
+    up.wait_ready(url)
+    report = tmp_path / "report.json"
+    command = [sys.executable, "-m", "guidellm", "run", f"--backend=kind=openai_http,target={url}"]
+    command += ["--profile=kind=synchronous", "--constraint=kind=max_requests,count=4"]
+    command += ["--data=kind=synthetic_text,prompt_tokens=32,output_tokens=8"]
+    command += [f"--tokenizer=kind=hf_auto,model={tokenizer_dir}", "--disable-console"]
+    command += [f"--output=kind=json,path={report}"]
+    run = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert up.stop() == 0
+    assert run.returncode == 0, run.stderr[-2000:]
+    requests_ = json.loads(report.read_text())["benchmarks"][0]["requests"]
+    assert requests_["errored"] == [] and requests_["incomplete"] == []
+    assert len(requests_["successful"]) >= 3
+    assert {r["output_tokens"] for r in requests_["successful"]} == {8}
