@@ -121,6 +121,24 @@ class Completion(Declared):
     usage: Usage | None = None
 
 
+class EmbeddingUsage(Declared):
+    prompt_tokens: int
+    total_tokens: int
+
+
+class EmbeddingData(Declared):
+    object: Literal["embedding"]
+    index: int
+    embedding: list[float] | str  # str: base64 of little-endian float32
+
+
+class EmbeddingList(Declared):
+    object: Literal["list"]
+    data: list[EmbeddingData]
+    model: str
+    usage: EmbeddingUsage
+
+
 class ErrorBody(Declared):
     message: str
     type: str

@@ -7,7 +7,15 @@ from aiohttp import web
 from pydantic.json_schema import models_json_schema
 
 from gateway.api_models import ChatCompletionRequest, CompletionRequest
-from gateway.api_responses import ChatCompletion, ChatCompletionChunk, Completion, ErrorResponse
+from gateway.api_responses import (
+    ChatCompletion,
+    ChatCompletionChunk,
+    Completion,
+    EmbeddingList,
+    ErrorResponse,
+)
+from gateway.embeddings import EmbeddingRequest
+from gateway.responses_api import ResponsesRequest
 
 REF = "#/components/schemas/{model}"
 
@@ -17,6 +25,9 @@ def openapi_document() -> dict:
     models = [
         (ChatCompletionRequest, "validation"),
         (CompletionRequest, "validation"),
+        (EmbeddingRequest, "validation"),
+        (ResponsesRequest, "validation"),
+        (EmbeddingList, "serialization"),
         (ChatCompletion, "serialization"),
         (ChatCompletionChunk, "serialization"),
         (Completion, "serialization"),
@@ -31,12 +42,16 @@ def openapi_document() -> dict:
                 "ChatCompletionRequest", "ChatCompletion", "ChatCompletionChunk"
             ),
             "/v1/completions": _operation("CompletionRequest", "Completion", "Completion"),
+            "/v1/embeddings": _operation("EmbeddingRequest", "EmbeddingList", None),
+            "/v1/responses": _operation("ResponsesRequest", None, None),
         },
         "components": {"schemas": schemas["$defs"]},
     }
 
 
-def _operation(request: str, answer: str, chunk: str) -> dict:
+def _operation(request: str, answer: str | None, chunk: str | None) -> dict:
+    """`answer`/`chunk`: the declared response models (None: documented by OpenAI's reference,
+    as the Responses API's typed events are)."""
     ref = lambda name: {"$ref": REF.format(model=name)}  # noqa: E731
     error = {
         "description": "an OpenAI error",
@@ -49,8 +64,8 @@ def _operation(request: str, answer: str, chunk: str) -> dict:
                 "200": {
                     "description": "the answer (JSON), or with `stream: true` server-sent events of chunks",
                     "content": {
-                        "application/json": {"schema": ref(answer)},
-                        "text/event-stream": {"schema": ref(chunk)},
+                        "application/json": {"schema": ref(answer) if answer else {"type": "object"}},
+                        **({"text/event-stream": {"schema": ref(chunk)}} if chunk else {}),
                     },
                 },
                 "400": error,

@@ -166,7 +166,12 @@ async def test_responses_match_the_declared_models_and_openapi_is_served(model_p
         Completion.model_validate_json(completion.text)
         response = await gw.client._client.get(f"{gw.url}/openapi.json")
     document = response.json()
-    assert set(document["paths"]) == {"/v1/chat/completions", "/v1/completions"}
+    assert set(document["paths"]) == {
+        "/v1/chat/completions",
+        "/v1/completions",
+        "/v1/embeddings",
+        "/v1/responses",
+    }
     request_schema = document["components"]["schemas"]["ChatCompletionRequest"]
     assert request_schema["additionalProperties"] is False and "messages" in request_schema["required"]
     assert {"top_k", "priority", "tools"} <= set(request_schema["properties"])
