@@ -10,6 +10,7 @@ import pytest
 
 from edge.engine import EdgeEngine, EngineConfig
 from formats.tokenizer import GGUFTokenizer
+from gateway.api_responses import EmbeddingList
 from gateway.config import GatewayConfig, ModelEntry
 from tests.fixtures.gateway_app import Gateway, edge_config
 
@@ -27,6 +28,7 @@ async def test_embeddings_are_the_engines_own(model_path, edge_node):
     async with Gateway(edge_config(model_path, edge_node)) as gw:
         answer = await gw.client.embeddings.with_raw_response.create(model="tiny", input=TEXTS)
         assert answer.headers["X-Hybridgw-Target"] == "edge"
+        EmbeddingList.model_validate_json(answer.text)  # the declared response model
         result = answer.parse()
         assert [d.index for d in result.data] == [0, 1]
         assert result.usage.prompt_tokens == sum(map(len, ids))
