@@ -36,6 +36,10 @@ class RoutingPolicy:
     max_attempts: int = 2  # tries on different nodes before the first token
     expected_output_tokens: int = 256  # cap on max_tokens when predicting completion time
     policy: str = "predicted"
+    # a node with no first token by max(deadline, factor x its predicted TTFT) loses the request
+    # to another node that can take it (a hung or paused node); with none, the request waits on
+    first_token_deadline_s: float = 5.0
+    first_token_deadline_factor: float = 4.0
 
     def __post_init__(self) -> None:
         for name in ("latency_target_ms", "ttft_target_ms", "tpot_target_ms"):
@@ -50,6 +54,8 @@ class RoutingPolicy:
             raise ValueError("routing.max_attempts must be between 1 and 10")
         if self.expected_output_tokens < 1:
             raise ValueError("routing.expected_output_tokens must be >= 1")
+        if not self.first_token_deadline_s > 0 or not self.first_token_deadline_factor >= 1:
+            raise ValueError("routing.first_token_deadline_s must be > 0 and its factor >= 1")
 
 
 @dataclass(slots=True)

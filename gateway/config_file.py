@@ -3,7 +3,8 @@
     [gateway]      host, port, privacy_mode, max_body_bytes, compress_responses, allow_unknown_params,
                    cors_allow_origins
     [routing]      policy, latency_target_ms, ttft_target_ms, tpot_target_ms, cooldown_s,
-                   max_attempts, expected_output_tokens
+                   max_attempts, expected_output_tokens, first_token_deadline_s,
+                   first_token_deadline_factor
     [telemetry]    service_name, otlp_endpoint, trace_file
     [[models]]     name, gguf, context_length
     [[edge_nodes]] id, address, models, queue_bound
@@ -45,6 +46,8 @@ SCHEMA: dict[str, set[str]] = {
         "cooldown_s",
         "max_attempts",
         "expected_output_tokens",
+        "first_token_deadline_s",
+        "first_token_deadline_factor",
         "policy",
     },
     "telemetry": {"service_name", "otlp_endpoint", "trace_file"},
@@ -218,6 +221,10 @@ def _routing(routing: dict) -> RoutingPolicy:
         cooldown_s=value_of("routing", routing, "cooldown_s", int | float, 5.0),
         max_attempts=value_of("routing", routing, "max_attempts", int, 2),
         expected_output_tokens=value_of("routing", routing, "expected_output_tokens", int, 256),
+        first_token_deadline_s=value_of("routing", routing, "first_token_deadline_s", int | float, 5.0),
+        first_token_deadline_factor=value_of(
+            "routing", routing, "first_token_deadline_factor", int | float, 4.0
+        ),
     )
 
 

@@ -21,6 +21,7 @@ class GatewayMetrics:
     tokens: Counter
     routing: Counter
     privacy_forced: Counter
+    first_token_deadlines: Counter  # requests taken from a node that gave no first token in time
     queue_depth: Gauge
     prediction_ratio: Histogram
     recent: RecentActivity  # what the status page shows
@@ -111,6 +112,11 @@ class GatewayMetrics:
             ),
             privacy_forced=Counter(
                 "hybridgw_privacy_forced_requests", "Requests made private", ["reason"], registry=registry
+            ),
+            first_token_deadlines=Counter(
+                "hybridgw_first_token_deadlines",
+                "Requests rerouted because their node gave no first token by the deadline",
+                registry=registry,
             ),
             queue_depth=Gauge(
                 "hybridgw_node_queue_depth", "Waiting requests per node", ["node"], registry=registry

@@ -53,7 +53,7 @@ class Dispatcher:
             if attempt == 0:  # runs once the choices' requests are on their way to the node
                 asyncio.get_running_loop().call_soon(output.ahead)
             try:
-                await generation.first_tokens()
+                await self._first_tokens(generation, decision, route_request, excluded, attempt)
                 return generation
             except BackendError as error:
                 await generation.close()
@@ -67,6 +67,32 @@ class Dispatcher:
                 await generation.close()
                 raise
         raise AssertionError("unreachable")
+
+    async def _first_tokens(
+        self, generation: Generation, decision: Decision, request: RouteRequest, tried: set[str], attempt: int
+    ) -> None:
+        """Every choice's first token; a node that has none by its deadline (hung, paused)
+        loses the request when another node could take it (BackendError, retried there)."""
+        waiter = asyncio.ensure_future(generation.first_tokens())
+        deadline = self._first_token_deadline(decision)
+        done, _ = await asyncio.wait({waiter}, timeout=deadline)
+        retry = attempt + 1 < self.policy.max_attempts
+        if not done and retry and self._elsewhere(request, tried | {decision.node_id}):
+            waiter.cancel()
+            self.metrics.first_token_deadlines.inc()
+            raise BackendError(f"node {decision.node_id} gave no first token within {deadline:.1f} s", 504)
+        await waiter
+
+    def _first_token_deadline(self, decision: Decision) -> float:
+        prediction = decision.prediction_for(decision.node_id)
+        predicted = prediction.ttft_s if prediction is not None else 0.0
+        return max(self.policy.first_token_deadline_s, self.policy.first_token_deadline_factor * predicted)
+
+    def _elsewhere(self, request: RouteRequest, excluded: set[str]) -> bool:
+        """Whether a node other than the excluded ones could take the request now."""
+        states = [b.state for b in self.backends if b.state.node_id not in excluded]
+        decision = route(request, states, time.monotonic(), random.Random(0), self.policy.policy)
+        return decision.outcome is Outcome.ROUTED
 
     def _route_request(self, prepared: PreparedRequest, privacy: PrivacyDecision, salt: str) -> RouteRequest:
         body, ids = prepared.body, prepared.prompt_ids

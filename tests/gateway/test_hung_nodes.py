@@ -1,0 +1,55 @@
+"""A node that hangs before its first token (SIGSTOP, a GC pause, a dead host that still holds
+its connections) loses its requests to another node that can take them, by a deadline derived
+from the prediction; private requests go only to another edge node."""
+
+import asyncio
+import os
+import signal
+import time
+
+import aiohttp
+import pytest
+
+from gateway import app_keys
+from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry, RoutingPolicy
+from tests.fixtures.edge_node import EdgeNode
+from tests.fixtures.gateway_app import MESSAGES, Gateway
+from tests.fixtures.polling import eventually
+
+pytestmark = pytest.mark.integration
+
+
+async def test_a_paused_edge_loses_its_requests_to_another_edge_before_the_first_token(model_path, edge_node):
+    paused = EdgeNode(model_path, slots=2)
+    try:
+        config = GatewayConfig(
+            models=[ModelEntry("tiny", str(model_path), context_length=128)],
+            edge_nodes=[
+                EdgeNodeEntry("edge-a", f"127.0.0.1:{edge_node.port}", ["tiny"]),
+                EdgeNodeEntry("edge-b", f"127.0.0.1:{paused.port}", ["tiny"]),
+            ],
+            routing=RoutingPolicy(policy="round-robin", first_token_deadline_s=1.0),
+        )
+        async with Gateway(config) as gw, aiohttp.ClientSession() as session:
+            states = [b.state for b in gw.runner.app[app_keys.BACKENDS]]
+            await eventually(lambda: all(s.healthy for s in states))
+            os.kill(paused.process.pid, signal.SIGSTOP)
+            body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 3}
+            headers = {"X-Hybridgw-Privacy": "private"}
+
+            async def one() -> str:
+                async with session.post(
+                    f"{gw.url}/v1/chat/completions", json=body, headers=headers
+                ) as response:
+                    assert response.status == 200, await response.text()
+                    await response.json()
+                    return response.headers["X-Hybridgw-Node"]
+
+            started = time.monotonic()
+            nodes = await asyncio.wait_for(asyncio.gather(*(one() for _ in range(4))), timeout=30)
+            assert nodes == ["edge-a"] * 4 and time.monotonic() - started < 15
+            registry = gw.runner.app[app_keys.METRICS].registry
+            assert registry.get_sample_value("hybridgw_first_token_deadlines_total") >= 1
+    finally:
+        os.kill(paused.process.pid, signal.SIGCONT)
+        assert paused.stop() == 0
