@@ -22,6 +22,7 @@ class GatewayMetrics:
     routing: Counter
     privacy_forced: Counter
     first_token_deadlines: Counter  # requests taken from a node that gave no first token in time
+    resumed_streams: Counter  # choices continued on another node after theirs failed mid-stream
     queue_depth: Gauge
     prediction_ratio: Histogram
     recent: RecentActivity  # what the status page shows
@@ -116,6 +117,11 @@ class GatewayMetrics:
             first_token_deadlines=Counter(
                 "hybridgw_first_token_deadlines",
                 "Requests rerouted because their node gave no first token by the deadline",
+                registry=registry,
+            ),
+            resumed_streams=Counter(
+                "hybridgw_resumed_streams",
+                "Choices continued on another node after theirs failed mid-stream",
                 registry=registry,
             ),
             queue_depth=Gauge(

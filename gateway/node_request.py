@@ -4,7 +4,8 @@
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
-from gateway.backends.base import Backend, BackendError
+from gateway.backends.base import Backend
+from gateway.choice_attempts import Resumer, run_attempts
 from gateway.node_load import Dispatched
 from gateway.prepared_request import PreparedRequest
 from gateway.token_sink import ChoiceSink
@@ -52,10 +53,12 @@ async def run_choice(
     sink: ChoiceSink,
     forwarded: dict[str, str] | None,
     dispatched: Dispatched,
+    resume: Resumer | None = None,
 ) -> None:
-    """The backend feeds `sink` until the choice ends; a node failure (BackendError), or anything
-    else that ends the request early, fails the sink, and the handler sees it. `forwarded`: the
-    caller's trace headers when no spans are recorded."""
+    """The backend feeds `sink` until the choice ends (after a node failure past the first
+    token, `resume` may give another node: gateway/choice_attempts.py); a failure that cannot be
+    resumed, or anything else that ends the request early, fails the sink, and the handler sees
+    it. `forwarded`: the caller's trace headers when no spans are recorded."""
     span, trace_headers = None, forwarded
     if forwarded is None:  # recording: the dispatch span, whose context goes to the node
         span = tracer("hybridgw.gateway").start_span(
@@ -69,13 +72,13 @@ async def run_choice(
         )
         with trace.use_span(span, end_on_exit=False):
             trace_headers = inject_context()
+    dispatches = [dispatched]
     try:
-        await backend.run(request, sink, REQUEST_TIMEOUT_S, trace_headers)
-        if not sink.finished:
-            raise BackendError(f"node {backend.state.node_id} ended the request without its last token")
+        await run_attempts(backend, request, sink, REQUEST_TIMEOUT_S, trace_headers, resume, dispatches)
     except Exception as error:
         sink.fail(error)
     finally:
-        dispatched.finished()
+        for each in dispatches:
+            each.finished()
         if span is not None:
             span.end()

@@ -3,15 +3,17 @@ every choice to the chosen node, wait for their first tokens. A node that fails 
 token is cooled down and the request re-routed (its events so far are dropped from the sink)."""
 
 import asyncio
+import functools
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gateway.backends.base import Backend, BackendError
 from gateway.config import RoutingPolicy
 from gateway.errors import APIError
 from gateway.generation import Generation
 from gateway.metrics import GatewayMetrics
+from gateway.node_load import Dispatched
 from gateway.node_request import node_request, run_choice
 from gateway.prepared_request import PreparedRequest
 from gateway.privacy import PrivacyDecision, classify_async
@@ -94,6 +96,24 @@ class Dispatcher:
         decision = route(request, states, time.monotonic(), random.Random(0), self.policy.policy)
         return decision.outcome is Outcome.ROUTED
 
+    def _resume_on(
+        self, prepared: PreparedRequest, privacy: PrivacyDecision, salt: str, failed: str, num_tokens: int
+    ) -> tuple[Backend, Dispatched] | None:
+        """Where a choice continues after its node failed mid-stream: the router's pick among the
+        other nodes (privacy rules unchanged), counted there at once; the failed one cools down."""
+        states = {b.state.node_id: b for b in self.backends}
+        states[failed].state.cooldown_until = time.monotonic() + self.policy.cooldown_s
+        request = replace(self._route_request(prepared, privacy, salt), prompt_tokens=num_tokens)
+        others = [b.state for b in self.backends if b.state.node_id != failed]
+        decision = route(request, others, time.monotonic(), self.rng, self.policy.policy)
+        if decision.outcome is not Outcome.ROUTED:
+            return None
+        prediction = decision.prediction_for(decision.node_id)
+        end = time.monotonic() + (prediction.e2e_s if prediction is not None else 0.0)
+        backend = states[decision.node_id]
+        self.metrics.resumed_streams.inc()
+        return backend, backend.state.load.dispatch(num_tokens, end)
+
     def _route_request(self, prepared: PreparedRequest, privacy: PrivacyDecision, salt: str) -> RouteRequest:
         body, ids = prepared.body, prepared.prompt_ids
         return RouteRequest(
@@ -137,8 +157,10 @@ class Dispatcher:
             sink = ChoiceSink(
                 index, text, output, body.logprobs, dispatched.first_token, tools, body.max_tokens == 0
             )
+            resume = functools.partial(self._resume_on, prepared, privacy, salt)
+            request = node_request(prepared, index, salt)
             task = asyncio.create_task(
-                run_choice(backend, node_request(prepared, index, salt), sink, prepared.forwarded, dispatched)
+                run_choice(backend, request, sink, prepared.forwarded, dispatched, resume)
             )
             generation.dispatches.append(dispatched)
             generation.sinks.append(sink)

@@ -65,6 +65,7 @@ class ChoiceSink:
         "keep_logprobs",
         "output",
         "text",
+        "token_ids",
         "tools",
     )
 
@@ -88,9 +89,15 @@ class ChoiceSink:
         self._first: asyncio.Future = loop.create_future()
         self._done: asyncio.Future = loop.create_future()
         self.completion_tokens = 0
+        self.token_ids: list[int] = []  # every token taken (a resumed request continues after them)
         self.cached_tokens = 0
         self.first_token_at: float | None = None
         self.finish_reason: str | None = None
+
+    @property
+    def done_future(self) -> asyncio.Future:
+        """Resolved when the choice finishes (its exception when it failed); never cancel it."""
+        return self._done
 
     @property
     def finished(self) -> bool:
@@ -116,6 +123,7 @@ class ChoiceSink:
         else:
             piece = "".join([text.push(token.token_id) for token in tokens])
         self.completion_tokens += len(tokens)
+        self.token_ids += [token.token_id for token in tokens]
         event = TextEvent(
             self.index, piece, list(tokens) if self.keep_logprobs else (), num_tokens=len(tokens)
         )

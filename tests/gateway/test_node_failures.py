@@ -151,6 +151,8 @@ async def test_a_node_failing_mid_stream_ends_it_with_an_error_event_not_a_cut(m
         )
         expected = GGUFTokenizer.from_file(model_path).decode(list(DyingNode.TOKENS[:2]), skip_special=True)
         assert text == expected
+        assert dying.state.cooldown_until > time.monotonic()  # failed: skipped for a while
+        dying.state.cooldown_until = 0.0
         unstreamed = {**body, "stream": False}
         async with session.post(f"{gateway.url}/v1/chat/completions", json=unstreamed) as response:
             assert response.status == 502 and (await response.json())["error"]["type"] == "server_error"
