@@ -5,6 +5,8 @@ heartbeat expired (its requests would otherwise wait for it forever).
 
 An entry stays pending until the worker that read it acknowledges it; a live worker keeps its
 pending entries fresh (XCLAIM JUSTID), so only a dead worker's go idle and are claimed (XAUTOCLAIM).
+A dead worker (no heartbeat) is forgotten once nothing of it is left: it leaves the consumer
+group, its direct stream goes, and the worker directory no longer names it.
 """
 
 import redis.asyncio as aioredis
@@ -92,7 +94,28 @@ class WorkerStreams:
                 )
                 for _, messages in entries or []:
                     found += [(stream, entry_id, fields) for entry_id, fields in messages]
+            if len(found) < room:  # everything of the dead worker's is taken: forget it
+                await self._forget(owner)
+        await self._forget_dead_consumers(self.keys.request_stream)
         return found
+
+    async def _forget(self, owner: str) -> None:
+        """A dead worker whose direct stream is drained: its stream, its directory entry and
+        its consumer on the shared stream go (only once it has nothing pending there)."""
+        stream = self.keys.direct_stream(owner)
+        if await self.redis.xlen(stream) == 0:
+            await self.redis.delete(stream)
+            await self.redis.hdel(self.keys.worker_directory, owner)
+
+    async def _forget_dead_consumers(self, stream: str) -> None:
+        """Consumers of the group with nothing pending, idle past the claim time and no
+        heartbeat: workers that crashed (a stopping worker leaves on its own)."""
+        for consumer in await self.redis.xinfo_consumers(stream, self.keys.consumer_group):
+            name = _text(consumer["name"])
+            if name == self.name or consumer["pending"] or consumer["idle"] < self.claim_idle_ms:
+                continue
+            if not await self.redis.exists(self.keys.worker_heartbeat(name)):
+                await self.redis.xgroup_delconsumer(stream, self.keys.consumer_group, name)
 
     async def _autoclaim(self, stream: str, count: int) -> list[tuple[str, bytes, dict]]:
         if count <= 0:

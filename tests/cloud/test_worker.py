@@ -176,3 +176,33 @@ async def test_a_malformed_message_is_dropped_and_work_goes_on(model_path, redis
     chunks = await _read_reply(client, redis_keys, "r4")
     assert len(chunks) == 2
     await running.close()
+
+
+async def test_crashed_workers_are_forgotten_once_nothing_of_theirs_is_left(redis_url, redis_keys):
+    """A worker that died without leaving (SIGKILL): once its entries are taken, the group,
+    the worker directory and the streams no longer hold it; a live worker is kept."""
+    from cloud.worker_streams import WorkerStreams
+
+    client = aioredis.from_url(redis_url)
+    live = WorkerStreams(client, redis_keys, "live-worker", claim_idle_ms=50)
+    ghost = WorkerStreams(client, redis_keys, "ghost-worker", claim_idle_ms=50)
+    for streams in (live, ghost):
+        await streams.setup()
+        await streams.read(room=1, block_ms=1)  # each is a consumer of both of its streams now
+    await client.xadd(redis_keys.request_stream, {"request": _request("orphan")})
+    assert len(await ghost.read(room=1, block_ms=1)) == 1  # the ghost took it, then died
+    await client.set(redis_keys.worker_heartbeat("live-worker"), "1")  # only the live one beats
+
+    async def ghost_gone() -> bool:
+        await live.claim(room=4)
+        consumers = await client.xinfo_consumers(redis_keys.request_stream, redis_keys.consumer_group)
+        return {c["name"].decode() for c in consumers} == {"live-worker"}
+
+    await eventually(ghost_gone, what="the ghost forgotten")
+    pending = await client.xpending(redis_keys.request_stream, redis_keys.consumer_group)
+    assert (
+        pending["pending"] == 1 and pending["consumers"][0]["name"] == b"live-worker"
+    )  # its entry taken over
+    assert not await client.exists(redis_keys.direct_stream("ghost-worker"))
+    assert await client.hkeys(redis_keys.worker_directory) == [b"live-worker"]
+    await client.aclose()
