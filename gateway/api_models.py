@@ -13,14 +13,14 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from gateway.strict_model import Strict
+from gateway.strict_model import JSONInt, Strict
 from gateway.structured_output_fields import ResponseFormat, StructuredOutputFields
 from gateway.tool_models import ToolCall, ToolChoice, ToolList
 
 MAX_N = 8
 MAX_STOP_SEQUENCES = 4
 MAX_PROMPTS = 64  # prompts of one /v1/completions request
-INT64 = Annotated[int, Field(ge=-(2**63), lt=2**63)]
+INT64 = Annotated[JSONInt, Field(ge=-(2**63), lt=2**63)]
 TOKEN_ID_KEY = Annotated[str, Field(pattern=r"^[0-9]{1,9}$")]  # logit_bias keys: token ids as text
 BIAS = Annotated[float, Field(ge=-100, le=100, allow_inf_nan=False)]
 STOP_LIST = Annotated[list[Annotated[str, Field(min_length=1)]], Field(max_length=MAX_STOP_SEQUENCES)]
@@ -75,8 +75,8 @@ class SamplingFields(StructuredOutputFields):
     model: Annotated[str, Field(min_length=1)]
     stream: bool = False
     stream_options: StreamOptions | None = None
-    n: Annotated[int, Field(ge=1, le=MAX_N)] = 1
-    max_tokens: Annotated[int, Field(ge=1)] | None = None
+    n: Annotated[JSONInt, Field(ge=1, le=MAX_N)] = 1
+    max_tokens: Annotated[JSONInt, Field(ge=1)] | None = None
     temperature: Annotated[float, Field(ge=0.0, le=2.0, allow_inf_nan=False)] = 1.0
     top_p: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 1.0
     seed: INT64 | None = None
@@ -85,14 +85,14 @@ class SamplingFields(StructuredOutputFields):
     frequency_penalty: Annotated[float, Field(ge=-2.0, le=2.0, allow_inf_nan=False)] = 0.0
     user: str | None = None
     # vLLM's extra parameters
-    top_k: Annotated[int, Field(ge=-1)] = -1
+    top_k: Annotated[JSONInt, Field(ge=-1)] = -1
     min_p: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 0.0
     repetition_penalty: Annotated[float, Field(gt=0.0, le=2.0, allow_inf_nan=False)] = 1.0
-    stop_token_ids: list[Annotated[int, Field(ge=0)]] | None = None
+    stop_token_ids: list[Annotated[JSONInt, Field(ge=0)]] | None = None
     ignore_eos: bool = False
-    priority: Annotated[int, Field(ge=-(2**31), lt=2**31)] = 0  # lower runs first when nodes queue
+    priority: Annotated[JSONInt, Field(ge=-(2**31), lt=2**31)] = 0  # lower runs first when nodes queue
     logit_bias: dict[TOKEN_ID_KEY, BIAS] | None = None
-    min_tokens: Annotated[int, Field(ge=0)] = 0  # vLLM's: no end of generation before this many
+    min_tokens: Annotated[JSONInt, Field(ge=0)] = 0  # vLLM's: no end of generation before this many
 
     @field_validator("stop", mode="before")
     @classmethod
@@ -104,9 +104,9 @@ class SamplingFields(StructuredOutputFields):
 
 class ChatCompletionRequest(SamplingFields):
     messages: Annotated[list[ChatMessage], Field(min_length=1)]
-    max_completion_tokens: Annotated[int, Field(ge=1)] | None = None
+    max_completion_tokens: Annotated[JSONInt, Field(ge=1)] | None = None
     logprobs: bool = False
-    top_logprobs: Annotated[int, Field(ge=0, le=20)] | None = None
+    top_logprobs: Annotated[JSONInt, Field(ge=0, le=20)] | None = None
     response_format: ResponseFormat | None = None
     tools: ToolList | None = None
     tool_choice: ToolChoice | None = None
@@ -127,7 +127,7 @@ class ChatCompletionRequest(SamplingFields):
     safety_identifier: str | None = None
 
 
-TOKEN_IDS = Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)]
+TOKEN_IDS = Annotated[list[Annotated[JSONInt, Field(ge=0)]], Field(min_length=1)]
 
 
 class CompletionRequest(SamplingFields):
@@ -138,11 +138,11 @@ class CompletionRequest(SamplingFields):
         | TOKEN_IDS
         | Annotated[list[TOKEN_IDS], Field(min_length=1, max_length=MAX_PROMPTS)]
     )
-    max_tokens: Annotated[int, Field(ge=0)] | None = None  # 0 with echo: score the prompt only
-    logprobs: Annotated[int, Field(ge=0, le=5)] | None = None
+    max_tokens: Annotated[JSONInt, Field(ge=0)] | None = None  # 0 with echo: score the prompt only
+    logprobs: Annotated[JSONInt, Field(ge=0, le=5)] | None = None
     echo: bool = False  # the prompt comes back before the completion (with its logprobs)
     # not implemented: refused by name
-    best_of: int | None = None
+    best_of: JSONInt | None = None
     suffix: str | None = None
 
 

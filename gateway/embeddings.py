@@ -16,17 +16,17 @@ from aiohttp import web
 from pydantic import Field
 
 from gateway import app_keys
+from gateway.api_models import TOKEN_IDS
 from gateway.auth import check_model_allowed
 from gateway.backends.base import BackendError
 from gateway.errors import APIError, invalid, model_not_found
 from gateway.handlers import admit
 from gateway.router import NodeKind
 from gateway.schemas import validate_body
-from gateway.strict_model import Strict
+from gateway.strict_model import JSONInt, Strict
 
 MAX_INPUTS = 2048
 EMBED_TIMEOUT_S = 120.0
-TOKEN_IDS = Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)]
 
 
 class EmbeddingRequest(Strict):
@@ -38,7 +38,7 @@ class EmbeddingRequest(Strict):
         | Annotated[list[TOKEN_IDS], Field(min_length=1, max_length=MAX_INPUTS)]
     )
     encoding_format: Literal["float", "base64"] = "float"
-    dimensions: int | None = None  # only the model's own size: a request for another is a 400
+    dimensions: JSONInt | None = None  # only the model's own size: a request for another is a 400
     user: str | None = None
 
 

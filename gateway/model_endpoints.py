@@ -15,6 +15,7 @@ from gateway.chat_prompt import chat_prompt_ids
 from gateway.errors import invalid, model_not_found
 from gateway.models import ServedModel
 from gateway.schemas import validate_body
+from gateway.strict_model import JSONInt
 
 
 class TokenizeCompletionRequest(Strict):
@@ -39,7 +40,7 @@ TokenizeRequest = TypeAdapter(
 
 class DetokenizeRequest(Strict):
     model: str | None = None
-    tokens: list[Annotated[int, Field(ge=0)]]
+    tokens: list[Annotated[JSONInt, Field(ge=0)]]
 
 
 def _model_card(model: ServedModel) -> dict:

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from gateway.errors import invalid
 from gateway.schemas import GenerationRequest, parse_chat, validate_body
-from gateway.strict_model import Strict
+from gateway.strict_model import JSONInt, Strict
 from gateway.tool_models import FUNCTION_NAME, MAX_TOOLS
 
 
@@ -86,7 +86,7 @@ class ResponsesRequest(Strict):
     parallel_tool_calls: bool = True
     text: TextOptions | None = None
     stream: bool = False
-    max_output_tokens: Annotated[int, Field(ge=1)] | None = None
+    max_output_tokens: Annotated[JSONInt, Field(ge=1)] | None = None
     temperature: Annotated[float, Field(ge=0.0, le=2.0, allow_inf_nan=False)] = 1.0
     top_p: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 1.0
     user: str | None = None

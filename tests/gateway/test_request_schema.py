@@ -89,6 +89,10 @@ def test_values_openai_accepts_are_accepted():
     )
     assert request.messages == [{"role": "system", "content": "be brief"}]
     assert parse_chat(_chat(stop="\n")).stop == ["\n"]
+    integral = parse_chat(_chat(max_tokens=5.0, n=2.0, seed=7.0))  # JSON Schema's integers
+    assert (integral.max_tokens, integral.n, integral.seed) == (5, 2, 7)
+    for fields in ({"max_tokens": 5.5}, {"n": "2"}, {"n": True}):
+        assert _error(parse_chat, _chat(**fields))["param"] == next(iter(fields))
 
 
 @pytest.mark.parametrize(
