@@ -5,6 +5,8 @@ fallback prompt)."""
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from formats.chat_template import ChatTemplate
 from formats.ggml_types import GGMLType
@@ -285,3 +287,34 @@ async def test_forced_calls_on_a_real_node_parse_match_their_schema_and_stream_a
             model="tiny", messages=HISTORY, tools=TOOLS, max_tokens=8, temperature=0
         )
         assert free.choices[0].finish_reason in ("stop", "length", "tool_calls")
+
+
+FRAGMENTS = [
+    "<tool_call>",
+    "</tool_call>",
+    "[TOOL_CALLS]",
+    "<|python_tag|>",
+    '{"name": "add", "arguments": {"a": 1}}',
+]
+FRAGMENTS += ['{"name": "get_weather"', ", ", "; ", "[", "]", "{", "}", " ", "\n", "<tool", "text", '"', "\\"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), max_size=24),
+    cuts=st.lists(st.integers(min_value=1, max_value=9), min_size=1, max_size=8),
+    fmt=st.sampled_from([HERMES, MISTRAL, LLAMA3_JSON]),
+)
+def test_any_text_streamed_in_any_pieces_parses_as_the_whole_and_never_raises(pieces, cuts, fmt):
+    text = "".join(pieces)
+    whole_content, whole_calls = fmt.parse(text, NAMES)
+    parser, released, found, position = ToolCallParser(fmt, NAMES), "", [], 0
+    for size in cuts * (len(text) // sum(cuts) + 1):
+        if position >= len(text):
+            break
+        piece, more = parser.push(text[position : position + size])
+        released, found, position = released + piece, found + more, position + size
+    rest, more = parser.finish()
+    streamed_calls = [ParsedCall(c.name, c.arguments) for c in found + more]
+    assert streamed_calls == whole_calls
+    assert released + rest == (whole_content if whole_calls else text)
