@@ -23,6 +23,7 @@ from opentelemetry.trace import SpanKind
 
 from cloud.worker_streams import WorkerStreams
 from shared.async_engine import AsyncEngine
+from shared.chunk_signing import ChunkSigner
 from shared.engine import InvalidRequestError
 from shared.proto import inference_pb2 as pb
 from shared.proto_convert import (
@@ -52,6 +53,7 @@ class CloudWorker:
         claim_idle_ms: int = 15_000,
         heartbeat_s: float = 2.0,
         reply_ttl_s: int = 60,  # how long a reply stream outlives its last chunk (the gateway deletes it)
+        signing_key: bytes | None = None,  # its key (shared/chunk_signing.py); None: nothing signed
     ):
         self.engine = engine
         self.redis = client
@@ -61,6 +63,7 @@ class CloudWorker:
         self.claim_idle_ms = claim_idle_ms
         self.heartbeat_s = heartbeat_s
         self.reply_ttl_s = reply_ttl_s
+        self.signer = ChunkSigner(signing_key)
         self.streams = WorkerStreams(client, keys, name, claim_idle_ms)
         # request id -> (stream, entry id, task)
         self.active: dict[str, tuple[str, bytes, asyncio.Task]] = {}
@@ -111,7 +114,8 @@ class CloudWorker:
         """Heartbeat, keep our entries fresh, honour cancel flags, claim entries of dead workers."""
         stats = stats_to_heartbeat(self.engine.stats)
         heartbeat_key = self.keys.worker_heartbeat(self.name)
-        await self.redis.hset(heartbeat_key, mapping={"stats": json.dumps(stats), "time": time.time()})
+        beat = self.signer.sign_heartbeat({"stats": json.dumps(stats), "time": repr(time.time())})
+        await self.redis.hset(heartbeat_key, mapping=beat)
         await self.redis.expire(heartbeat_key, max(1, int(self.heartbeat_s * 3)))
         if self.active:
             stream_to_entry_ids: dict[str, list[bytes]] = {}
@@ -134,9 +138,11 @@ class CloudWorker:
                     logger.info(
                         json.dumps({"event": "claimed", "entry": entry_id.decode(), "worker": self.name})
                     )
-                    self._start(stream, entry_id, fields)
+                    self._start(stream, entry_id, fields, claimed=True)
 
-    def _start(self, stream: str, entry_id: bytes, fields: dict) -> None:
+    def _start(self, stream: str, entry_id: bytes, fields: dict, claimed: bool = False) -> None:
+        """`claimed`: taken over from a dead or paused worker (the reply stream may hold tokens
+        already sent); a first delivery starts from nothing, whatever the stream holds."""
         request = pb.GenerateRequest()
         try:
             request.ParseFromString(fields[b"request"])
@@ -149,7 +155,7 @@ class CloudWorker:
             return
         carrier = {k.decode(): v.decode() for k, v in fields.items() if k in (b"traceparent", b"tracestate")}
         task = asyncio.get_running_loop().create_task(
-            self._serve(stream, entry_id, request_id, request, carrier)
+            self._serve(stream, entry_id, request_id, request, carrier, claimed)
         )
         self.active[request_id] = (stream, entry_id, task)
         task.add_done_callback(lambda done: self._finished(request_id, done))
@@ -170,6 +176,7 @@ class CloudWorker:
         request_id: str,
         request: pb.GenerateRequest,
         carrier: dict[str, str],
+        claimed: bool,
     ) -> None:
         span = tracer("hybridgw.cloud").start_span(
             "engine.generate",
@@ -182,7 +189,7 @@ class CloudWorker:
             },
         )
         try:
-            await self._serve_traced(request_id, request, span)
+            await self._serve_traced(request_id, request, span, claimed)
         finally:
             span.end()
             with contextlib.suppress(aioredis.RedisError, OSError):  # Redis gone: the entry stays pending
@@ -190,11 +197,13 @@ class CloudWorker:
                     await self.streams.ack(stream, entry_id)
             self.lost.discard(request_id)
 
-    async def _serve_traced(self, request_id: str, request: pb.GenerateRequest, span) -> None:
+    async def _serve_traced(self, request_id: str, request: pb.GenerateRequest, span, claimed: bool) -> None:
         reply = self.keys.reply_stream(request_id)
         owner = f"{self.name}/{uuid.uuid4().hex[:12]}"  # this worker's turn at the request
-        fence_id = await self.redis.xadd(reply, {"chunk": fence(request_id, owner).SerializeToString()})
-        emitted, finished = await self._already_emitted(reply, fence_id)
+        fence_id = await self._write(reply, fence(request_id, owner))
+        # only a request taken over can have tokens out already (what else a stream holds then
+        # was not written by a worker; the gateway, verifying signatures, does not count it)
+        emitted, finished = await self._already_emitted(reply, fence_id) if claimed else ([], False)
         if finished:
             return
         resumed = list(request.resume_token_ids) + emitted
@@ -207,7 +216,7 @@ class CloudWorker:
             async for outputs in self.engine.generate_batches(engine_request):
                 chunk = chunk_from_outputs(request_id, outputs, len(resumed))
                 chunk.owner = owner
-                await self.redis.xadd(reply, {"chunk": chunk.SerializeToString()})
+                await self._write(reply, chunk)
                 count += len(outputs)
                 if outputs[-1].finish_reason is not None:
                     outcome = outputs[-1].finish_reason.value
@@ -215,7 +224,7 @@ class CloudWorker:
             error = pb.GenerateChunk(
                 request_id=request_id, finish_reason=pb.FINISH_REASON_ERROR, error=str(exc), owner=owner
             )
-            await self.redis.xadd(reply, {"chunk": error.SerializeToString()})
+            await self._write(reply, error)
             outcome = "invalid"
         except asyncio.CancelledError:
             outcome = "lost" if request_id in self.lost else "cancelled"
@@ -223,7 +232,7 @@ class CloudWorker:
                 final = pb.GenerateChunk(
                     request_id=request_id, finish_reason=pb.FINISH_REASON_ABORT, owner=owner
                 )
-                await self.redis.xadd(reply, {"chunk": final.SerializeToString()})
+                await self._write(reply, final)
         finally:
             span.set_attribute("gen_ai.usage.output_tokens", count)
             span.set_attribute("hybridgw.outcome", outcome)
@@ -242,6 +251,9 @@ class CloudWorker:
                     }
                 )
             )
+
+    async def _write(self, reply: str, chunk: pb.GenerateChunk) -> bytes:
+        return await self.redis.xadd(reply, {"chunk": self.signer.sign(chunk).SerializeToString()})
 
     async def _already_emitted(self, reply: str, fence_id: bytes) -> tuple[list[int], bool]:
         """The tokens the client got before this worker's fence, read as the gateway reads them

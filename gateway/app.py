@@ -64,7 +64,8 @@ async def _backends(app: web.Application):
     if config.redis_url:
         client = redis_client.connect(config.redis_url)
         models = frozenset(config.cloud_models or app[app_keys.MODELS])
-        backends.append(CloudBackend(client, RedisKeys(config.redis_prefix), models))
+        secret = config.cloud_signing_secret.encode() if config.cloud_signing_secret else None
+        backends.append(CloudBackend(client, RedisKeys(config.redis_prefix), models, signing_secret=secret))
         app[app_keys.LIMITER] = RedisRateLimiter(client, config.redis_prefix)
     for backend in backends:
         await backend.start()

@@ -65,6 +65,9 @@ class GatewayConfig:
     redis_url: str | None = None  # the cloud pool; None: edge only
     redis_prefix: str = "hybridgw:"
     cloud_models: list[str] = field(default_factory=list)
+    # the secret cloud workers' keys derive from (shared/chunk_signing.py): set, reply chunks and
+    # heartbeats count only when their worker signed them
+    cloud_signing_secret: str | None = None
     privacy_mode: PrivacyMode = PrivacyMode.AUTO
     routing: RoutingPolicy = field(default_factory=RoutingPolicy)
     max_body_bytes: int = 1 << 20

@@ -8,7 +8,7 @@
     [telemetry]    service_name, otlp_endpoint, trace_file
     [[models]]     name, gguf, context_length
     [[edge_nodes]] id, address, models, queue_bound
-    [cloud]        redis_url, prefix, models
+    [cloud]        redis_url, prefix, models, signing_secret
     [[keys]]       as in gateway/keys_file.py (tenant, privacy mode, models, limits)
 
 Environment: HYBRIDGW_<SECTION>_<FIELD> for tables (HYBRIDGW_GATEWAY_PORT=9000,
@@ -53,7 +53,7 @@ SCHEMA: dict[str, set[str]] = {
     "telemetry": {"service_name", "otlp_endpoint", "trace_file"},
     "models": {"name", "gguf", "context_length"},
     "edge_nodes": {"id", "address", "models", "queue_bound"},
-    "cloud": {"redis_url", "prefix", "models"},
+    "cloud": {"redis_url", "prefix", "models", "signing_secret"},
     "keys": set(KEY_FIELDS),
 }
 ARRAYS = {"models", "edge_nodes", "keys"}
@@ -176,6 +176,7 @@ def _build(document: dict):
             redis_url=value_of("cloud", cloud, "redis_url", str),
             redis_prefix=value_of("cloud", cloud, "prefix", str, "hybridgw:"),
             cloud_models=value_of("cloud", cloud, "models", list, []),
+            cloud_signing_secret=value_of("cloud", cloud, "signing_secret", str),
             privacy_mode=mode,
             routing=_routing(document.get("routing", {})),
             max_body_bytes=value_of("gateway", gateway, "max_body_bytes", int, 1 << 20),

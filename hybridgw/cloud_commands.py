@@ -19,6 +19,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     cloud.add_argument("--redis", default=os.environ.get("HYBRIDGW_REDIS_URL", "redis://127.0.0.1:6379/0"))
     cloud.add_argument("--prefix", default=os.environ.get("HYBRIDGW_REDIS_PREFIX", "hybridgw:"))
     cloud.add_argument("--name", default=None, help="consumer name (default: host-pid)")
+    cloud.add_argument(
+        "--signing-key",
+        default=os.environ.get("HYBRIDGW_WORKER_SIGNING_KEY"),
+        help="its signing key, hex (`hybridgw cloud-key --name NAME`; env HYBRIDGW_WORKER_SIGNING_KEY)",
+    )
     cloud.add_argument("--max-num-seqs", type=int, default=64)
     cloud.add_argument("--max-num-batched-tokens", type=int, default=1024)
     cloud.add_argument("--block-size", type=int, default=16)
@@ -42,6 +47,37 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--metrics-port", type=int, default=None, help="HTTP port for Prometheus /metrics and /health/*"
     )
     cloud.set_defaults(handler=_cloud)
+    key = commands.add_parser(
+        "cloud-key",
+        help="print a cloud worker's signing key, derived from $HYBRIDGW_CLOUD_SIGNING_SECRET",
+    )
+    key.add_argument("--name", required=True, help="the worker's --name")
+    key.set_defaults(handler=_cloud_key)
+
+
+def _signing_key(given: str | None, name: str) -> bytes | None:
+    """--signing-key (one key per worker), else derived from $HYBRIDGW_CLOUD_SIGNING_SECRET (a
+    staging convenience: whoever holds the secret can sign as any worker), else none."""
+    from shared.chunk_signing import worker_key
+
+    if given:
+        try:
+            return bytes.fromhex(given)
+        except ValueError:
+            raise SystemExit("hybridgw cloud: --signing-key must be hex (`hybridgw cloud-key`)") from None
+    secret = os.environ.get("HYBRIDGW_CLOUD_SIGNING_SECRET")
+    return worker_key(secret.encode(), name) if secret else None
+
+
+def _cloud_key(args: argparse.Namespace) -> int:
+    from shared.chunk_signing import worker_key
+
+    secret = os.environ.get("HYBRIDGW_CLOUD_SIGNING_SECRET")
+    if not secret:
+        print("hybridgw: set HYBRIDGW_CLOUD_SIGNING_SECRET (the gateway's [cloud] signing_secret)")
+        return 2
+    print(worker_key(secret.encode(), args.name).hex())
+    return 0
 
 
 def _cloud(args: argparse.Namespace) -> int:
@@ -91,6 +127,7 @@ def _cloud(args: argparse.Namespace) -> int:
             name,
             args.max_num_seqs,
             claim_idle_ms=args.claim_idle_ms,
+            signing_key=_signing_key(args.signing_key, name),
         )
         try:
             await serve(

@@ -10,6 +10,8 @@ goes on writing is fenced off: its chunks come after the new owner's fence and d
 the client never gets a token twice or two workers' tokens interleaved.
 """
 
+from collections.abc import Callable
+
 from shared.proto import inference_pb2 as pb
 
 UNSPECIFIED = pb.FINISH_REASON_UNSPECIFIED
@@ -27,14 +29,21 @@ class ReplyFollower:
     """Feed the stream's chunks in order to `accept`; it returns what counts of each (None: the
     chunk is a fence, a fenced-off owner's, or holds only tokens already counted)."""
 
-    __slots__ = ("finished", "num_tokens", "owner")
+    __slots__ = ("finished", "num_tokens", "owner", "rejected", "verify")
 
-    def __init__(self):
+    def __init__(self, verify: Callable[[pb.GenerateChunk], bool] | None = None):
+        """`verify`: whether a chunk (a fence too) is what its owner signed; what fails counts for
+        nothing (shared/chunk_signing.py)."""
         self.owner: str | None = None
         self.num_tokens = 0
         self.finished = False
+        self.verify = verify
+        self.rejected = 0
 
     def accept(self, chunk: pb.GenerateChunk) -> pb.GenerateChunk | None:
+        if self.verify is not None and not self.verify(chunk):
+            self.rejected += 1
+            return None
         if chunk.fence:
             self.owner = chunk.owner
             return None

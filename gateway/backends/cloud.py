@@ -11,6 +11,7 @@ import redis.asyncio as aioredis
 from gateway.backends.base import BackendError, ChunkSink, apply_report, start_polling
 from gateway.backends.cloud_pool import WorkerView, choose_worker, pool_stats, worker_views
 from gateway.router import NodeKind, NodeState
+from shared.chunk_signing import ChunkVerifier
 from shared.proto import inference_pb2 as pb
 from shared.redis_keys import RedisKeys
 from shared.reply_stream import ReplyFollower, ReplyGap
@@ -22,9 +23,18 @@ READ_BLOCK_MS = 1000
 
 class CloudBackend:
     def __init__(
-        self, client: aioredis.Redis, keys: RedisKeys, models: frozenset[str], queue_bound: int = 256
+        self,
+        client: aioredis.Redis,
+        keys: RedisKeys,
+        models: frozenset[str],
+        queue_bound: int = 256,
+        signing_secret: bytes | None = None,
     ):
+        """`signing_secret`: chunks and heartbeats count only when their worker signed them
+        (shared/chunk_signing.py); None: trusted as they are."""
         self.redis = client
+        self.verifier = ChunkVerifier(signing_secret)
+        self._unsigned: set[str] = set()  # workers whose heartbeats failed verification
         self.keys = keys
         self.state = NodeState("cloud", NodeKind.CLOUD, models, healthy=False, queue_bound=queue_bound)
         self._poller: asyncio.Task | None = None
@@ -41,7 +51,7 @@ class CloudBackend:
     async def poll_once(self) -> None:
         try:
             keys = [key async for key in self.redis.scan_iter(match=self.keys.worker_pattern)]
-            beats = [await self.redis.hget(key, "stats") for key in keys]
+            beats = [await self.redis.hgetall(key) for key in keys]
             names = [_text(key).removeprefix(self.keys.worker_heartbeat("")) for key in keys]
             queued = await self._num_queued(self.keys.request_stream)
             for name in names:
@@ -50,9 +60,15 @@ class CloudBackend:
             self.state.healthy = False
             return
         name_to_heartbeat = {}
-        for name, beat in zip(names, beats, strict=True):
+        for name, fields in zip(names, beats, strict=True):
+            beat = {_text(k): _text(v) for k, v in fields.items()}
+            if not self.verifier.heartbeat(name, beat):
+                if name not in self._unsigned:  # said once per name, not every poll
+                    self._unsigned.add(name)
+                    logger.warning("a heartbeat of %r is not signed by its worker; skipped", name)
+                continue
             try:
-                name_to_heartbeat[name] = json.loads(beat) if beat else None
+                name_to_heartbeat[name] = json.loads(beat["stats"]) if beat.get("stats") else None
             except ValueError:
                 logger.warning("a cloud worker heartbeat is not JSON; skipped")
         name_to_heartbeat = {name: beat for name, beat in name_to_heartbeat.items() if beat}
@@ -104,7 +120,7 @@ class CloudBackend:
         each token once) into `sink` until it is finished; True if the worker sent its last one."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
-        last_id, follower = "0-0", ReplyFollower()
+        last_id, follower = "0-0", ReplyFollower(self.verifier.chunk if self.verifier.secret else None)
         while not sink.finished:
             if loop.time() > deadline:
                 raise BackendError("the cloud pool timed out", 504, retryable=False)

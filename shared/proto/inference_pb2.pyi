@@ -179,7 +179,7 @@ class Usage(_message.Message):
     def __init__(self, prompt_tokens: _Optional[int] = ..., completion_tokens: _Optional[int] = ..., cached_tokens: _Optional[int] = ...) -> None: ...
 
 class GenerateChunk(_message.Message):
-    __slots__ = ("request_id", "tokens", "finish_reason", "usage", "error", "index", "error_code", "owner", "fence", "prompt_logprobs")
+    __slots__ = ("request_id", "tokens", "finish_reason", "usage", "error", "index", "error_code", "owner", "fence", "prompt_logprobs", "signature")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     TOKENS_FIELD_NUMBER: _ClassVar[int]
     FINISH_REASON_FIELD_NUMBER: _ClassVar[int]
@@ -190,6 +190,7 @@ class GenerateChunk(_message.Message):
     OWNER_FIELD_NUMBER: _ClassVar[int]
     FENCE_FIELD_NUMBER: _ClassVar[int]
     PROMPT_LOGPROBS_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     tokens: _containers.RepeatedCompositeFieldContainer[GeneratedToken]
     finish_reason: FinishReason
@@ -200,7 +201,8 @@ class GenerateChunk(_message.Message):
     owner: str
     fence: bool
     prompt_logprobs: _containers.RepeatedCompositeFieldContainer[GeneratedToken]
-    def __init__(self, request_id: _Optional[str] = ..., tokens: _Optional[_Iterable[_Union[GeneratedToken, _Mapping]]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., error: _Optional[str] = ..., index: _Optional[int] = ..., error_code: _Optional[_Union[ErrorCode, str]] = ..., owner: _Optional[str] = ..., fence: _Optional[bool] = ..., prompt_logprobs: _Optional[_Iterable[_Union[GeneratedToken, _Mapping]]] = ...) -> None: ...
+    signature: bytes
+    def __init__(self, request_id: _Optional[str] = ..., tokens: _Optional[_Iterable[_Union[GeneratedToken, _Mapping]]] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., error: _Optional[str] = ..., index: _Optional[int] = ..., error_code: _Optional[_Union[ErrorCode, str]] = ..., owner: _Optional[str] = ..., fence: _Optional[bool] = ..., prompt_logprobs: _Optional[_Iterable[_Union[GeneratedToken, _Mapping]]] = ..., signature: _Optional[bytes] = ...) -> None: ...
 
 class StatsRequest(_message.Message):
     __slots__ = ()
