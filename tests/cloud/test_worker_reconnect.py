@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import time
 
+import openai
 import pytest
 import redis.asyncio as aioredis
 
@@ -75,3 +76,46 @@ async def test_the_rate_limiter_enforces_limits_in_process_while_redis_is_unreac
     assert [r.allowed for r in results] == [True, True, False] and results[2].retry_after_s > 0
     assert time.monotonic() - started < 10
     await limiter.redis.aclose()
+
+
+@pytest.mark.integration
+async def test_the_gateway_serves_again_after_redis_restarts(tiny_model):
+    """The gateway's own Redis client and cloud-pool poller: while Redis is gone the pool is not
+    healthy (a clean 503, never a hang or a 500); once it is back, requests flow again."""
+    from formats.ggml_types import GGMLType
+    from gateway import app_keys
+    from gateway.config import GatewayConfig, ModelEntry
+    from tests.fixtures.gateway_app import MESSAGES, Gateway
+
+    model_path = str(tiny_model(GGMLType.F32))
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"
+    keys = RedisKeys(prefix="gateway-reconnect-test:")
+    server = _redis_server(port)
+    worker = None
+    config = GatewayConfig(
+        models=[ModelEntry("tiny", model_path, context_length=128)], redis_url=url, redis_prefix=keys.prefix
+    )
+    try:
+        await eventually(lambda: _pong(url), what="redis up")
+        worker = RunningWorker(model_path, url, keys, name="steady")
+        async with Gateway(config) as gw:
+            pool = gw.runner.app[app_keys.BACKENDS][0]
+            await eventually(lambda: pool.state.healthy, what="the pool seen")
+            body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 3, "temperature": 0}
+            before = await gw.client.chat.completions.create(**body)
+            server.terminate()
+            server.wait(timeout=10)
+            await eventually(lambda: not pool.state.healthy, timeout=30, what="the pool unhealthy")
+            with pytest.raises(openai.APIStatusError) as refused:
+                await gw.client.chat.completions.create(**body)
+            assert refused.value.status_code == 503
+            server = _redis_server(port)
+            await eventually(lambda: worker.worker.connected and pool.state.healthy, timeout=30, what="back")
+            after = await gw.client.chat.completions.create(**body)
+            assert after.choices[0].message.content == before.choices[0].message.content
+    finally:
+        if worker is not None:
+            await worker.close()
+        server.terminate()
+        server.wait(timeout=10)
