@@ -141,6 +141,7 @@ class CompletionRequest(SamplingFields):
     max_tokens: Annotated[JSONInt, Field(ge=0)] | None = None  # 0 with echo: score the prompt only
     logprobs: Annotated[JSONInt, Field(ge=0, le=5)] | None = None
     echo: bool = False  # the prompt comes back before the completion (with its logprobs)
+    return_token_ids: bool = False  # vLLM's: each choice (and stream chunk) also gives its token ids
     # not implemented: refused by name
     best_of: JSONInt | None = None
     suffix: str | None = None

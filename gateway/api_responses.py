@@ -109,6 +109,7 @@ class CompletionChoice(Declared):
     text: str
     logprobs: CompletionLogprobs | None
     finish_reason: Literal["stop", "length"] | None
+    token_ids: list[int] | None = None  # with return_token_ids
 
 
 class Completion(Declared):

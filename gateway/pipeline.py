@@ -154,8 +154,9 @@ class Dispatcher:
             dispatched = node.load.dispatch(len(prepared.choice_prompt(index)), end)
             text = TextStream(prepared.model.tokenizer, body.stop, body.min_tokens)
             tools = tool_parser(prepared.model, body)
+            keep_tokens = body.logprobs or body.return_token_ids
             sink = ChoiceSink(
-                index, text, output, body.logprobs, dispatched.first_token, tools, body.max_tokens == 0
+                index, text, output, keep_tokens, dispatched.first_token, tools, body.max_tokens == 0
             )
             resume = functools.partial(self._resume_on, prepared, privacy, salt)
             request = node_request(prepared, index, salt)

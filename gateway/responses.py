@@ -238,12 +238,15 @@ class CompletionFormat(ResponseFormat):
         echoed = self._first_of_choice(event)
         if not event.text and event.finish_reason is None and not event.logprobs and not echoed:
             return None  # a token whose text is held back (part of a character or of a stop string)
-        return {
+        choice = {
             "index": event.index,
             "text": self._echo(event) + event.text if echoed else event.text,
             "logprobs": self._logprobs([event]) if self.request.logprobs else None,
             "finish_reason": event.finish_reason,
         }
+        if self.request.return_token_ids:  # vLLM's: the ids of the tokens this text is
+            choice["token_ids"] = [token.token_id for token in event.logprobs]
+        return choice
 
     def _first_of_choice(self, event: TextEvent) -> bool:
         """Whether an echo starts with this event (each choice's first)."""
@@ -258,4 +261,7 @@ class CompletionFormat(ResponseFormat):
         text = "".join(e.text for e in events)
         if self.request.echo and events:
             text = self._echo(events[0]) + text
-        return {"text": text, "logprobs": self._logprobs(events)}
+        choice = {"text": text, "logprobs": self._logprobs(events)}
+        if self.request.return_token_ids:
+            choice["token_ids"] = [token.token_id for e in events for token in e.logprobs]
+        return choice

@@ -53,6 +53,7 @@ class GenerationRequest:
     logit_bias: dict[int, float] = field(default_factory=dict)
     min_tokens: int = 0
     echo: bool = False  # completions: the prompt (and its logprobs) comes back first
+    return_token_ids: bool = False  # completions: the generated token ids come back too
     tools: list[dict] = field(default_factory=list)  # as the chat template takes them
     tool_choice: str = "auto"  # "none", "auto", "required" or "function" (the one in tool_name)
     tool_name: str | None = None
@@ -146,6 +147,7 @@ def parse_completion(raw: bytes, allow_unknown: bool = False) -> GenerationReque
     request.logprobs = body.logprobs is not None
     request.top_logprobs = body.logprobs or 0
     request.echo = body.echo
+    request.return_token_ids = body.return_token_ids
     if body.max_tokens == 0 and not body.echo:
         raise invalid("'max_tokens' may be 0 only with 'echo': true.", "max_tokens")
     return request

@@ -79,3 +79,17 @@ async def test_echo_scores_the_prompt_with_the_engines_own_logprobs(model_path, 
             async with session.post(f"{gw.url}/v1/completions", json=body) as response:
                 assert response.status == 400
                 assert (await response.json())["error"]["param"] == "max_tokens"
+
+
+async def test_return_token_ids_gives_the_generated_ids(model_path, edge_node):
+    tokenizer = GGUFTokenizer.from_file(model_path)
+    async with Gateway(edge_config(model_path, edge_node)) as gw:
+        body = {"model": "tiny", "prompt": TEXT, "max_tokens": 6, "temperature": 0}
+        extra = {"ignore_eos": True, "return_token_ids": True}
+        whole = await gw.client.completions.create(**body, extra_body=extra)
+        ids = whole.choices[0].model_extra["token_ids"]
+        assert len(ids) == whole.usage.completion_tokens == 6
+        assert tokenizer.decode(ids, skip_special=True) == whole.choices[0].text
+        stream = await gw.client.completions.create(**body, stream=True, extra_body=extra)
+        streamed = [i async for chunk in stream for i in chunk.choices[0].model_extra.get("token_ids", [])]
+        assert streamed == ids
