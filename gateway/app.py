@@ -8,6 +8,7 @@ from gateway import app_keys, embeddings, handlers, model_endpoints, openapi, st
 from gateway.auth import KeyStore
 from gateway.backends.cloud import CloudBackend
 from gateway.backends.edge import EdgeBackend
+from gateway.backends.upstream import UpstreamBackend
 from gateway.config import GatewayConfig
 from gateway.cors import install_cors
 from gateway.errors import error_middleware
@@ -61,6 +62,9 @@ async def _backends(app: web.Application):
     client = None
     for node in config.edge_nodes:
         backends.append(EdgeBackend(node.node_id, node.address, frozenset(node.models), node.queue_bound))
+    tokenizers = {name: model.tokenizer for name, model in app[app_keys.MODELS].items()}
+    for upstream in config.upstreams:
+        backends.append(UpstreamBackend(upstream, tokenizers))
     if config.redis_url:
         client = redis_client.connect(config.redis_url)
         models = frozenset(config.cloud_models or app[app_keys.MODELS])

@@ -21,6 +21,26 @@ class EdgeNodeEntry:
     queue_bound: int = 16
 
 
+@dataclass(slots=True)
+class UpstreamEntry:
+    """An OpenAI-compatible server as a node (gateway/backends/upstream.py)."""
+
+    node_id: str
+    url: str  # its /v1 base, e.g. http://vllm:8000/v1
+    kind: str  # "edge": on-prem, may take private requests; "cloud": off-prem, never does
+    models: dict[str, str]  # our model name -> the upstream's own name for it
+    api_key_env: str | None = None  # the environment variable holding its API key
+    max_concurrency: int = 64  # requests it runs at once (as many again may wait there)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("edge", "cloud"):
+            raise ValueError(f'upstreams[{self.node_id}].kind must be "edge" or "cloud"')
+        if not self.url.startswith(("http://", "https://")):
+            raise ValueError(f"upstreams[{self.node_id}].url must be an http(s) URL (its /v1 base)")
+        if self.max_concurrency < 1:
+            raise ValueError(f"upstreams[{self.node_id}].max_concurrency must be >= 1")
+
+
 ROUTING_POLICIES = ("predicted", "all-edge", "all-cloud", "round-robin", "least-busy")
 
 
@@ -62,6 +82,7 @@ class RoutingPolicy:
 class GatewayConfig:
     models: list[ModelEntry]
     edge_nodes: list[EdgeNodeEntry] = field(default_factory=list)
+    upstreams: list[UpstreamEntry] = field(default_factory=list)
     redis_url: str | None = None  # the cloud pool; None: edge only
     redis_prefix: str = "hybridgw:"
     cloud_models: list[str] = field(default_factory=list)
@@ -80,6 +101,10 @@ class GatewayConfig:
         if not self.models:
             raise ValueError("models: at least one model is required")
         names = {m.name for m in self.models}
+        for upstream in self.upstreams:
+            unknown = set(upstream.models) - names
+            if unknown:
+                raise ValueError(f"upstreams[{upstream.node_id}].models: unknown model(s) {sorted(unknown)}")
         for node in self.edge_nodes:
             unknown = set(node.models) - names
             if unknown:

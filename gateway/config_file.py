@@ -8,6 +8,8 @@
     [telemetry]    service_name, otlp_endpoint, trace_file
     [[models]]     name, gguf, context_length
     [[edge_nodes]] id, address, models, queue_bound
+    [[upstreams]]  id, url, kind, models (names, or a table: ours = the upstream's), api_key_env,
+                   max_concurrency
     [cloud]        redis_url, prefix, models, signing_secret
     [[keys]]       as in gateway/keys_file.py (tenant, privacy mode, models, limits)
 
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry, RoutingPolicy
+from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry, RoutingPolicy, UpstreamEntry
 from gateway.keys_file import FIELDS as KEY_FIELDS
 from gateway.keys_file import KeysFileError, parse_keys
 from gateway.privacy import PrivacyMode
@@ -53,10 +55,11 @@ SCHEMA: dict[str, set[str]] = {
     "telemetry": {"service_name", "otlp_endpoint", "trace_file"},
     "models": {"name", "gguf", "context_length"},
     "edge_nodes": {"id", "address", "models", "queue_bound"},
+    "upstreams": {"id", "url", "kind", "models", "api_key_env", "max_concurrency"},
     "cloud": {"redis_url", "prefix", "models", "signing_secret"},
     "keys": set(KEY_FIELDS),
 }
-ARRAYS = {"models", "edge_nodes", "keys"}
+ARRAYS = {"models", "edge_nodes", "upstreams", "keys"}
 
 
 class ConfigError(ValueError):
@@ -173,6 +176,7 @@ def _build(document: dict):
         config = GatewayConfig(
             models=models,
             edge_nodes=_edge_nodes(document, models),
+            upstreams=_upstreams(document, models),
             redis_url=value_of("cloud", cloud, "redis_url", str),
             redis_prefix=value_of("cloud", cloud, "prefix", str, "hybridgw:"),
             cloud_models=value_of("cloud", cloud, "models", list, []),
@@ -199,6 +203,24 @@ def _models(document: dict) -> list[ModelEntry]:
         )
         for i, m in enumerate(document.get("models", []))
     ]
+
+
+def _upstreams(document: dict, models: list[ModelEntry]) -> list[UpstreamEntry]:
+    entries = []
+    for i, u in enumerate(document.get("upstreams", [])):
+        where = f"upstreams[{i}]"
+        served = value_of(where, u, "models", list | dict, [m.name for m in models])
+        entries.append(
+            UpstreamEntry(
+                value_of(where, u, "id", str, required=True),
+                value_of(where, u, "url", str, required=True),
+                value_of(where, u, "kind", str, required=True),
+                served if isinstance(served, dict) else {name: name for name in served},
+                value_of(where, u, "api_key_env", str),
+                value_of(where, u, "max_concurrency", int, 64),
+            )
+        )
+    return entries
 
 
 def _edge_nodes(document: dict, models: list[ModelEntry]) -> list[EdgeNodeEntry]:

@@ -26,6 +26,14 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="an edge node (default: serves every model)",
     )
     gateway.add_argument(
+        "--upstream",
+        action="append",
+        default=[],
+        metavar="ID=URL[@MODEL,...]",
+        help='an OpenAI-compatible server (its /v1 URL) as an off-prem node (kind "cloud": never a '
+        'private request; an on-prem one is an [[upstreams]] entry of kind "edge" in --config)',
+    )
+    gateway.add_argument(
         "--redis", default=os.environ.get("HYBRIDGW_REDIS_URL"), help="the cloud pool's Redis"
     )
     gateway.add_argument("--prefix", default=os.environ.get("HYBRIDGW_REDIS_PREFIX", "hybridgw:"))
@@ -77,11 +85,13 @@ def _gateway(args: argparse.Namespace) -> int:
                 node_id, address, served.split(",") if served else names, queue_bound=args.edge_queue_bound
             )
         )
+    upstreams = [_upstream(spec, names) for spec in args.upstream]
     from gateway.keys_file import load_keys
 
     config = GatewayConfig(
         models=models,
         edge_nodes=edges,
+        upstreams=upstreams,
         redis_url=args.redis,
         redis_prefix=args.prefix,
         privacy_mode=PrivacyMode(args.privacy_mode),
@@ -90,6 +100,21 @@ def _gateway(args: argparse.Namespace) -> int:
     )
     serve_app(create_app(config), args.host, args.port)
     return 0
+
+
+def _upstream(spec: str, names: list[str]):
+    """ID=URL[@MODEL,...]: an off-prem upstream serving those models (default: every one)."""
+    from gateway.config import UpstreamEntry
+
+    node_id, rest = _pair(spec, "--upstream")
+    url, at, served = rest.rpartition("@")
+    if not at or "/" in served:  # no model list (an @ inside the URL belongs to it)
+        url, served = rest, ""
+    models = served.split(",") if served else names
+    try:
+        return UpstreamEntry(node_id, url, "cloud", {m: m for m in models})
+    except ValueError as error:
+        raise SystemExit(f"hybridgw: error: --upstream: {error}") from None
 
 
 def _pair(spec: str, flag: str) -> tuple[str, str]:

@@ -1,0 +1,143 @@
+"""OpenAI-compatible servers as nodes, against real ones: another hybridgw gateway process (with
+its own real edge node) is the upstream. Routing and privacy by its kind, streaming, the same
+text as asking it directly, and failover to another upstream before the first token."""
+
+import subprocess
+import sys
+import threading
+import time
+
+import openai
+import pytest
+
+from gateway.config import GatewayConfig, ModelEntry, UpstreamEntry
+from tests.fixtures.edge_node import free_port
+from tests.fixtures.gateway_app import MESSAGES, Gateway
+from tests.fixtures.process_logs import logged_port
+
+pytestmark = pytest.mark.integration
+PRIVATE = {"X-Hybridgw-Privacy": "private"}
+
+
+def _edge(address: str) -> list[str]:
+    return ["--edge", f"edge-a={address}@tiny", "--port", "0"]
+
+
+class GatewayProcess:
+    """`hybridgw gateway` as a user starts it, in front of the given edge address."""
+
+    def __init__(self, model_path, edge_address: str):
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "hybridgw",
+                "gateway",
+                "--model",
+                f"tiny={model_path}",
+                *_edge(edge_address),
+            ],
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+        )
+        self.lines: list[str] = []
+        threading.Thread(target=lambda: self.lines.extend(self.process.stderr), daemon=True).start()
+        deadline = time.monotonic() + 120
+        while (port := logged_port(self.lines, service="gateway")) is None:
+            assert self.process.poll() is None and time.monotonic() < deadline, "".join(self.lines[-20:])
+            time.sleep(0.05)
+        self.url = f"http://127.0.0.1:{port}/v1"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def peer(model_path, edge_node):
+    peer = GatewayProcess(model_path, f"127.0.0.1:{edge_node.port}")
+    yield peer
+    peer.stop()
+
+
+@pytest.fixture(scope="module")
+def nodeless_peer(model_path):
+    """A gateway whose only edge node is not there: alive, but every generation is a 503."""
+    peer = GatewayProcess(model_path, f"127.0.0.1:{free_port()}")
+    yield peer
+    peer.stop()
+
+
+def _config(model_path, *upstreams: UpstreamEntry) -> GatewayConfig:
+    return GatewayConfig(
+        models=[ModelEntry("tiny", str(model_path), context_length=128)], upstreams=list(upstreams)
+    )
+
+
+async def _ready(gw) -> None:
+    from gateway import app_keys
+    from tests.fixtures.polling import eventually
+
+    await eventually(
+        lambda: any(b.state.healthy for b in gw.runner.app[app_keys.BACKENDS]), what="an upstream up"
+    )
+
+
+async def test_a_cloud_upstream_serves_public_requests_only(model_path, peer):
+    direct = openai.AsyncOpenAI(base_url=peer.url, api_key="none", max_retries=0)
+    expected = await direct.chat.completions.create(
+        model="tiny", messages=MESSAGES, max_tokens=8, temperature=0
+    )
+    async with Gateway(_config(model_path, UpstreamEntry("peer", peer.url, "cloud", {"tiny": "tiny"}))) as gw:
+        await _ready(gw)
+        raw = await gw.client.chat.completions.with_raw_response.create(
+            model="tiny", messages=MESSAGES, max_tokens=8, temperature=0
+        )
+        answer = raw.parse()
+        assert raw.headers["X-Hybridgw-Node"] == "peer" and raw.headers["X-Hybridgw-Target"] == "cloud"
+        assert answer.choices[0].message.content == expected.choices[0].message.content
+        assert answer.usage.completion_tokens == expected.usage.completion_tokens
+        stream = await gw.client.chat.completions.create(
+            model="tiny", messages=MESSAGES, max_tokens=8, temperature=0, stream=True
+        )
+        text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+        assert text == expected.choices[0].message.content
+        with pytest.raises(openai.APIStatusError) as refused:  # off-prem: never a private request
+            await gw.client.chat.completions.create(
+                model="tiny", messages=MESSAGES, max_tokens=4, extra_headers=PRIVATE
+            )
+        assert refused.value.status_code == 503 and refused.value.body["code"] == "no_private_node"
+    await direct.close()
+
+
+async def test_an_edge_upstream_takes_private_requests(model_path, peer):
+    async with Gateway(
+        _config(model_path, UpstreamEntry("on-prem", peer.url, "edge", {"tiny": "tiny"}))
+    ) as gw:
+        await _ready(gw)
+        raw = await gw.client.chat.completions.with_raw_response.create(
+            model="tiny", messages=MESSAGES, max_tokens=4, extra_headers=PRIVATE
+        )
+        assert raw.headers["X-Hybridgw-Node"] == "on-prem" and raw.parse().choices[0].message.content
+
+
+async def test_an_upstream_failing_before_the_first_token_hands_the_request_on(
+    model_path, peer, nodeless_peer
+):
+    upstreams = (
+        UpstreamEntry("broken", nodeless_peer.url, "cloud", {"tiny": "tiny"}, max_concurrency=64),
+        UpstreamEntry("peer", peer.url, "cloud", {"tiny": "tiny"}, max_concurrency=1),
+    )
+    async with Gateway(_config(model_path, *upstreams)) as gw:
+        from gateway import app_keys
+        from tests.fixtures.polling import eventually
+
+        backends = {b.state.node_id: b for b in gw.runner.app[app_keys.BACKENDS]}
+        await eventually(lambda: all(b.state.healthy for b in backends.values()), what="both up")
+        backends["peer"].state.decode_tokens_per_s = 0.5  # looks slow: "broken" is tried first
+        raw = await gw.client.chat.completions.with_raw_response.create(
+            model="tiny", messages=MESSAGES, max_tokens=4
+        )
+        assert raw.headers["X-Hybridgw-Node"] == "peer"
+        assert backends["broken"].state.cooldown_until > time.monotonic()  # tried, failed, cooled down
