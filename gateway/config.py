@@ -31,6 +31,7 @@ class UpstreamEntry:
     models: dict[str, str]  # our model name -> the upstream's own name for it
     api_key_env: str | None = None  # the environment variable holding its API key
     max_concurrency: int = 64  # requests it runs at once (as many again may wait there)
+    metrics_url: str | None = None  # its Prometheus /metrics: load from vLLM's, llama-server's or ours
 
     def __post_init__(self) -> None:
         if self.kind not in ("edge", "cloud"):

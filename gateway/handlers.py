@@ -67,6 +67,18 @@ async def _generate(
     """`forwarded`: the caller's trace headers when no spans are recorded, else None."""
     app = request.app
     prepared = await _prepare(request, parse, forwarded)
+    in_flight = app[app_keys.METRICS].in_flight
+    in_flight.inc()
+    try:
+        return await _answer(request, prepared, format_class, forwarded)
+    finally:
+        in_flight.dec()
+
+
+async def _answer(
+    request: web.Request, prepared: PreparedRequest, format_class: type[ResponseFormat], forwarded
+) -> web.StreamResponse:
+    app = request.app
     body = prepared.body
     fmt = format_class(prepared.request_id, body, prepared.model, prepared)
     output = SSESink(request, fmt, app[app_keys.CONFIG].compress_responses) if body.stream else None

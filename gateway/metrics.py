@@ -23,6 +23,7 @@ class GatewayMetrics:
     privacy_forced: Counter
     first_token_deadlines: Counter  # requests taken from a node that gave no first token in time
     resumed_streams: Counter  # choices continued on another node after theirs failed mid-stream
+    in_flight: Gauge  # generations being answered now (what a gateway in front of this one reads)
     queue_depth: Gauge
     prediction_ratio: Histogram
     recent: RecentActivity  # what the status page shows
@@ -123,6 +124,9 @@ class GatewayMetrics:
                 "hybridgw_resumed_streams",
                 "Choices continued on another node after theirs failed mid-stream",
                 registry=registry,
+            ),
+            in_flight=Gauge(
+                "hybridgw_requests_in_flight", "Generations being answered now", registry=registry
             ),
             queue_depth=Gauge(
                 "hybridgw_node_queue_depth", "Waiting requests per node", ["node"], registry=registry

@@ -17,6 +17,7 @@ import os
 import time
 
 import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
 
 from formats.tokenizer import GGUFTokenizer
 from gateway.backends.base import BackendError, ChunkSink, start_polling
@@ -64,15 +65,27 @@ class UpstreamBackend:
 
     async def poll_once(self) -> None:
         started = time.perf_counter()
+        timeout = aiohttp.ClientTimeout(total=2)
         try:
-            async with self.session.get(
-                f"{self.base}/health", timeout=aiohttp.ClientTimeout(total=2)
-            ) as reply:
+            async with self.session.get(f"{self.base}/health", timeout=timeout) as reply:
                 self.state.healthy = reply.status == 200
+            if self.entry.metrics_url and self.state.healthy:
+                async with self.session.get(self.entry.metrics_url, timeout=timeout) as reply:
+                    if reply.status == 200:
+                        self._report(await reply.text())
         except (aiohttp.ClientError, TimeoutError):
             self.state.healthy = False
             return
         self.state.rtt_s = time.perf_counter() - started
+
+    def _report(self, text: str) -> None:
+        """Its requests (running + waiting) and KV-cache use from its metrics: what other clients
+        have there counts as the node's load too (gateway/node_load.py)."""
+        load = upstream_load(text)
+        if load is not None:
+            requests, kv_usage = load
+            self.state.load.report(requests, 0)
+            self.state.kv_usage = kv_usage
 
     async def run(
         self,
@@ -141,6 +154,33 @@ class UpstreamBackend:
             state.prefill_tokens_per_s += SMOOTHING * (prompt_tokens / ttft_s - state.prefill_tokens_per_s)
         if decode_s > 0 and tokens > 1:
             state.decode_tokens_per_s += SMOOTHING * ((tokens - 1) / decode_s - state.decode_tokens_per_s)
+
+
+# the gauges servers export for their requests: vLLM, llama-server, hybridgw (running, waiting)
+REQUEST_GAUGES = {
+    "vllm:num_requests_running",
+    "vllm:num_requests_waiting",
+    "llamacpp:requests_processing",
+    "llamacpp:requests_deferred",
+    "hybridgw_requests_in_flight",
+}
+KV_GAUGES = {"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "llamacpp:kv_cache_usage_ratio"}
+
+
+def upstream_load(text: str) -> tuple[int, float] | None:
+    """(requests there, KV-cache use 0..1) from a Prometheus text exposition; None when it has
+    none of the known gauges (or is not one)."""
+    requests, kv_usage, found = 0.0, 0.0, False
+    try:
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name in REQUEST_GAUGES:
+                    requests, found = requests + sample.value, True
+                elif sample.name in KV_GAUGES:
+                    kv_usage = max(kv_usage, sample.value)
+    except (ValueError, TypeError, IndexError):  # not Prometheus text
+        return None
+    return (int(requests), min(1.0, kv_usage)) if found else None
 
 
 def _refusal(node_id: str, status: int, text: str) -> BackendError:

@@ -2,6 +2,9 @@
 its own real edge node) is the upstream. Routing and privacy by its kind, streaming, the same
 text as asking it directly, and failover to another upstream before the first token."""
 
+import asyncio
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -141,3 +144,45 @@ async def test_an_upstream_failing_before_the_first_token_hands_the_request_on(
         )
         assert raw.headers["X-Hybridgw-Node"] == "peer"
         assert backends["broken"].state.cooldown_until > time.monotonic()  # tried, failed, cooled down
+
+
+def test_load_is_read_from_the_metrics_servers_export():
+    from gateway.backends.upstream import upstream_load
+
+    vllm = (
+        '# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name="m"} 3.0\n'
+        '# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{model_name="m"} 2.0\n'
+        '# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{model_name="m"} 0.25\n'
+    )
+    llamacpp = (
+        "llamacpp:requests_processing 1\nllamacpp:requests_deferred 4\nllamacpp:kv_cache_usage_ratio 0.5\n"
+    )
+    assert upstream_load(vllm) == (5, 0.25)
+    assert upstream_load(llamacpp) == (5, 0.5)
+    assert upstream_load("hybridgw_requests_in_flight 2\n") == (2, 0.0)
+    assert upstream_load("process_cpu_seconds_total 3\n") is None  # nothing it knows
+    assert upstream_load("{{{ not prometheus") is None
+
+
+async def test_requests_other_clients_run_there_count_as_its_load(model_path, peer, edge_node):
+    metrics = peer.url.removesuffix("/v1") + "/metrics"
+    entry = UpstreamEntry("peer", peer.url, "cloud", {"tiny": "tiny"}, metrics_url=metrics)
+    direct = openai.AsyncOpenAI(base_url=peer.url, api_key="none", max_retries=0)
+    async with Gateway(_config(model_path, entry)) as gw:
+        from gateway import app_keys
+        from tests.fixtures.polling import eventually
+
+        backend = gw.runner.app[app_keys.BACKENDS][0]
+        await _ready(gw)
+        assert backend.state.load.other_requests == 0
+        os.kill(edge_node.process.pid, signal.SIGSTOP)  # the upstream's request stays in flight
+        try:
+            busy = asyncio.create_task(  # another client of the upstream, not us
+                direct.chat.completions.create(model="tiny", messages=MESSAGES, max_tokens=4)
+            )
+            await eventually(lambda: backend.state.load.other_requests >= 1, what="its load seen")
+        finally:
+            os.kill(edge_node.process.pid, signal.SIGCONT)
+        await busy
+        await eventually(lambda: backend.state.load.other_requests == 0, what="its load gone")
+    await direct.close()
