@@ -55,6 +55,7 @@ class GatewayProcess:
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=30)
+        self.process.stderr.close()
 
 
 @pytest.fixture(scope="module")
