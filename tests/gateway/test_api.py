@@ -17,8 +17,8 @@ from shared.async_engine import AsyncEngine
 from shared.proto import inference_pb2 as pb
 from tests.fixtures.edge_node import EdgeNode
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config, greedy_text
+from tests.fixtures.gateway_process import GatewayProcess
 from tests.fixtures.polling import eventually
-from tests.fixtures.process_logs import logged_port
 
 
 async def test_openai_client_chat_streaming_and_not(model_path, edge_node):
@@ -205,47 +205,27 @@ async def test_bad_input_gets_openai_errors(model_path, edge_node):
 
 
 async def test_gateway_process_serves_and_logs_one_line_per_request(model_path, edge_node):
-    import signal
-    import subprocess
-    import sys
-    import threading
-
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "hybridgw",
-            "gateway",
-            "--model",
-            f"tiny={model_path}",
-            "--edge",
-            f"edge-a=127.0.0.1:{edge_node.port}",
-            "--port",
-            "0",
-        ],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    lines: list[str] = []
-    threading.Thread(target=lambda: lines.extend(process.stderr), daemon=True).start()
-    port = await eventually(lambda: logged_port(lines), timeout=60, what="the gateway's listening line")
+    gateway = GatewayProcess(model_path, f"127.0.0.1:{edge_node.port}")
     async with aiohttp.ClientSession() as session:
-        for _ in range(200):
-            try:
-                async with session.get(f"http://127.0.0.1:{port}/health/ready") as response:
-                    if response.status == 200:
-                        break
-            except aiohttp.ClientConnectionError:
-                pass
-            await asyncio.sleep(0.1)
+        base = gateway.url.removesuffix("/v1")
+        await eventually(lambda: _ready(session, base), timeout=20, what="the gateway ready")
         body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 3}
-        async with session.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=body) as response:
+        async with session.post(f"{gateway.url}/chat/completions", json=body) as response:
             assert response.status == 200
             assert (await response.json())["usage"]["completion_tokens"] <= 3
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=30) == 0
-    logged = [json.loads(line) for line in lines if line.startswith("{") and '"event": "request"' in line]
+    assert gateway.stop() == 0
+    logged = [
+        json.loads(line) for line in gateway.lines if line.startswith("{") and '"event": "request"' in line
+    ]
     assert len(logged) == 1 and logged[0]["target"] == "edge" and logged[0]["outcome"] == "ok"
+
+
+async def _ready(session: aiohttp.ClientSession, base: str) -> bool:
+    try:
+        async with session.get(f"{base}/health/ready") as response:
+            return response.status == 200
+    except aiohttp.ClientConnectionError:
+        return False
 
 
 @pytest.mark.integration

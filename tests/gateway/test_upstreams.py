@@ -5,9 +5,6 @@ text as asking it directly, and failover to another upstream before the first to
 import asyncio
 import os
 import signal
-import subprocess
-import sys
-import threading
 import time
 
 import openai
@@ -16,46 +13,10 @@ import pytest
 from gateway.config import GatewayConfig, ModelEntry, UpstreamEntry
 from tests.fixtures.edge_node import free_port
 from tests.fixtures.gateway_app import MESSAGES, Gateway
-from tests.fixtures.process_logs import logged_port
+from tests.fixtures.gateway_process import GatewayProcess
 
 pytestmark = pytest.mark.integration
 PRIVATE = {"X-Hybridgw-Privacy": "private"}
-
-
-def _edge(address: str) -> list[str]:
-    return ["--edge", f"edge-a={address}@tiny", "--port", "0"]
-
-
-class GatewayProcess:
-    """`hybridgw gateway` as a user starts it, in front of the given edge address."""
-
-    def __init__(self, model_path, edge_address: str):
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "hybridgw",
-                "gateway",
-                "--model",
-                f"tiny={model_path}",
-                *_edge(edge_address),
-            ],
-            stderr=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            text=True,
-        )
-        self.lines: list[str] = []
-        threading.Thread(target=lambda: self.lines.extend(self.process.stderr), daemon=True).start()
-        deadline = time.monotonic() + 120
-        while (port := logged_port(self.lines, service="gateway")) is None:
-            assert self.process.poll() is None and time.monotonic() < deadline, "".join(self.lines[-20:])
-            time.sleep(0.05)
-        self.url = f"http://127.0.0.1:{port}/v1"
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
-        self.process.stderr.close()
 
 
 @pytest.fixture(scope="module")
