@@ -23,8 +23,11 @@ class ResponsesFormat(ResponseFormat):
         self.items: list[dict] = []  # output items closed so far
         self.message: dict | None = None  # the message item being streamed
         self.finish: str | None = None
+        self._streaming = True  # False while a whole answer is assembled: no event bytes made
 
     def _event(self, kind: str, **fields) -> bytes:
+        if not self._streaming:
+            return b""
         payload = {"type": kind, "sequence_number": self.sequence, **fields}
         self.sequence += 1
         return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
@@ -102,6 +105,7 @@ class ResponsesFormat(ResponseFormat):
         )
 
     def full(self, events: list[list[TextEvent]], generation: Generation) -> dict:
+        self._streaming = False  # the same item bookkeeping as a stream, without its events
         for event in events[0]:
             self.event_sse(event)
         self._close_message()

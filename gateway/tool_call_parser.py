@@ -67,7 +67,7 @@ class ToolCallParser:
         """Whether the answer so far may be a call written as JSON (after Llama's python tag)."""
         if not text:
             return False
-        return text[0] in "{[" or PYTHON_TAG.startswith(text[:14]) or text.startswith(PYTHON_TAG)
+        return text[0] in "{[" or PYTHON_TAG.startswith(text[: len(PYTHON_TAG)])
 
     def _closed_calls(self) -> list[ToolCallDelta]:
         """Hermes-style blocks complete so far: parsed and no longer held."""

@@ -106,14 +106,11 @@ class UpstreamBackend:
             ) as reply:
                 if reply.status != 200:
                     raise _refusal(self.entry.node_id, reply.status, await reply.text())
-                await _read_stream(reply, sink, self._tokenizer(request.model), started, self._observe)
+                await _read_stream(reply, sink, self.tokenizers.get(request.model), started, self._observe)
         except (aiohttp.ClientError, TimeoutError) as error:
             raise BackendError(
                 f"upstream {self.entry.node_id}: {type(error).__name__}: {error}", 502
             ) from None
-
-    def _tokenizer(self, model: str) -> GGUFTokenizer | None:
-        return self.tokenizers.get(model)
 
     def _body(self, request: pb.GenerateRequest) -> dict:
         """The OpenAI (+ vLLM extras) completion request for the node request; BackendError for
