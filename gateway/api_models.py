@@ -10,7 +10,7 @@ that. vLLM's extra sampling parameters that both engines implement are accepted 
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from gateway.strict_model import JSONInt, Strict
@@ -31,6 +31,30 @@ class TextPart(Strict):
     text: str
 
 
+class ImageURL(Strict):
+    url: Annotated[str, Field(min_length=1)]  # http(s) or a data: URL, passed on as it is
+    detail: Literal["auto", "low", "high"] | None = None
+
+
+class ImagePart(Strict):
+    """Only nodes that declare "vision" take a message with one (gateway/capabilities.py)."""
+
+    type: Literal["image_url"]
+    image_url: ImageURL
+
+
+def _part_tag(value: Any) -> str | None:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return {"text": "text-part", "image_url": "image-part"}.get(kind, "text-part")
+
+
+# tagged by "type"; the tags hold a "-", so error paths leave them out (gateway/schemas.py)
+ContentPart = Annotated[
+    Annotated[TextPart, Tag("text-part")] | Annotated[ImagePart, Tag("image-part")],
+    Discriminator(_part_tag),
+]
+
+
 def _field_error(field: str, message: str) -> PydanticCustomError:
     """A check across fields, reported at the one it is about (gateway/schemas.py reads `field`)."""
     return PydanticCustomError("field_error", message, {"field": field})
@@ -38,7 +62,7 @@ def _field_error(field: str, message: str) -> PydanticCustomError:
 
 class ChatMessage(Strict):
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[TextPart] | None = None  # null only on an assistant turn that calls tools
+    content: str | list[ContentPart] | None = None  # null only on an assistant turn that calls tools
     name: str | None = None
     tool_calls: Annotated[list[ToolCall], Field(min_length=1)] | None = None  # assistant
     tool_call_id: Annotated[str, Field(min_length=1)] | None = None  # tool: the call it answers
@@ -54,13 +78,24 @@ class ChatMessage(Strict):
             raise _field_error("tool_calls", "only assistant messages have tool_calls")
         if (self.role == "tool") != (self.tool_call_id is not None):
             raise _field_error("tool_call_id", "tool messages, and only they, have a tool_call_id")
+        if self.role != "user" and self.image_parts:
+            raise _field_error("content", "only user messages may hold image_url parts")
         return self
+
+    @property
+    def image_parts(self) -> list[int]:
+        """The indexes of its image_url content parts."""
+        if not isinstance(self.content, list):
+            return []
+        return [i for i, part in enumerate(self.content) if isinstance(part, ImagePart)]
 
     @property
     def text(self) -> str:
         if self.content is None:
             return ""
-        return self.content if isinstance(self.content, str) else "".join(p.text for p in self.content)
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(p.text for p in self.content if isinstance(p, TextPart))
 
 
 class StreamOptions(Strict):

@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Callable
 
 from gateway.backends.base import Backend, BackendError
+from gateway.client_fields import ClientRequest
 from gateway.node_load import Dispatched
 from gateway.token_sink import ChoiceSink
 from shared.proto import inference_pb2 as pb
@@ -58,13 +59,14 @@ async def run_attempts(
     trace_headers: dict[str, str] | None,
     resume: Resumer | None,
     dispatches: list[Dispatched],
+    client: ClientRequest | None = None,
 ) -> None:
     """Attempts until the choice finished; raises the failure that cannot be resumed (any before
     the first token: the dispatcher retries those with the whole request)."""
     original = request
     while True:
         try:
-            await backend.run(request, AttemptSink(choice), timeout_s, trace_headers)
+            await backend.run(request, AttemptSink(choice), timeout_s, trace_headers, client)
             if not choice.finished:
                 raise BackendError(f"node {backend.state.node_id} ended the request without its last token")
             return

@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 
 from gateway.auth import ApiKey
+from gateway.capabilities import DECLARABLE, VISION
 from gateway.privacy import PrivacyMode
 
 
@@ -32,8 +33,20 @@ class UpstreamEntry:
     api_key_env: str | None = None  # the environment variable holding its API key
     max_concurrency: int = 64  # requests it runs at once (as many again may wait there)
     metrics_url: str | None = None  # its Prometheus /metrics: load from vLLM's, llama-server's or ours
+    # "completions": token-id prompts to /v1/completions (vLLM, llama-server, SGLang, hybridgw);
+    # "chat": the client's messages to /v1/chat/completions (any OpenAI-compatible API)
+    api: str = "completions"
+    capabilities: list[str] = field(default_factory=list)  # of DECLARABLE: what it does itself
 
     def __post_init__(self) -> None:
+        where = f"upstreams[{self.node_id}]"
+        if self.api not in ("completions", "chat"):
+            raise ValueError(f'{where}.api must be "completions" or "chat"')
+        unknown = set(self.capabilities) - set(DECLARABLE)
+        if unknown or not all(isinstance(c, str) for c in self.capabilities):
+            raise ValueError(f"{where}.capabilities: each one of {', '.join(DECLARABLE)}")
+        if VISION in self.capabilities and self.api != "chat":
+            raise ValueError(f'{where}.capabilities: "vision" needs api = "chat" (images travel in messages)')
         if self.kind not in ("edge", "cloud"):
             raise ValueError(f'upstreams[{self.node_id}].kind must be "edge" or "cloud"')
         if not self.url.startswith(("http://", "https://")):

@@ -9,7 +9,7 @@
     [[models]]     name, gguf, context_length
     [[edge_nodes]] id, address, models, queue_bound
     [[upstreams]]  id, url, kind, models (names, or a table: ours = the upstream's), api_key_env,
-                   max_concurrency, metrics_url
+                   max_concurrency, metrics_url, api ("completions" | "chat"), capabilities
     [cloud]        redis_url, prefix, models, signing_secret
     [[keys]]       as in gateway/keys_file.py (tenant, privacy mode, models, limits)
 
@@ -55,7 +55,17 @@ SCHEMA: dict[str, set[str]] = {
     "telemetry": {"service_name", "otlp_endpoint", "trace_file"},
     "models": {"name", "gguf", "context_length"},
     "edge_nodes": {"id", "address", "models", "queue_bound"},
-    "upstreams": {"id", "url", "kind", "models", "api_key_env", "max_concurrency", "metrics_url"},
+    "upstreams": {
+        "id",
+        "url",
+        "kind",
+        "models",
+        "api_key_env",
+        "max_concurrency",
+        "metrics_url",
+        "api",
+        "capabilities",
+    },
     "cloud": {"redis_url", "prefix", "models", "signing_secret"},
     "keys": set(KEY_FIELDS),
 }
@@ -219,6 +229,8 @@ def _upstreams(document: dict, models: list[ModelEntry]) -> list[UpstreamEntry]:
                 value_of(where, u, "api_key_env", str),
                 value_of(where, u, "max_concurrency", int, 64),
                 value_of(where, u, "metrics_url", str),
+                value_of(where, u, "api", str, "completions"),
+                value_of(where, u, "capabilities", list, []),
             )
         )
     return entries

@@ -6,6 +6,7 @@ from opentelemetry.trace import SpanKind
 
 from gateway.backends.base import Backend
 from gateway.choice_attempts import Resumer, run_attempts
+from gateway.client_fields import ClientRequest
 from gateway.node_load import Dispatched
 from gateway.prepared_request import PreparedRequest
 from gateway.token_sink import ChoiceSink
@@ -54,6 +55,7 @@ async def run_choice(
     forwarded: dict[str, str] | None,
     dispatched: Dispatched,
     resume: Resumer | None = None,
+    client: ClientRequest | None = None,
 ) -> None:
     """The backend feeds `sink` until the choice ends (after a node failure past the first
     token, `resume` may give another node: gateway/choice_attempts.py); a failure that cannot be
@@ -74,7 +76,9 @@ async def run_choice(
             trace_headers = inject_context()
     dispatches = [dispatched]
     try:
-        await run_attempts(backend, request, sink, REQUEST_TIMEOUT_S, trace_headers, resume, dispatches)
+        await run_attempts(
+            backend, request, sink, REQUEST_TIMEOUT_S, trace_headers, resume, dispatches, client
+        )
     except Exception as error:
         sink.fail(error)
     finally:

@@ -9,6 +9,8 @@ import time
 from dataclasses import dataclass, replace
 
 from gateway.backends.base import Backend, BackendError
+from gateway.capabilities import CONTINUATION
+from gateway.client_fields import ClientRequest
 from gateway.config import RoutingPolicy
 from gateway.errors import APIError
 from gateway.generation import Generation
@@ -22,6 +24,7 @@ from gateway.route_outcomes import raise_for_outcome
 from gateway.router import Decision, Outcome, RouteRequest, route
 from gateway.text_stream import TextStream
 from gateway.token_sink import ChoiceSink, EventSink
+from gateway.tool_call_formats import tool_call_format
 from gateway.tool_request import tool_parser
 
 
@@ -36,7 +39,9 @@ class Dispatcher:
         """The generation, once every choice has its first token (in `output` already). Raises
         APIError when no node can take it or every node tried failed before its first token."""
         context = prepared.context
-        privacy = await classify_async(prepared.texts, context.privacy_mode, context.privacy_header)
+        privacy = await classify_async(
+            prepared.texts, context.privacy_mode, context.privacy_header, len(prepared.body.image_parts)
+        )
         if privacy.is_private and privacy.reason != "key":
             self.metrics.privacy_forced.labels(privacy.reason).inc()
         salt = cache_salt(prepared.context.tenant, privacy.is_private)
@@ -49,7 +54,7 @@ class Dispatcher:
             )
             self.metrics.routed(decision.outcome.value, decision.reason)
             if decision.outcome is not Outcome.ROUTED:
-                raise_for_outcome(decision, privacy, prepared.model.name, self.metrics)
+                raise_for_outcome(decision, privacy, prepared.model.name, self.metrics, prepared.needs)
             backend = next(b for b in candidates if b.state.node_id == decision.node_id)
             generation = self._launch(prepared, decision, backend, privacy, salt, output)
             if attempt == 0:  # runs once the choices' requests are on their way to the node
@@ -103,7 +108,8 @@ class Dispatcher:
         other nodes (privacy rules unchanged), counted there at once; the failed one cools down."""
         states = {b.state.node_id: b for b in self.backends}
         states[failed].state.cooldown_until = time.monotonic() + self.policy.cooldown_s
-        request = replace(self._route_request(prepared, privacy, salt), prompt_tokens=num_tokens)
+        request = self._route_request(prepared, privacy, salt)
+        request = replace(request, prompt_tokens=num_tokens, needs=(*request.needs, CONTINUATION))
         others = [b.state for b in self.backends if b.state.node_id != failed]
         decision = route(request, others, time.monotonic(), self.rng, self.policy.policy)
         if decision.outcome is not Outcome.ROUTED:
@@ -124,6 +130,7 @@ class Dispatcher:
             prepared.context.targets,
             predicted_cached_tokens([b.state for b in self.backends], ids, salt),
             "ttft" if body.stream else "e2e",
+            tuple(prepared.needs),
         )
 
     def _launch(
@@ -141,6 +148,7 @@ class Dispatcher:
         prediction = decision.prediction_for(node.node_id)
         end = time.monotonic() + (prediction.e2e_s if prediction is not None else 0.0)
         body = prepared.body
+        client = ClientRequest(body.client_fields, tool_call_format(prepared.model.chat_template.source))
         generation = Generation(
             prepared.request_id,
             prepared.model.name,
@@ -161,7 +169,7 @@ class Dispatcher:
             resume = functools.partial(self._resume_on, prepared, privacy, salt)
             request = node_request(prepared, index, salt)
             task = asyncio.create_task(
-                run_choice(backend, request, sink, prepared.forwarded, dispatched, resume)
+                run_choice(backend, request, sink, prepared.forwarded, dispatched, resume, client)
             )
             generation.dispatches.append(dispatched)
             generation.sinks.append(sink)

@@ -4,6 +4,7 @@ ids), the number of tokens to generate, and who sent it."""
 
 from dataclasses import dataclass
 
+from gateway.capabilities import request_needs
 from gateway.chat_prompt import chat_prompt_ids
 from gateway.errors import invalid
 from gateway.models import ServedModel
@@ -27,6 +28,11 @@ class PreparedRequest:
     def prompt_ids(self) -> list[int]:
         """The first prompt (what routing and prefix matching look at)."""
         return self.prompts[0]
+
+    @property
+    def needs(self) -> dict[str, str]:
+        """What its node must be able to do, and the parameter asking for each."""
+        return request_needs(self.body)
 
     @property
     def num_choices(self) -> int:

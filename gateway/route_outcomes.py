@@ -1,10 +1,11 @@
-"""The answer to a request the router did not place: 400 (it fits no node's context window),
-429 (every node is at capacity) or 503 (no node can serve it now), each recorded for the status
-page."""
+"""The answer to a request the router did not place: 400 (it fits no node's context window, or
+no node that may serve it has what it needs), 429 (every node is at capacity) or 503 (no node
+can serve it now), each recorded for the status page."""
 
 import time
 
 from gateway.activity import RecentDecision
+from gateway.capabilities import DESCRIPTIONS
 from gateway.errors import APIError, invalid
 from gateway.metrics import GatewayMetrics
 from gateway.privacy import PrivacyDecision
@@ -12,8 +13,22 @@ from gateway.router import Decision, Outcome
 
 
 def raise_for_outcome(
-    decision: Decision, privacy: PrivacyDecision, model: str, metrics: GatewayMetrics
+    decision: Decision,
+    privacy: PrivacyDecision,
+    model: str,
+    metrics: GatewayMetrics,
+    needs: dict[str, str],
 ) -> None:
+    """`needs`: each need of the request and the parameter that brings it."""
+    if decision.outcome is Outcome.UNSUPPORTED:
+        where = "on-prem node" if privacy.is_private else "node"
+        param = needs.get(decision.reason, decision.reason)
+        raise invalid(
+            f"No {where} serving '{model}' takes {DESCRIPTIONS.get(decision.reason, decision.reason)} "
+            f"('{param}').",
+            param,
+            "unsupported_content" if decision.reason == "vision" else "unsupported_parameter",
+        )
     if decision.outcome is Outcome.TOO_LONG:
         raise invalid(
             "The prompt plus the expected output does not fit the context window of any node "

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from gateway.calibration import Calibration
+from gateway.capabilities import OWN_NODE
 from gateway.node_load import NodeLoad
 
 TIE_SECONDS = 0.005
@@ -63,6 +64,7 @@ class NodeState:
     calibration: Calibration = field(default_factory=Calibration)
     cached_block_hashes: frozenset[int] = frozenset()  # the prompt blocks its prefix cache holds
     prefix_block_size: int = 0  # tokens per hashed block (0: the node reports no prefix cache)
+    capabilities: frozenset[str] = OWN_NODE  # what it can do (gateway/capabilities.py)
 
     @property
     def num_running(self) -> int:
@@ -100,6 +102,7 @@ class RouteRequest:
     targets: LatencyTargets = LatencyTargets()
     cached_tokens: Mapping[str, int] = field(default_factory=dict)  # node id -> prompt tokens cached
     objective: str = "e2e"  # what the client waits for: "ttft" (a stream) or "e2e" (the whole answer)
+    needs: tuple[str, ...] = ()  # capabilities the serving node must have (gateway/capabilities.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +120,7 @@ class Outcome(StrEnum):
     SHED = "shed"  # 429
     UNAVAILABLE = "unavailable"  # 503
     TOO_LONG = "too_long"  # 400: no candidate's context window holds the request
+    UNSUPPORTED = "unsupported"  # 400: no node that may serve it has what it needs (the reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,15 +192,17 @@ def route(
 ) -> Decision:
     """`policy`: "predicted" (this module's model) or a static one to compare it with: "all-edge",
     "all-cloud" (private requests still only on the edge), "round-robin", "least-busy"."""
-    allowed = [
+    permitted = [
         n
         for n in nodes
         if request.model in n.models
-        and n.healthy
-        and n.cooldown_until <= now
         and (n.kind == NodeKind.EDGE or not request.is_private)
         and _policy_allows(policy, n, request)
     ]
+    capable = [n for n in permitted if n.capabilities.issuperset(request.needs)]
+    if permitted and not capable:
+        return Decision(Outcome.UNSUPPORTED, None, _missing(request.needs, permitted))
+    allowed = [n for n in capable if n.healthy and n.cooldown_until <= now]
     if not allowed:
         reason = "no_private_node" if request.is_private else "no_node"
         return Decision(Outcome.UNAVAILABLE, None, reason)
@@ -217,6 +223,15 @@ def route(
     else:
         node, reason = _choose(request, open_nodes, predictions, rng)
     return Decision(Outcome.ROUTED, node.node_id, reason, tuple(predictions.values()))
+
+
+def _missing(needs: tuple[str, ...], nodes: list[NodeState]) -> str:
+    """The first need no node has (or, each had by some node, the first the best-equipped lacks)."""
+    for need in needs:
+        if not any(need in n.capabilities for n in nodes):
+            return need
+    best = max(nodes, key=lambda n: len(n.capabilities.intersection(needs)))
+    return next(need for need in needs if need not in best.capabilities)
 
 
 def _policy_allows(policy: str, node: NodeState, request: RouteRequest) -> bool:

@@ -15,6 +15,7 @@ from gateway.api_models import (
     LenientCompletionRequest,
     SamplingFields,
 )
+from gateway.client_fields import client_fields
 from gateway.errors import APIError, invalid
 from gateway.structured_output_fields import structured_outputs_of
 from gateway.tool_models import ToolCall
@@ -58,6 +59,9 @@ class GenerationRequest:
     tool_choice: str = "auto"  # "none", "auto", "required" or "function" (the one in tool_name)
     tool_name: str | None = None
     parallel_tool_calls: bool = True
+    image_parts: list[str] = field(default_factory=list)  # where its images are: messages[i].content[j]
+    # the client's own fields an upstream may take as they are (gateway/client_fields.py)
+    client_fields: dict = field(default_factory=dict)
 
     @property
     def texts(self) -> list[str]:
@@ -75,6 +79,10 @@ def parse_chat(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
     body: ChatCompletionRequest = validate_body(model, raw)
     request = _common(body, messages=[template_message(m) for m in body.messages], prompts=None)
     _add_tools(request, body)
+    request.image_parts = [
+        f"messages[{i}].content[{j}]" for i, message in enumerate(body.messages) for j in message.image_parts
+    ]
+    request.client_fields = client_fields(body)
     request.max_tokens = body.max_completion_tokens or body.max_tokens
     request.logprobs = body.logprobs
     request.top_logprobs = body.top_logprobs or 0
@@ -148,6 +156,7 @@ def parse_completion(raw: bytes, allow_unknown: bool = False) -> GenerationReque
     request.top_logprobs = body.logprobs or 0
     request.echo = body.echo
     request.return_token_ids = body.return_token_ids
+    request.client_fields = client_fields(body)
     if body.max_tokens == 0 and not body.echo:
         raise invalid("'max_tokens' may be 0 only with 'echo': true.", "max_tokens")
     return request
@@ -199,8 +208,10 @@ def validate_body(model: type[BaseModel] | TypeAdapter, raw: bytes):
 
 
 def _as_api_error(error: ValidationError, raw: bytes) -> APIError:
-    """The first problem, in OpenAI's words, with the parameter's path (`messages[0].content`)."""
-    first = error.errors(include_url=False)[0]
+    """The first problem, in OpenAI's words, with the parameter's path (`messages[0].content`);
+    of a union's branches, the one that got furthest (a content part's field, not "not a string")."""
+    errors = error.errors(include_url=False)
+    first = max(errors, key=lambda e: (e["loc"][:1] == errors[0]["loc"][:1], len(e["loc"])))
     kind, location = first["type"], first["loc"]
     if kind == "json_invalid":
         try:

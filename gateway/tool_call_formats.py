@@ -62,6 +62,16 @@ class ToolCallFormat:
         content.append(text[position:])
         return "".join(content), calls
 
+    def write(self, calls: list[ParsedCall]) -> str:
+        """The calls as a model of this format writes them (what `parse` reads back): how an
+        upstream's own `tool_calls` rejoin the gateway's token path."""
+        objects = [f'{{"name": {json.dumps(c.name)}, "{self.arguments_key}": {c.arguments}}}' for c in calls]
+        if self.end is not None:
+            return "\n".join(f"{self.start}\n{one}\n{self.end}" for one in objects)
+        if self.start is not None:
+            return f"{self.start}[{', '.join(objects)}]"
+        return "; ".join(objects)
+
     def grammar(self, functions: list[tuple[str, dict]], parallel: bool) -> str:
         """A Lark grammar (llguidance's, with %json) whose every sentence is one call, or with
         `parallel` one or more, of the given (name, arguments schema) functions."""

@@ -4,6 +4,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from gateway.client_fields import ClientRequest
 from gateway.router import NodeState
 from shared.proto import inference_pb2 as pb
 
@@ -44,11 +45,13 @@ class Backend(Protocol):
         sink: ChunkSink,
         timeout_s: float,
         trace_headers: dict[str, str] | None = None,
+        client: ClientRequest | None = None,
     ) -> None:
         """Sends the request and puts every chunk of its reply into `sink` until it is finished;
         raises BackendError (before the first chunk: `retryable` says whether another node may
         take it). Cancelled, or returning before the node's last chunk (the sink stopped at a
-        stop string), it cancels the request on the node."""
+        stop string), it cancels the request on the node. `client`: the client's own request,
+        for an upstream that takes it instead of the token-id prompt (gateway/client_fields.py)."""
         ...
 
     async def start(self) -> None: ...

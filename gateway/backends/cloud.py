@@ -10,6 +10,7 @@ import redis.asyncio as aioredis
 
 from gateway.backends.base import BackendError, ChunkSink, apply_report, start_polling
 from gateway.backends.cloud_pool import WorkerView, choose_worker, pool_stats, worker_views
+from gateway.client_fields import ClientRequest
 from gateway.router import NodeKind, NodeState
 from shared.chunk_signing import ChunkVerifier
 from shared.proto import inference_pb2 as pb
@@ -95,6 +96,7 @@ class CloudBackend:
         sink: ChunkSink,
         timeout_s: float,
         trace_headers: dict[str, str] | None = None,
+        client: ClientRequest | None = None,
     ) -> None:
         reply = self.keys.reply_stream(request.request_id)
         worker = choose_worker(self.workers, request)

@@ -16,6 +16,7 @@ import grpc
 
 from gateway.backends.base import BackendError, ChunkSink, apply_report, start_polling
 from gateway.backends.edge_session import SessionStream
+from gateway.client_fields import ClientRequest
 from gateway.router import NodeKind, NodeState
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
@@ -64,6 +65,7 @@ class EdgeBackend:
         sink: ChunkSink,
         timeout_s: float,
         trace_headers: dict[str, str] | None = None,
+        client: ClientRequest | None = None,
     ) -> None:
         """The session's reader puts the chunks into `sink`; this waits for it to finish."""
         request.trace_context.update(trace_headers or {})

@@ -7,6 +7,7 @@ import contextlib
 import time
 
 from gateway.backends.base import BackendError, ChunkSink, apply_report, start_polling
+from gateway.client_fields import ClientRequest
 from gateway.router import NodeKind, NodeState
 from shared.async_engine import AsyncEngine
 from shared.engine import InvalidRequestError
@@ -46,6 +47,7 @@ class LocalCloudBackend:
         sink: ChunkSink,
         timeout_s: float,
         trace_headers: dict[str, str] | None = None,
+        client: ClientRequest | None = None,
     ) -> None:
         try:
             params = sampling_from_proto(request.sampling)

@@ -1,31 +1,35 @@
-"""An OpenAI-compatible server (vLLM, llama-server, SGLang, another hybridgw) as a node.
+"""An OpenAI-compatible server (vLLM, llama-server, SGLang, another hybridgw, a hosted API) as a
+node.
 
-The gateway does for it what it does for its own nodes (template, tokenization, privacy,
-stop strings, detokenization) and sends the prompt as token ids to its `/v1/completions`,
-streamed, asking for the generated token ids back (vLLM's `return_token_ids`; a server that
-gives text only has it re-encoded with the model's tokenizer). `kind` says where it is: an
-"edge" upstream may take private requests, a "cloud" one never does (the router decides).
+The gateway does for it what it does for its own nodes (template, tokenization, privacy, stop
+strings, detokenization). On `api = "completions"` it sends the prompt as token ids to its
+`/v1/completions`, streamed, asking for the generated token ids back (vLLM's `return_token_ids`;
+a server that gives text only has it re-encoded with the model's tokenizer); on `api = "chat"`
+it sends the client's messages to `/v1/chat/completions` (gateway/backends/upstream_chat.py).
+`kind` says where it is: an "edge" upstream may take private requests, a "cloud" one never does
+(the router decides), and its capabilities what requests it takes (gateway/capabilities.py).
 Its load is what this gateway has in flight there (`max_concurrency` running, as many again
-waiting in its own queue, then it takes no more), its speed what
-the gateway observes (smoothed prefill and decode rates feed the router's predictions), its
-health its `/health`. What it cannot do is refused before anything is sent, so the dispatcher
-tries another node: a grammar (structured output, forced tools) and prompt logprobs.
+waiting in its own queue, then it takes no more) plus, with `metrics_url`, what its own metrics
+say; its speed what the gateway observes (smoothed prefill and decode rates feed the router's
+predictions); its health its `/health`.
 """
 
-import json
 import os
 import time
 
 import aiohttp
-from prometheus_client.parser import text_string_to_metric_families
 
 from formats.tokenizer import GGUFTokenizer
 from gateway.backends.base import BackendError, ChunkSink, start_polling
+from gateway.backends.upstream_chat import chat_body, read_chat
+from gateway.backends.upstream_load import upstream_load
+from gateway.backends.upstream_stream import UpstreamStream
+from gateway.capabilities import STRUCTURED_OUTPUT, upstream_capabilities
+from gateway.client_fields import STRUCTURED_FIELDS, ClientRequest
 from gateway.config import UpstreamEntry
 from gateway.router import NodeKind, NodeState
 from shared.proto import inference_pb2 as pb
 
-FINISH = {"stop": pb.FINISH_REASON_STOP, "length": pb.FINISH_REASON_LENGTH}
 SMOOTHING = 0.3  # weight of the newest observation in the rates
 INITIAL_PREFILL_TOKENS_PER_S, INITIAL_DECODE_TOKENS_PER_S = 2000.0, 50.0  # until observed
 
@@ -46,6 +50,7 @@ class UpstreamBackend:
             queue_bound=entry.max_concurrency,  # as many again wait there, then it is full
             prefill_tokens_per_s=INITIAL_PREFILL_TOKENS_PER_S,
             decode_tokens_per_s=INITIAL_DECODE_TOKENS_PER_S,
+            capabilities=upstream_capabilities(entry.api, frozenset(entry.capabilities)),
         )
         key = os.environ.get(entry.api_key_env) if entry.api_key_env else None
         self.headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -93,30 +98,38 @@ class UpstreamBackend:
         sink: ChunkSink,
         timeout_s: float,
         trace_headers: dict[str, str] | None = None,
+        client: ClientRequest | None = None,
     ) -> None:
-        body = self._body(request)
+        chat = self.entry.api == "chat"
+        body = self._chat_body(request, client) if chat else self._completion_body(request, client)
         headers = {**self.headers, **(trace_headers or {})}
-        started = time.perf_counter()
+        stream = UpstreamStream(sink, self.tokenizers.get(request.model), self.entry.node_id)
         try:
             async with self.session.post(
-                f"{self.url}/completions",
+                f"{self.url}/{'chat/completions' if chat else 'completions'}",
                 json=body,
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=timeout_s),
             ) as reply:
                 if reply.status != 200:
                     raise _refusal(self.entry.node_id, reply.status, await reply.text())
-                await _read_stream(reply, sink, self.tokenizers.get(request.model), started, self._observe)
+                read = read_chat(reply, stream, client) if chat else stream.read(reply, _completion_choice)
+                if not await read:
+                    return
         except (aiohttp.ClientError, TimeoutError) as error:
             raise BackendError(
                 f"upstream {self.entry.node_id}: {type(error).__name__}: {error}", 502
             ) from None
+        observed = stream.end()
+        if observed is not None:
+            self._observe(*observed)
 
-    def _body(self, request: pb.GenerateRequest) -> dict:
+    def _completion_body(self, request: pb.GenerateRequest, client: ClientRequest | None) -> dict:
         """The OpenAI (+ vLLM extras) completion request for the node request; BackendError for
-        what an upstream cannot be asked to do."""
+        what it cannot be asked to do (the router sends it none: gateway/capabilities.py)."""
         s = request.sampling
-        if s.structured_output or s.HasField("prompt_logprobs"):
+        passes_format = STRUCTURED_OUTPUT in self.state.capabilities and client is not None
+        if (s.structured_output and not passes_format) or s.HasField("prompt_logprobs"):
             raise BackendError(
                 f"upstream {self.entry.node_id} cannot enforce a grammar or score a prompt", 502
             )
@@ -130,19 +143,13 @@ class UpstreamBackend:
             "stream_options": {"include_usage": True},
             "return_token_ids": True,
         }
-        extras = {
-            "top_k": s.top_k or None,
-            "min_p": s.min_p or None,
-            "repetition_penalty": s.repetition_penalty if s.repetition_penalty not in (0, 1) else None,
-            "presence_penalty": s.presence_penalty or None,
-            "frequency_penalty": s.frequency_penalty or None,
-            "seed": s.seed if s.HasField("seed") else None,
-            "stop_token_ids": list(s.stop_token_ids) or None,
-            "ignore_eos": s.ignore_eos or None,
-            "min_tokens": s.min_tokens or None,
-            "logit_bias": {str(k): v for k, v in s.logit_bias.items()} or None,
-        }
-        return body | {k: v for k, v in extras.items() if v is not None}
+        if s.structured_output:
+            body |= {name: client.fields[name] for name in STRUCTURED_FIELDS if name in client.fields}
+        return body | sampling_extras(s)
+
+    def _chat_body(self, request: pb.GenerateRequest, client: ClientRequest | None) -> dict:
+        model = self.entry.models.get(request.model, request.model)
+        return chat_body(request, client, self.state.capabilities, model) | sampling_extras(request.sampling)
 
     def _observe(self, prompt_tokens: int, ttft_s: float, tokens: int, decode_s: float) -> None:
         """The rates this request showed, smoothed into the node's (what the router predicts from)."""
@@ -153,31 +160,34 @@ class UpstreamBackend:
             state.decode_tokens_per_s += SMOOTHING * ((tokens - 1) / decode_s - state.decode_tokens_per_s)
 
 
-# the gauges servers export for their requests: vLLM, llama-server, hybridgw (running, waiting)
-REQUEST_GAUGES = {
-    "vllm:num_requests_running",
-    "vllm:num_requests_waiting",
-    "llamacpp:requests_processing",
-    "llamacpp:requests_deferred",
-    "hybridgw_requests_in_flight",
-}
-KV_GAUGES = {"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "llamacpp:kv_cache_usage_ratio"}
+def sampling_extras(s: pb.SamplingParams) -> dict:
+    """vLLM's (and llama-server's) sampling parameters beyond OpenAI's, only those set."""
+    extras = {
+        "top_k": s.top_k or None,
+        "min_p": s.min_p or None,
+        "repetition_penalty": s.repetition_penalty if s.repetition_penalty not in (0, 1) else None,
+        "presence_penalty": s.presence_penalty or None,
+        "frequency_penalty": s.frequency_penalty or None,
+        "seed": s.seed if s.HasField("seed") else None,
+        "stop_token_ids": list(s.stop_token_ids) or None,
+        "ignore_eos": s.ignore_eos or None,
+        "min_tokens": s.min_tokens or None,
+        "logit_bias": {str(k): v for k, v in s.logit_bias.items()} or None,
+    }
+    return {k: v for k, v in extras.items() if v is not None}
 
 
-def upstream_load(text: str) -> tuple[int, float] | None:
-    """(requests there, KV-cache use 0..1) from a Prometheus text exposition; None when it has
-    none of the known gauges (or is not one)."""
-    requests, kv_usage, found = 0.0, 0.0, False
-    try:
-        for family in text_string_to_metric_families(text):
-            for sample in family.samples:
-                if sample.name in REQUEST_GAUGES:
-                    requests, found = requests + sample.value, True
-                elif sample.name in KV_GAUGES:
-                    kv_usage = max(kv_usage, sample.value)
-    except (ValueError, TypeError, IndexError):  # not Prometheus text
-        return None
-    return (int(requests), min(1.0, kv_usage)) if found else None
+def _completion_choice(stream: UpstreamStream, choice: dict) -> None:
+    """A /v1/completions delta: its token ids (vLLM's return_token_ids) or its text."""
+    ids = choice.get("token_ids")
+    vocab = stream.tokenizer.vocab_size if stream.tokenizer is not None else 0
+    if isinstance(ids, list) and all(isinstance(i, int) and 0 <= i < vocab for i in ids):
+        stream.put_ids(ids)
+    elif ids is not None:
+        raise BackendError(f"upstream {stream.node_id} sent token ids outside the vocabulary", 502, False)
+    else:
+        stream.put_text(choice.get("text"))
+    stream.take_finish(choice.get("finish_reason"))
 
 
 def _refusal(node_id: str, status: int, text: str) -> BackendError:
@@ -186,43 +196,3 @@ def _refusal(node_id: str, status: int, text: str) -> BackendError:
     return BackendError(
         f"upstream {node_id} answered {status}: {text[:300]}", status if not retryable else 502, retryable
     )
-
-
-async def _read_stream(reply, sink: ChunkSink, tokenizer, started: float, observe) -> None:
-    """SSE `data:` lines to chunks: each choice delta's token ids (or its text re-encoded); the
-    finish waits for the usage chunk (or [DONE]) so the last chunk carries both."""
-    index, finish, first_at = 0, None, None
-    usage = pb.Usage()
-    async for line in reply.content:
-        if sink.finished:
-            return  # a stop string: leaving closes the connection, which aborts it there
-        if not line.startswith(b"data: "):
-            continue
-        data = line[6:].strip()
-        if data == b"[DONE]":
-            break
-        event = json.loads(data)
-        if "error" in event:
-            raise BackendError(f"upstream error: {event['error']}", 502, retryable=False)
-        if event.get("usage"):
-            usage.prompt_tokens = event["usage"].get("prompt_tokens", 0)
-            usage.cached_tokens = (event["usage"].get("prompt_tokens_details") or {}).get(
-                "cached_tokens"
-            ) or 0
-        for choice in event.get("choices") or ():
-            ids = choice.get("token_ids")
-            if ids is None:
-                ids = tokenizer.encode(choice.get("text") or "", add_special=False) if tokenizer else []
-            if ids:
-                first_at = first_at or time.perf_counter()
-                chunk = pb.GenerateChunk(index=index, tokens=[pb.GeneratedToken(token_id=i) for i in ids])
-                sink.put(chunk)
-                index += len(ids)
-            finish = FINISH.get(choice.get("finish_reason"), finish)
-    if finish is None:
-        raise BackendError("the upstream ended the stream without a finish reason", 502, retryable=False)
-    last = pb.GenerateChunk(index=index, finish_reason=finish, usage=usage)
-    last.usage.completion_tokens = index
-    sink.put(last)
-    if first_at is not None:
-        observe(usage.prompt_tokens, first_at - started, index, time.perf_counter() - first_at)

@@ -1,6 +1,8 @@
 """Decide whether a request is private: by key, by header, or because it carries personal data.
 
-Fail closed: if detection itself fails, the request is private.
+Fail closed: if detection itself fails, the request is private; so is one with images in
+`auto` mode (the detectors read text: an image's content is not scanned), unless its key's
+privacy mode is `public`.
 """
 
 import asyncio
@@ -23,17 +25,19 @@ class PrivacyMode(StrEnum):
 @dataclass(frozen=True, slots=True)
 class PrivacyDecision:
     is_private: bool
-    reason: str  # "key", "header", "detected", "detector_error", "public", "clean"
+    reason: str  # "key", "header", "detected", "detector_error", "image", "public", "clean"
     kinds: tuple[str, ...] = field(default_factory=tuple)
 
 
-def classify(texts: list[str], mode: PrivacyMode, header: str | None) -> PrivacyDecision:
+def classify(texts: list[str], mode: PrivacyMode, header: str | None, images: int = 0) -> PrivacyDecision:
     if mode == PrivacyMode.ALWAYS_PRIVATE:
         return PrivacyDecision(True, "key")
     if header is not None and header.strip().lower() == "private":
         return PrivacyDecision(True, "header")
     if mode == PrivacyMode.PUBLIC:
         return PrivacyDecision(False, "public")
+    if images:
+        return PrivacyDecision(True, "image")
     try:
         findings: list[Finding] = [finding for text in texts for finding in find_personal_data(text)]
     except Exception:  # fail closed: an error in a detector must not let data out
@@ -44,13 +48,15 @@ def classify(texts: list[str], mode: PrivacyMode, header: str | None) -> Privacy
     return PrivacyDecision(False, "clean")
 
 
-async def classify_async(texts: list[str], mode: PrivacyMode, header: str | None) -> PrivacyDecision:
+async def classify_async(
+    texts: list[str], mode: PrivacyMode, header: str | None, images: int = 0
+) -> PrivacyDecision:
     """classify, on a worker thread for long texts: every recognizer is linear, but a 1 MB body
     still takes tens of milliseconds, which the loop's other requests must not wait for (the
     regex engine holds the GIL, which the interpreter hands back to the loop every few ms)."""
     if sum(len(text) for text in texts) < OFF_LOOP_CHARS:
-        return classify(texts, mode, header)
-    return await asyncio.to_thread(classify, texts, mode, header)
+        return classify(texts, mode, header, images)
+    return await asyncio.to_thread(classify, texts, mode, header, images)
 
 
 __all__ = ["Finding", "PrivacyDecision", "PrivacyMode", "classify", "classify_async", "find_personal_data"]

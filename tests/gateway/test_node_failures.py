@@ -35,7 +35,7 @@ class FailingNode:
     async def close(self):
         pass
 
-    async def run(self, request, sink, timeout_s, trace_headers=None):
+    async def run(self, request, sink, timeout_s, trace_headers=None, client=None):
         from gateway.backends.base import BackendError
 
         self.calls += 1
@@ -80,7 +80,7 @@ class InstantNode(FailingNode):
 
     TOKENS = (72, 101, 108, 108, 111)
 
-    async def run(self, request, sink, timeout_s, trace_headers=None):
+    async def run(self, request, sink, timeout_s, trace_headers=None, client=None):
         self.calls += 1
         for position, token_id in enumerate(self.TOKENS):
             chunk = pb.GenerateChunk(request_id=request.request_id, index=position)
@@ -123,7 +123,7 @@ async def test_a_stream_whose_every_node_fails_before_the_first_token_gets_a_jso
 class DyingNode(InstantNode):
     """Test double: two tokens, then the node fails (a worker lost, a connection cut)."""
 
-    async def run(self, request, sink, timeout_s, trace_headers=None):
+    async def run(self, request, sink, timeout_s, trace_headers=None, client=None):
         from gateway.backends.base import BackendError
 
         self.calls += 1

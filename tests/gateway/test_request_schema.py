@@ -110,7 +110,7 @@ def test_values_openai_accepts_are_accepted():
         ({"messages": [{"role": "user"}]}, "messages[0].content"),
         (
             {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]},
-            "messages[0].content",
+            "messages[0].content[0].image_url.url",
         ),
         ({"stream_options": {"include_usage": True}}, "stream_options"),
         ({"top_logprobs": 2}, "top_logprobs"),

@@ -109,7 +109,7 @@ async def test_an_upstream_failing_before_the_first_token_hands_the_request_on(
 
 
 def test_load_is_read_from_the_metrics_servers_export():
-    from gateway.backends.upstream import upstream_load
+    from gateway.backends.upstream_load import upstream_load
 
     vllm = (
         '# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name="m"} 3.0\n'
