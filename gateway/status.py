@@ -42,6 +42,7 @@ def _node(state: NodeState, now: float) -> dict:
         "kind": state.kind.value,
         "health": "cooling_down" if cooling else ("healthy" if state.healthy else "down"),
         "models": sorted(state.models),
+        "capabilities": sorted(state.capabilities),
         "running": state.num_running,
         "waiting": state.num_waiting,
         "own_requests": state.load.own_requests,  # this gateway's, live; the rest: other gateways'

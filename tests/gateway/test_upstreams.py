@@ -3,15 +3,17 @@ its own real edge node) is the upstream. Routing and privacy by its kind, stream
 text as asking it directly, and failover to another upstream before the first token."""
 
 import asyncio
+import json
 import os
 import signal
 import time
+from dataclasses import replace
 
 import openai
 import pytest
 
 from gateway.config import GatewayConfig, ModelEntry, UpstreamEntry
-from tests.fixtures.edge_node import free_port
+from tests.fixtures.edge_node import free_port, long_context_node  # noqa: F401 - a fixture
 from tests.fixtures.gateway_app import MESSAGES, Gateway
 from tests.fixtures.gateway_process import GatewayProcess
 
@@ -34,9 +36,10 @@ def nodeless_peer(model_path):
     peer.stop()
 
 
-def _config(model_path, *upstreams: UpstreamEntry) -> GatewayConfig:
+def _config(model_path, *upstreams: UpstreamEntry, context_length=128) -> GatewayConfig:
     return GatewayConfig(
-        models=[ModelEntry("tiny", str(model_path), context_length=128)], upstreams=list(upstreams)
+        models=[ModelEntry("tiny", str(model_path), context_length=context_length)],
+        upstreams=list(upstreams),
     )
 
 
@@ -148,3 +151,130 @@ async def test_requests_other_clients_run_there_count_as_its_load(model_path, pe
         await busy
         await eventually(lambda: backend.state.load.other_requests == 0, what="its load gone")
     await direct.close()
+
+
+# a closed choice: the tiny random model's greedy strings would otherwise never end
+CITY = {
+    "type": "object",
+    "properties": {"city": {"enum": ["Paris", "Oslo"]}},
+    "required": ["city"],
+    "additionalProperties": False,
+}
+WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": CITY}}
+NAMED = {"type": "function", "function": {"name": "get_weather"}}
+SCHEMA = {"type": "json_schema", "json_schema": {"name": "city", "schema": CITY}}
+IMAGE_MESSAGES = [
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "What is in this picture?"},
+            {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}},
+        ],
+    }
+]
+
+
+def _chat_upstream(node_id, peer, kind="cloud", capabilities=()) -> UpstreamEntry:
+    return UpstreamEntry(
+        node_id, peer.url, kind, {"tiny": "tiny"}, api="chat", capabilities=list(capabilities)
+    )
+
+
+async def test_a_chat_upstream_gets_the_messages_and_streams_the_same_answer(model_path, peer):
+    direct = openai.AsyncOpenAI(base_url=peer.url, api_key="none", max_retries=0)
+    expected = await direct.chat.completions.create(
+        model="tiny", messages=MESSAGES, max_tokens=12, temperature=0
+    )
+    text = expected.choices[0].message.content
+    async with Gateway(_config(model_path, _chat_upstream("hosted", peer))) as gw:
+        await _ready(gw)
+        raw = await gw.client.chat.completions.with_raw_response.create(
+            model="tiny", messages=MESSAGES, max_tokens=12, temperature=0
+        )
+        assert raw.headers["X-Hybridgw-Node"] == "hosted" and raw.parse().choices[0].message.content == text
+        stream = await gw.client.chat.completions.create(
+            model="tiny", messages=MESSAGES, max_tokens=12, temperature=0, stream=True
+        )
+        assert "".join([c.choices[0].delta.content or "" async for c in stream if c.choices]) == text
+        stop = text.strip()[2:5]  # the gateway's own stop strings cut the upstream's text
+        stopped = await gw.client.chat.completions.create(
+            model="tiny", messages=MESSAGES, max_tokens=12, temperature=0, stop=[stop]
+        )
+        assert stopped.choices[0].message.content == text[: text.index(stop)]
+        assert stopped.choices[0].finish_reason == "stop"
+        with pytest.raises(openai.BadRequestError) as refused:  # a chat API takes no token prompts
+            await gw.client.completions.create(model="tiny", prompt="Hello", max_tokens=4)
+        assert refused.value.body["param"] == "prompt"
+    await direct.close()
+
+
+@pytest.fixture(scope="module")
+def long_peer(long_context_node):  # noqa: F811 - the fixture
+    """(model path, peer): a gateway process in front of a node with room for a tool listing."""
+    path, node = long_context_node
+    peer = GatewayProcess(path, f"127.0.0.1:{node.port}")
+    yield path, peer
+    peer.stop()
+
+
+async def test_tools_and_response_format_pass_through_to_a_chat_upstream_that_declares_them(long_peer):
+    model_path, peer = long_peer
+    direct = openai.AsyncOpenAI(base_url=peer.url, api_key="none", max_retries=0)
+    ask = {"model": "tiny", "messages": MESSAGES, "max_tokens": 200, "temperature": 0}
+    called = await direct.chat.completions.create(**ask, tools=[WEATHER], tool_choice=NAMED)
+    formatted = await direct.chat.completions.create(**ask, response_format=SCHEMA)
+    entry = _chat_upstream("hosted", peer, capabilities=("tools", "structured_output"))
+    async with Gateway(_config(model_path, entry, context_length=2048)) as gw:
+        await _ready(gw)
+        answer = await gw.client.chat.completions.create(**ask, tools=[WEATHER], tool_choice=NAMED)
+        (call,) = answer.choices[0].message.tool_calls
+        (expected,) = called.choices[0].message.tool_calls
+        assert call.function.name == expected.function.name == "get_weather"
+        assert json.loads(call.function.arguments) == json.loads(expected.function.arguments)
+        assert answer.choices[0].finish_reason == "tool_calls"
+        shaped = await gw.client.chat.completions.create(**ask, response_format=SCHEMA)
+        assert shaped.choices[0].message.content == formatted.choices[0].message.content
+    plain = _config(model_path, _chat_upstream("plain", peer), context_length=2048)
+    async with Gateway(plain) as gw:  # declares neither
+        await _ready(gw)
+        for fields, param in (
+            ({"response_format": SCHEMA}, "response_format"),
+            ({"tools": [WEATHER]}, "tools"),
+        ):
+            with pytest.raises(openai.BadRequestError) as refused:
+                await gw.client.chat.completions.create(**ask, **fields)
+            assert refused.value.body["param"] == param
+    await direct.close()
+
+
+async def test_images_go_only_to_a_vision_upstream_and_stay_on_prem_when_private(model_path, peer):
+    from gateway.privacy import PrivacyMode
+
+    ask = {"model": "tiny", "messages": IMAGE_MESSAGES, "max_tokens": 4}
+    eyes = _chat_upstream("eyes", peer, capabilities=("vision",))
+    local = UpstreamEntry("local", peer.url, "edge", {"tiny": "tiny"})  # on-prem, no vision
+    public = replace(_config(model_path, local, eyes), privacy_mode=PrivacyMode.PUBLIC)
+    async with Gateway(public) as gw:
+        await _ready(gw)
+        with pytest.raises(openai.BadRequestError) as relayed:
+            await gw.client.chat.completions.create(**ask)
+        # "eyes" got the parts unchanged: the peer (no vision of its own) names the image part
+        assert "upstream eyes answered 400" in relayed.value.message
+        assert "messages[0].content[1]" in relayed.value.message
+        private = await _refused(gw, ask, {"X-Hybridgw-Privacy": "private"})  # eyes is off-prem
+        assert private["param"] == "messages[0].content[1]" and "No on-prem node" in private["message"]
+    async with Gateway(_config(model_path, local, eyes)) as gw:  # auto: an image is not scanned: private
+        await _ready(gw)
+        assert (await _refused(gw, ask, {}))["code"] == "unsupported_content"
+    on_prem = _config(model_path, _chat_upstream("eyes-on-prem", peer, "edge", ("vision",)))
+    async with Gateway(on_prem) as gw:
+        await _ready(gw)
+        with pytest.raises(openai.BadRequestError) as relayed:
+            await gw.client.chat.completions.create(**ask)
+        assert "upstream eyes-on-prem answered 400" in relayed.value.message
+
+
+async def _refused(gw, ask: dict, headers: dict) -> dict:
+    with pytest.raises(openai.BadRequestError) as refused:
+        await gw.client.chat.completions.create(**ask, extra_headers=headers)
+    return refused.value.body

@@ -12,6 +12,7 @@ import pytest
 import requests
 
 from tests.fixtures.cli import run_hybridgw
+from tests.fixtures.edge_node import free_port
 from tests.fixtures.process_logs import logged_port
 
 
@@ -99,6 +100,13 @@ latency_target_ms = 1
 redis_url = "{redis_url}"
 prefix = "{redis_keys.prefix}"
 
+[[upstreams]]
+id = "vllm-eyes"
+url = "http://127.0.0.1:{free_port()}/v1"
+kind = "cloud"
+api = "chat"
+capabilities = ["vision"]
+
 [[keys]]
 id = "vault"
 sha256 = "{hash_key("sk-vault")}"
@@ -132,6 +140,8 @@ privacy_mode = "public"
     long_private.close()
     workers = requests.get(f"{url}/status", timeout=5).json()["nodes"]
     assert {n["id"] for n in workers} >= {"edge-local"} and any(n["kind"] == "cloud" for n in workers)
+    eyes = next(n for n in workers if n["id"] == "vllm-eyes")  # the upstream: known, not up
+    assert (eyes["kind"], eyes["health"], eyes["capabilities"]) == ("cloud", "down", ["vision"])
     with pytest.raises(openai.AuthenticationError):
         openai.OpenAI(base_url=base, api_key="sk-nobody", max_retries=0).models.list()
     assert any("Authorization: Bearer" in line for line in up.out)
