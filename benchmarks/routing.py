@@ -1,6 +1,9 @@
 """Routing under load, in one run on one machine: the same seeded workloads through `hybridgw up`
 with the router ("predicted") and with each static policy ([routing] policy), and through
 llama.cpp's llama-server alone (benchmarks/setup_llamaserver.sh builds it; skipped when absent).
+Existing engines as nodes: `hybridgw gateway` in front of llama-server (an on-prem [[upstreams]]
+node) against llama-server alone, `hybridgw up` with llama-server as a third node, and, with
+`--vllm-python` (a Python that has vLLM's CPU build), vLLM alone and behind the gateway.
 
 Rounds alternate the order of the systems; medians over rounds are reported: TTFT p99, output
 tokens/s, SLO attainment and the share of private requests kept on-prem (must be 100%). Writes
@@ -37,8 +40,19 @@ FIGURES = ("ttft_p99_ms", "output_tok_s", "slo_attainment", "private_on_prem")
 class System:
     """A server to benchmark: started, waited for, stopped."""
 
-    def __init__(self, name: str, command: list[str], port: int, health: str, model: str):
+    def __init__(
+        self,
+        name: str,
+        command: list[str],
+        port: int,
+        health: str,
+        model: str,
+        behind: "System | None" = None,
+        env: dict[str, str] | None = None,
+    ):
         self.name, self.command, self.port, self.health, self.model = name, command, port, health, model
+        self.behind = behind  # the server this one fronts: started before it, stopped after it
+        self.env = env
         self.process: subprocess.Popen | None = None
 
     @property
@@ -46,8 +60,11 @@ class System:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> None:
+        if self.behind is not None:
+            self.behind.start()
         log = open(ROOT / "benchmarks" / "results" / f"routing-{self.name}.log", "w")  # noqa: SIM115
-        self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT)
+        env = {**os.environ, **self.env} if self.env else None
+        self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -66,6 +83,8 @@ class System:
                 self.process.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+        if self.behind is not None:
+            self.behind.stop()
 
 
 def free_port() -> int:
@@ -76,21 +95,70 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def systems(llama_server: str | None, config_dir: Path) -> list[System]:
+HYBRIDGW = str(ROOT / ".venv/bin/hybridgw")
+
+
+def systems(llama_server: str | None, vllm_python: str | None, config_dir: Path) -> list[System]:
     found = []
     for policy in POLICIES:
         config = config_dir / f"{policy}.toml"
         config.write_text(f'[routing]\npolicy = "{policy}"\n')
-        port = free_port()
-        command = [str(ROOT / ".venv/bin/hybridgw"), "up", "--config", str(config), "--port", str(port)]
-        found.append(System(f"hybridgw-{policy}", command, port, "/health/ready", MODEL_NAME))
+        found.append(_up(f"hybridgw-{policy}", config))
     if llama_server:
-        port = free_port()
-        threads = str(os.cpu_count() or 1)
-        command = [llama_server, "-m", str(model_path(DEFAULT_MODEL)), "-np", "8", "-c", "16384"]
-        command += ["-t", threads, "--port", str(port), "--host", "127.0.0.1"]
-        found.append(System("llama-server", command, port, "/health", "smollm2"))
+        found.append(llama_server_system(llama_server))
+        found.append(fronted("hybridgw→llama-server", llama_server_system(llama_server), config_dir))
+        config = config_dir / "up-llama-server.toml"
+        engine = llama_server_system(llama_server)
+        config.write_text(_upstream_toml("llama-server", engine))
+        found.append(_up("hybridgw-up+llama-server", config, behind=engine))
+    if vllm_python:
+        found.append(vllm_system(vllm_python, config_dir))
+        found.append(fronted("hybridgw→vllm", vllm_system(vllm_python, config_dir), config_dir))
     return found
+
+
+def _up(name: str, config: Path, behind: System | None = None) -> System:
+    port = free_port()
+    command = [HYBRIDGW, "up", "--config", str(config), "--port", str(port)]
+    return System(name, command, port, "/health/ready", MODEL_NAME, behind)
+
+
+def llama_server_system(binary: str) -> System:
+    port = free_port()
+    command = [binary, "-m", str(model_path(DEFAULT_MODEL)), "-np", "8", "-c", "16384", "--metrics"]
+    command += ["-t", str(os.cpu_count() or 1), "--port", str(port), "--host", "127.0.0.1"]
+    return System("llama-server", command, port, "/health", "smollm2")
+
+
+def vllm_system(python: str, config_dir: Path) -> System:
+    """vLLM's OpenAI server on the demo model, converted to a Hugging Face checkpoint."""
+    checkpoint = config_dir / "smollm2-hf"
+    if not checkpoint.exists():
+        subprocess.run([HYBRIDGW, "convert", str(model_path(DEFAULT_MODEL)), str(checkpoint)], check=True)
+    port = free_port()
+    command = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(checkpoint)]
+    command += ["--served-model-name", "smollm2", "--port", str(port), "--host", "127.0.0.1"]
+    command += ["--dtype", "bfloat16", "--max-model-len", "8192"]
+    return System("vllm", command, port, "/health", "smollm2", env={"VLLM_CPU_KVCACHE_SPACE": "2"})
+
+
+def _upstream_toml(node_id: str, engine: System) -> str:
+    """An on-prem [[upstreams]] entry for the engine (load from its Prometheus metrics)."""
+    base = engine.url.removesuffix("/v1")
+    return (
+        f'[[upstreams]]\nid = "{node_id}"\nurl = "{engine.url}"\nkind = "edge"\n'
+        f'models = {{ {MODEL_NAME} = "{engine.model}" }}\nmetrics_url = "{base}/metrics"\n'
+    )
+
+
+def fronted(name: str, engine: System, config_dir: Path) -> System:
+    """`hybridgw gateway` with the engine as its only node."""
+    port = free_port()
+    config = config_dir / f"{engine.name}-front.toml"
+    model = f'[[models]]\nname = "{MODEL_NAME}"\ngguf = "{model_path(DEFAULT_MODEL)}"\n\n'
+    config.write_text(f"[gateway]\nport = {port}\n\n{model}{_upstream_toml(engine.name, engine)}")
+    command = [HYBRIDGW, "gateway", "--config", str(config)]
+    return System(name, command, port, "/health/ready", MODEL_NAME, behind=engine)
 
 
 def measure_summary(
@@ -219,6 +287,8 @@ def main() -> int:
     parser.add_argument("--slo-tpot-ms", type=float, default=200)
     parser.add_argument("--llama-server", default=None, help="default: what setup_llamaserver.sh built")
     parser.add_argument("--policies", type=lambda s: s.split(","), default=list(POLICIES))
+    parser.add_argument("--vllm-python", default=None, help="a Python with vLLM installed (skipped without)")
+    parser.add_argument("--only", type=lambda s: s.split(","), default=None, help="these systems only")
     args = parser.parse_args()
     home = Path(os.environ.get("HYBRIDGW_HOME", Path.home() / ".cache/hybridgw"))
     built = home / "llama-server/build/bin/llama-server"
@@ -227,8 +297,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as config_dir:
         found = [
             s
-            for s in systems(llama_server, Path(config_dir))
-            if s.name == "llama-server" or s.name.removeprefix("hybridgw-") in args.policies
+            for s in systems(llama_server, args.vllm_python, Path(config_dir))
+            if (
+                s.name.removeprefix("hybridgw-") not in POLICIES
+                or s.name.removeprefix("hybridgw-") in args.policies
+            )
+            and (args.only is None or s.name in args.only)
         ]
         runs = run_rounds(args, found)
     table = medians(runs)

