@@ -239,7 +239,7 @@ def markdown(table: dict, args: argparse.Namespace) -> str:
                 f"{speed_ratio} | {row['slo_attainment']:.0%} | {private} | {where} |"
             )
         lines.append("")
-        lines.append(f"![{workload}](img/routing-{workload}.png)")
+        lines.append(f"![{workload}](img/{args.section}-{workload}.png)")
         lines.append("")
     return "\n".join(lines)
 
@@ -248,7 +248,7 @@ def _ratio(value, reference) -> str:
     return f"{value / reference:.2f}×" if reference else "—"
 
 
-def plot(table: dict) -> None:
+def plot(table: dict, section: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -263,16 +263,19 @@ def plot(table: dict) -> None:
         speed.barh(names, [by_system[n]["output_tok_s"] for n in names])
         speed.set(xlabel="output tokens/s", title=f"{workload}: throughput")
         figure.tight_layout()
-        figure.savefig(ROOT / "docs" / "img" / f"routing-{workload}.png", dpi=80)
+        figure.savefig(ROOT / "docs" / "img" / f"{section}-{workload}.png", dpi=80)
         pyplot.close(figure)
 
 
-def write_docs(section: str) -> None:
+TITLES = {"routing": "Routing under load", "upstreams": "Existing engines behind the gateway"}
+
+
+def write_docs(name: str, section: str) -> None:
     path = ROOT / "docs" / "benchmarks.md"
-    start, end = "<!-- routing:start -->", "<!-- routing:end -->"
-    text = path.read_text() if path.exists() else f"# Benchmarks\n\n## Routing under load\n\n{start}\n{end}\n"
+    start, end, title = f"<!-- {name}:start -->", f"<!-- {name}:end -->", TITLES.get(name, name)
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
     if start not in text:
-        text += f"\n## Routing under load\n\n{start}\n{end}\n"
+        text += f"\n## {title}\n\n{start}\n{end}\n"
     head, rest = text.split(start, 1)
     path.write_text(f"{head}{start}\n{section}\n{end}{rest.split(end, 1)[1]}")
 
@@ -289,6 +292,7 @@ def main() -> int:
     parser.add_argument("--policies", type=lambda s: s.split(","), default=list(POLICIES))
     parser.add_argument("--vllm-python", default=None, help="a Python with vLLM installed (skipped without)")
     parser.add_argument("--only", type=lambda s: s.split(","), default=None, help="these systems only")
+    parser.add_argument("--section", default="routing", help="results/SECTION.json, its docs section")
     args = parser.parse_args()
     home = Path(os.environ.get("HYBRIDGW_HOME", Path.home() / ".cache/hybridgw"))
     built = home / "llama-server/build/bin/llama-server"
@@ -306,12 +310,12 @@ def main() -> int:
         ]
         runs = run_rounds(args, found)
     table = medians(runs)
-    (ROOT / "benchmarks" / "results" / "routing.json").write_text(
+    (ROOT / "benchmarks" / "results" / f"{args.section}.json").write_text(
         json.dumps({"runs": runs, "medians": table}, indent=2) + "\n"
     )
-    plot(table)
+    plot(table, args.section)
     section = markdown(table, args)
-    write_docs(section)
+    write_docs(args.section, section)
     print(section)
     return 0
 
