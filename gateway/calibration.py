@@ -6,7 +6,10 @@ it leaves out — another process sharing the CPU, a prefill slowing the decodes
 gateway's own path — shows up as a steady ratio between observed and predicted times. Each node
 keeps that ratio, smoothed in log space so that halving and doubling weigh alike, and the router
 multiplies its raw predictions by it. The ratios are learned against the raw (uncorrected)
-predictions, so a correction never feeds on itself."""
+predictions, so a correction never feeds on itself. The first observations are averaged (weight
+1/n), so a node that is three times slower than predicted is known as such from its first
+request on, not after dozens; from 1/SMOOTHING observations on, the average is exponential and
+follows a node whose speed changes."""
 
 import math
 from dataclasses import dataclass
@@ -30,7 +33,7 @@ class Calibration:
             return None
         ratio = observed_s / (predicted_raw_s * self.ttft_factor)
         self.ttft_abs_log_error = _smooth(self.ttft_abs_log_error, abs(math.log(ratio)), self.num_observed)
-        self.ttft_factor = _learn(self.ttft_factor, observed_s / predicted_raw_s)
+        self.ttft_factor = _learn(self.ttft_factor, observed_s / predicted_raw_s, self.num_observed)
         self.num_observed += 1
         return ratio
 
@@ -41,7 +44,7 @@ class Calibration:
         self.tpot_abs_log_error = _smooth(
             self.tpot_abs_log_error, abs(math.log(ratio)), self.num_tpot_observed
         )
-        self.tpot_factor = _learn(self.tpot_factor, observed_s / predicted_raw_s)
+        self.tpot_factor = _learn(self.tpot_factor, observed_s / predicted_raw_s, self.num_tpot_observed)
         self.num_tpot_observed += 1
         return ratio
 
@@ -56,8 +59,9 @@ class Calibration:
         }
 
 
-def _learn(factor: float, ratio: float) -> float:
-    logged = (1 - SMOOTHING) * math.log(factor) + SMOOTHING * math.log(ratio)
+def _learn(factor: float, ratio: float, num_observed: int) -> float:
+    weight = max(SMOOTHING, 1 / (num_observed + 1))
+    logged = (1 - weight) * math.log(factor) + weight * math.log(max(ratio, 1e-9))
     return min(MAX_FACTOR, max(MIN_FACTOR, math.exp(logged)))
 
 

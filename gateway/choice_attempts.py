@@ -79,7 +79,9 @@ async def run_attempts(
             if target is None:
                 raise
             backend, dispatched = target
+            dispatches[-1].finished()  # the failed node runs it no more
             dispatches.append(dispatched)
+            choice.on_tokens = dispatched.advance  # the pace is the new node's
             request = resumed_request(original, sent)
 
 

@@ -11,9 +11,14 @@ gateway replicas, each of which learns the others' share from the node's own cou
 
 Requests in transit make a report lag this gateway's count (dispatched but not yet arrived, or
 finished on the node but not yet here); the difference only ever lowers `others`, never below
-zero, and the next report corrects it."""
+zero, and the next report corrects it.
 
-import bisect
+When a new request would wait for a slot, it waits for the earliest ends of the requests there:
+each one's end is re-estimated from its own pace as its tokens arrive (a node that decodes three
+times slower than predicted shows it within a few tokens), from the prediction made when it was
+dispatched until it has a pace, and from the node's step time once that prediction has passed."""
+
+import time
 from dataclasses import dataclass, field
 
 
@@ -27,7 +32,7 @@ class NodeLoad:
     other_requests: int = 0
     other_prompt_tokens: int = 0
     num_dispatched: int = 0  # ever, by this gateway (the round-robin policy's turn)
-    own_end_times: list[float] = field(default_factory=list)  # predicted, sorted (router's clock)
+    own: list["Dispatched"] = field(default_factory=list)  # this gateway's requests there, live
 
     @property
     def num_requests(self) -> int:
@@ -43,34 +48,77 @@ class NodeLoad:
         self.other_requests = max(0, num_requests - self.own_requests)
         self.other_prompt_tokens = max(0, num_prompt_tokens - self.own_pending_prompt_tokens)
 
-    def dispatch(self, prompt_tokens: int, predicted_end: float = 0.0) -> "Dispatched":
+    def dispatch(
+        self, prompt_tokens: int, predicted_end: float = 0.0, expected_tokens: int = 0
+    ) -> "Dispatched":
+        """`predicted_end` on the router's clock (time.monotonic()); `expected_tokens`: what it
+        is expected to generate (the router's cap on max_tokens)."""
         self.own_requests += 1
         self.own_pending_prompt_tokens += prompt_tokens
         self.num_dispatched += 1
-        bisect.insort(self.own_end_times, predicted_end)
-        return Dispatched(self, prompt_tokens, predicted_end)
+        dispatched = Dispatched(self, prompt_tokens, predicted_end, expected_tokens)
+        self.own.append(dispatched)
+        return dispatched
 
-    def slot_free_at(self, num_slots: int) -> float | None:
-        """When a new request would get a slot, from the predicted ends of this gateway's own
-        requests (the (n - slots + 1)-th earliest end frees its slot); None when other gateways'
-        requests are there too (their ends are unknown) or a slot is free now."""
+    def end_times(self, now: float, step_s: float) -> list[float]:
+        """The expected ends of this gateway's requests there, earliest first."""
+        return sorted(d.expected_end(now, step_s) for d in self.own)
+
+    def slot_free_at(self, num_slots: int, now: float = 0.0, step_s: float = 0.0) -> float | None:
+        """When a new request would get a slot: the (n - slots + 1)-th earliest expected end of
+        this gateway's own requests; None when other gateways' requests are there too (their
+        ends are unknown) or a slot is free now. `step_s`: the node's time per decode step."""
         ahead = self.own_requests - num_slots
         if self.other_requests or ahead < 0:
             return None
-        return self.own_end_times[ahead]
+        return self.end_times(now, step_s)[ahead]
 
 
 class Dispatched:
     """One request this gateway sent, counted in its node's load from the routing decision until
-    `finished()`; its prompt counts as work ahead until `first_token()`. Both are idempotent."""
+    `finished()`; its prompt counts as work ahead until `first_token()`. Both are idempotent.
+    `advance(n)` for each chunk of tokens that arrives (its pace)."""
 
-    __slots__ = ("is_finished", "load", "pending_prompt_tokens", "predicted_end")
+    __slots__ = (
+        "expected_tokens",
+        "first_at",
+        "is_finished",
+        "last_at",
+        "load",
+        "num_tokens",
+        "pending_prompt_tokens",
+        "predicted_end",
+    )
 
-    def __init__(self, load: NodeLoad, prompt_tokens: int, predicted_end: float):
+    def __init__(self, load: NodeLoad, prompt_tokens: int, predicted_end: float, expected_tokens: int = 0):
         self.load = load
         self.pending_prompt_tokens = prompt_tokens
         self.predicted_end = predicted_end
+        self.expected_tokens = expected_tokens
+        self.num_tokens = 0
+        self.first_at: float | None = None
+        self.last_at = 0.0
         self.is_finished = False
+
+    def advance(self, num_tokens: int) -> None:
+        """A chunk of `num_tokens` tokens arrived (the first one counts as the first token)."""
+        now = time.monotonic()
+        if self.first_at is None:
+            self.first_token()
+            self.first_at = now
+        self.num_tokens += num_tokens
+        self.last_at = now
+
+    def expected_end(self, now: float, step_s: float) -> float:
+        """From its own pace once it has one (two tokens, some time apart), else the prediction
+        made at dispatch while that lies ahead, else the node's step time per token left."""
+        remaining = max(0, self.expected_tokens - self.num_tokens)
+        if self.num_tokens >= 2 and self.first_at is not None and self.last_at > self.first_at:
+            per_token = (self.last_at - self.first_at) / (self.num_tokens - 1)
+            return max(now, self.last_at + remaining * per_token)
+        if self.predicted_end > now:
+            return self.predicted_end
+        return now + remaining * step_s
 
     def first_token(self) -> None:
         if self.pending_prompt_tokens:
@@ -84,4 +132,4 @@ class Dispatched:
             self.first_token()
             self.is_finished = True
             self.load.own_requests = max(0, self.load.own_requests - 1)
-            self.load.own_end_times.remove(self.predicted_end)
+            self.load.own.remove(self)

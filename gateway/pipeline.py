@@ -118,7 +118,8 @@ class Dispatcher:
         end = time.monotonic() + (prediction.e2e_s if prediction is not None else 0.0)
         backend = states[decision.node_id]
         self.metrics.resumed_streams.inc()
-        return backend, backend.state.load.dispatch(num_tokens, end)
+        expected_tokens = min(prepared.max_tokens, self.policy.expected_output_tokens)
+        return backend, backend.state.load.dispatch(num_tokens, end, expected_tokens)
 
     def _route_request(self, prepared: PreparedRequest, privacy: PrivacyDecision, salt: str) -> RouteRequest:
         body, ids = prepared.body, prepared.prompt_ids
@@ -148,6 +149,7 @@ class Dispatcher:
         prediction = decision.prediction_for(node.node_id)
         end = time.monotonic() + (prediction.e2e_s if prediction is not None else 0.0)
         body = prepared.body
+        expected_tokens = min(prepared.max_tokens, self.policy.expected_output_tokens)
         client = ClientRequest(body.client_fields, tool_call_format(prepared.model.chat_template.source))
         generation = Generation(
             prepared.request_id,
@@ -159,12 +161,12 @@ class Dispatcher:
             prediction,
         )
         for index in range(prepared.num_choices):
-            dispatched = node.load.dispatch(len(prepared.choice_prompt(index)), end)
+            dispatched = node.load.dispatch(len(prepared.choice_prompt(index)), end, expected_tokens)
             text = TextStream(prepared.model.tokenizer, body.stop, body.min_tokens)
             tools = tool_parser(prepared.model, body)
             keep_tokens = body.logprobs or body.return_token_ids
             sink = ChoiceSink(
-                index, text, output, keep_tokens, dispatched.first_token, tools, body.max_tokens == 0
+                index, text, output, keep_tokens, dispatched.advance, tools, body.max_tokens == 0
             )
             resume = functools.partial(self._resume_on, prepared, privacy, salt)
             request = node_request(prepared, index, salt)

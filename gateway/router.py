@@ -162,7 +162,8 @@ def predict(node: NodeState, request: RouteRequest, now: float = 0.0) -> Predict
     prompt_s = uncached / prefill
     queued = max(0, num_requests - slots)
     if queued:
-        slot_free_at = node.load.slot_free_at(slots)
+        step_s = decode_step_seconds(node, slots) * node.calibration.tpot_factor
+        slot_free_at = node.load.slot_free_at(slots, now, step_s)
         if slot_free_at is not None:
             ahead_s = max(0.0, slot_free_at - now)
         else:

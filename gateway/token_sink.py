@@ -55,7 +55,6 @@ class ChoiceSink:
     __slots__ = (
         "_done",
         "_first",
-        "_on_first_token",
         "cached_tokens",
         "completion_tokens",
         "discard_output",
@@ -63,6 +62,7 @@ class ChoiceSink:
         "first_token_at",
         "index",
         "keep_logprobs",
+        "on_tokens",
         "output",
         "text",
         "token_ids",
@@ -75,17 +75,18 @@ class ChoiceSink:
         text: TextStream,
         output: EventSink,
         keep_logprobs: bool = False,
-        on_first_token: Callable[[], None] | None = None,
+        on_tokens: Callable[[int], None] | None = None,
         tools: ToolCallParser | None = None,
         discard_output: bool = False,
     ):
-        """`tools`: reads tool calls out of the text, when the request offers tools;
+        """`on_tokens`: told the number of tokens of every chunk (the node's pace, its first
+        token); `tools`: reads tool calls out of the text, when the request offers tools;
         `discard_output`: only the prompt is wanted (an echo with max_tokens 0): the token the
         node generates is not part of the answer."""
         loop = asyncio.get_running_loop()
         self.index, self.text, self.output, self.keep_logprobs = index, text, output, keep_logprobs
         self.tools, self.discard_output = tools, discard_output
-        self._on_first_token = on_first_token
+        self.on_tokens = on_tokens
         self._first: asyncio.Future = loop.create_future()
         self._done: asyncio.Future = loop.create_future()
         self.completion_tokens = 0
@@ -112,8 +113,8 @@ class ChoiceSink:
         if first:
             self.first_token_at = time.perf_counter()
             self._first.set_result(None)
-            if self._on_first_token is not None:
-                self._on_first_token()
+        if self.on_tokens is not None:
+            self.on_tokens(len(chunk.tokens))
         if self.discard_output:
             self._prompt_only(chunk)
             return

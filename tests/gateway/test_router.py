@@ -234,7 +234,7 @@ def test_a_streamed_burst_is_placed_by_time_to_first_token():
         node = edge if decision.node_id == "edge-1" else cloud
         node.load.dispatch(130, index * 0.001 + decision.prediction_for(node.node_id).e2e_s)
         if node is edge and edge.load.num_requests > edge.max_running:  # it waits for a slot
-            assert decision.prediction_for("edge-1").ttft_s > edge.load.own_end_times[0] - 0.032
+            assert decision.prediction_for("edge-1").ttft_s > edge.load.end_times(0.032, 0.05)[0] - 0.032
     assert 8 <= edge.load.num_requests <= 16 and cloud.load.num_requests >= 16
     last = RouteRequest(MODEL, 130, 128, False, objective="ttft")
     edge_ttft, cloud_ttft = predict(edge, last, 0.032).ttft_s, predict(cloud, last, 0.032).ttft_s
@@ -245,7 +245,7 @@ def test_a_queued_request_waits_for_the_earliest_predicted_end_of_this_gateways_
     node = _edge(max_running=2, rtt_s=0.0)
     for end in (9.0, 4.0, 6.0):  # two running, one queued
         node.load.dispatch(0, end)
-    assert node.load.own_end_times == [4.0, 6.0, 9.0]
+    assert node.load.end_times(1.0, 0.1) == [4.0, 6.0, 9.0]
     prediction = predict(node, _request(prompt=100, output=10), now=1.0)
     assert prediction.ttft_s == pytest.approx((6.0 - 1.0) + 100 / 100)  # the 2nd end frees its slot
     node.load.report(num_requests=4, num_prompt_tokens=0)  # another gateway's request is there too
@@ -253,3 +253,42 @@ def test_a_queued_request_waits_for_the_earliest_predicted_end_of_this_gateways_
     assert predict(node, _request(prompt=100, output=10), now=1.0).ttft_s == pytest.approx(
         3 * service / 2 + 1.0
     )
+
+
+def test_calibration_knows_a_slow_node_from_its_first_request_and_follows_changes():
+    from gateway.calibration import Calibration
+
+    calibration = Calibration()
+    assert calibration.observe_ttft(1.0, 3.0) == 3.0  # observed / the (uncorrected) prediction
+    assert calibration.ttft_factor == pytest.approx(3.0)
+    calibration.observe_ttft(1.0, 12.0)  # the first ones are averaged (in log space): sqrt(3 x 12)
+    assert calibration.ttft_factor == pytest.approx(6.0)
+    for _ in range(60):  # then it follows the node's new speed
+        calibration.observe_ttft(2.0, 3.0)
+    assert calibration.ttft_factor == pytest.approx(1.5, rel=0.01)
+    assert calibration.observe_ttft(2.0, 3.0) == pytest.approx(1.0, rel=0.01)
+
+
+def test_a_waiting_request_sees_the_running_ones_end_at_their_own_pace(monkeypatch):
+    import gateway.node_load as node_load
+
+    clock = [0.0]
+    monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
+    node = _edge(max_running=2, rtt_s=0.0, decode_steps=((2, 0.05),))
+    slow = node.load.dispatch(0, 2.0, 20)  # predicted to end at 2 s, 20 tokens
+    assert node.load.slot_free_at(2, now=0.0, step_s=0.05) is None  # a slot is free
+    fast, queued = node.load.dispatch(0, 2.0, 20), node.load.dispatch(0, 4.0, 20)
+    for index in range(11):  # slow: one token per 0.5 s; fast: two per 0.5 s, for 2.5 s
+        clock[0] = index * 0.5
+        slow.advance(1)
+        if index < 6:
+            fast.advance(2)
+    now = clock[0]  # 5 s
+    assert slow.expected_end(now, 0.05) == pytest.approx(5.0 + 9 * 0.5)  # its own pace, not "2 s"
+    assert fast.expected_end(now, 0.05) == pytest.approx(now)  # 12 of 20 tokens, then silent: overdue
+    assert queued.expected_end(now, 0.05) == pytest.approx(now + 20 * 0.05)  # its prediction passed
+    assert node.load.slot_free_at(2, now, 0.05) == pytest.approx(now + 20 * 0.05)  # the 2nd earliest
+    prediction = predict(node, _request(prompt=100, output=10), now=now)
+    assert prediction.ttft_s == pytest.approx(20 * 0.05 + 100 / 100)
+    fast.finished()
+    assert node.load.slot_free_at(2, now, 0.05) == pytest.approx(now + 20 * 0.05)  # the earliest

@@ -40,8 +40,8 @@ def tokenizer(model_path):
 
 async def test_a_choice_sink_emits_each_chunks_text_and_finishes_with_the_node(tokenizer):
     ids = tokenizer.encode("the cat sat on the mat", add_special=False)
-    collected, firsts = CollectingSink(1), []
-    sink = ChoiceSink(0, TextStream(tokenizer, []), collected, True, lambda: firsts.append(True))
+    collected, counts = CollectingSink(1), []
+    sink = ChoiceSink(0, TextStream(tokenizer, []), collected, True, counts.append)
     sink.put(_chunk(ids[0]))
     await sink.first_token()
     sink.put(_chunk(*ids[1:-1]))
@@ -51,7 +51,7 @@ async def test_a_choice_sink_emits_each_chunks_text_and_finishes_with_the_node(t
     assert "".join(e.text for e in events) == tokenizer.decode(ids)
     assert [e.finish_reason for e in events] == [None, None, "length"]
     assert [len(e.logprobs) for e in events] == [1, len(ids) - 2, 1]
-    assert (sink.completion_tokens, sink.cached_tokens, firsts) == (len(ids), 7, [True])
+    assert (sink.completion_tokens, sink.cached_tokens, counts) == (len(ids), 7, [1, len(ids) - 2, 1])
     sink.put(_chunk(ids[0]))  # after the end: ignored
     assert len(collected.events[0]) == 3 and sink.completion_tokens == len(ids)
 
