@@ -8,6 +8,7 @@ import time
 import aiohttp
 
 from formats.tokenizer import GGUFTokenizer
+from gateway import app_keys
 from gateway.config import GatewayConfig, ModelEntry
 from shared.proto import inference_pb2 as pb
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config, greedy_text
@@ -57,8 +58,11 @@ async def test_a_node_failing_before_the_first_token_is_cooled_down_and_the_requ
             assert response.status == 200
         assert broken.calls == 1  # cooling down: not tried again
         # streamed: the headers, made while the failing node had the request, name the node
-        # that answered
+        # that answered (the edge, calibrated on its two answers, made to look slow again: the
+        # failing node is tried first)
         broken.state.cooldown_until = 0.0
+        edge = next(b for b in gateway.runner.app[app_keys.BACKENDS] if b is not broken)
+        edge.state.calibration.ttft_factor = 10.0
         stream_body = {**body, "stream": True, "temperature": 0}
         async with session.post(f"{gateway.url}/v1/chat/completions", json=stream_body) as response:
             assert response.status == 200
