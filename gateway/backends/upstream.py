@@ -22,7 +22,7 @@ import aiohttp
 from formats.tokenizer import GGUFTokenizer
 from gateway.backends.base import BackendError, ChunkSink, start_polling
 from gateway.backends.upstream_chat import chat_body, read_chat
-from gateway.backends.upstream_load import upstream_load
+from gateway.backends.upstream_load import UpstreamMetrics
 from gateway.backends.upstream_stream import UpstreamStream
 from gateway.capabilities import STRUCTURED_OUTPUT, upstream_capabilities
 from gateway.client_fields import STRUCTURED_FIELDS, ClientRequest
@@ -54,6 +54,7 @@ class UpstreamBackend:
         )
         key = os.environ.get(entry.api_key_env) if entry.api_key_env else None
         self.headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self.metrics = UpstreamMetrics()
         self.session: aiohttp.ClientSession | None = None
         self._poller = None
 
@@ -85,12 +86,17 @@ class UpstreamBackend:
 
     def _report(self, text: str) -> None:
         """Its requests (running + waiting) and KV-cache use from its metrics: what other clients
-        have there counts as the node's load too (gateway/node_load.py)."""
-        load = upstream_load(text)
-        if load is not None:
-            requests, kv_usage = load
-            self.state.load.report(requests, 0)
-            self.state.kv_usage = kv_usage
+        have there counts as the node's load too (gateway/node_load.py); the rates its metrics
+        show join the ones this gateway observes."""
+        reading = self.metrics.read(text)
+        if reading is None:
+            return
+        self.state.load.report(reading.requests, 0)
+        self.state.kv_usage = reading.kv_usage
+        if reading.prefill_tokens_per_s:
+            self._learn_rate("prefill_tokens_per_s", reading.prefill_tokens_per_s)
+        if reading.decode_tokens_per_s:
+            self._learn_rate("decode_tokens_per_s", reading.decode_tokens_per_s)
 
     async def run(
         self,
@@ -153,11 +159,15 @@ class UpstreamBackend:
 
     def _observe(self, prompt_tokens: int, ttft_s: float, tokens: int, decode_s: float) -> None:
         """The rates this request showed, smoothed into the node's (what the router predicts from)."""
-        state = self.state
         if ttft_s > 0 and prompt_tokens:
-            state.prefill_tokens_per_s += SMOOTHING * (prompt_tokens / ttft_s - state.prefill_tokens_per_s)
+            self._learn_rate("prefill_tokens_per_s", prompt_tokens / ttft_s)
         if decode_s > 0 and tokens > 1:
-            state.decode_tokens_per_s += SMOOTHING * ((tokens - 1) / decode_s - state.decode_tokens_per_s)
+            self._learn_rate("decode_tokens_per_s", (tokens - 1) / decode_s)
+
+    def _learn_rate(self, name: str, observed: float) -> None:
+        """The node's rate moves toward what was observed (smoothed)."""
+        current = getattr(self.state, name)
+        setattr(self.state, name, current + SMOOTHING * (observed - current))
 
 
 def sampling_extras(s: pb.SamplingParams) -> dict:

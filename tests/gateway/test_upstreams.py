@@ -12,6 +12,7 @@ from dataclasses import replace
 import openai
 import pytest
 
+from gateway.backends.upstream import INITIAL_DECODE_TOKENS_PER_S
 from gateway.config import GatewayConfig, ModelEntry, UpstreamEntry
 from tests.fixtures.edge_node import free_port, long_context_node  # noqa: F401 - a fixture
 from tests.fixtures.gateway_app import MESSAGES, Gateway
@@ -111,22 +112,42 @@ async def test_an_upstream_failing_before_the_first_token_hands_the_request_on(
         assert backends["broken"].state.cooldown_until > time.monotonic()  # tried, failed, cooled down
 
 
-def test_load_is_read_from_the_metrics_servers_export():
-    from gateway.backends.upstream_load import upstream_load
-
-    vllm = (
+def _vllm_metrics(prompt_tokens: float, prefill_s: float, latency_sum: float, tokens: int) -> str:
+    histogram = "vllm:inter_token_latency_seconds"
+    return (
         '# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name="m"} 3.0\n'
         '# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{model_name="m"} 2.0\n'
         '# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{model_name="m"} 0.25\n'
+        f"# TYPE {histogram} histogram\n"
+        f'{histogram}_bucket{{model_name="m",le="0.1"}} {tokens}\n'
+        f'{histogram}_bucket{{model_name="m",le="+Inf"}} {tokens}\n'
+        f'{histogram}_count{{model_name="m"}} {tokens}\n{histogram}_sum{{model_name="m"}} {latency_sum}\n'
+        f'vllm:request_prompt_tokens_sum{{model_name="m"}} {prompt_tokens}\n'
+        f'vllm:request_prompt_tokens_count{{model_name="m"}} 4\n'
+        f'vllm:request_prefill_time_seconds_sum{{model_name="m"}} {prefill_s}\n'
+        f'vllm:request_prefill_time_seconds_count{{model_name="m"}} 4\n'
     )
+
+
+def test_load_and_speed_are_read_from_the_metrics_servers_export():
+    from gateway.backends.upstream_load import MetricsReading, UpstreamMetrics
+
+    vllm = UpstreamMetrics()
+    # since its start: 1000 prompt tokens in 2 s of prefill; 100 tokens 0.02 s apart
+    assert vllm.read(_vllm_metrics(1000, 2.0, 2.0, 100)) == MetricsReading(5, 0.25, 500.0, 50.0)
+    # since the previous poll: 3000 more prompt tokens in 2 s; 100 more tokens 0.04 s apart
+    reading = vllm.read(_vllm_metrics(4000, 4.0, 6.0, 200))
+    assert reading.prefill_tokens_per_s == pytest.approx(1500.0)
+    assert reading.decode_tokens_per_s == pytest.approx(25.0)
+    assert vllm.read(_vllm_metrics(4000, 4.0, 6.0, 200)).decode_tokens_per_s is None  # idle since
     llamacpp = (
         "llamacpp:requests_processing 1\nllamacpp:requests_deferred 4\nllamacpp:kv_cache_usage_ratio 0.5\n"
+        "llamacpp:prompt_tokens_seconds 310.5\nllamacpp:predicted_tokens_seconds 21.0\n"
     )
-    assert upstream_load(vllm) == (5, 0.25)
-    assert upstream_load(llamacpp) == (5, 0.5)
-    assert upstream_load("hybridgw_requests_in_flight 2\n") == (2, 0.0)
-    assert upstream_load("process_cpu_seconds_total 3\n") is None  # nothing it knows
-    assert upstream_load("{{{ not prometheus") is None
+    assert UpstreamMetrics().read(llamacpp) == MetricsReading(5, 0.5, 310.5, 21.0)
+    assert UpstreamMetrics().read("hybridgw_requests_in_flight 2\n") == MetricsReading(2, 0.0)
+    assert UpstreamMetrics().read("process_cpu_seconds_total 3\n") is None  # nothing it knows
+    assert UpstreamMetrics().read("{{{ not prometheus") is None
 
 
 async def test_requests_other_clients_run_there_count_as_its_load(model_path, peer, edge_node):
@@ -150,6 +171,9 @@ async def test_requests_other_clients_run_there_count_as_its_load(model_path, pe
             os.kill(edge_node.process.pid, signal.SIGCONT)
         await busy
         await eventually(lambda: backend.state.load.other_requests == 0, what="its load gone")
+        # its TPOT histogram saw the other client's request: the decode rate moved toward it
+        start = INITIAL_DECODE_TOKENS_PER_S
+        await eventually(lambda: backend.state.decode_tokens_per_s != start, what="its speed seen")
     await direct.close()
 
 
