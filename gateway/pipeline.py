@@ -150,7 +150,11 @@ class Dispatcher:
         end = time.monotonic() + (prediction.e2e_s if prediction is not None else 0.0)
         body = prepared.body
         expected_tokens = min(prepared.max_tokens, self.policy.expected_output_tokens)
-        client = ClientRequest(body.client_fields, tool_call_format(prepared.model.chat_template.source))
+        client = ClientRequest(
+            body.client_fields,
+            tool_call_format(prepared.model.chat_template.source),
+            body.structured_outputs[0].as_vllm() if body.structured_outputs else None,
+        )
         generation = Generation(
             prepared.request_id,
             prepared.model.name,

@@ -48,6 +48,17 @@ class StructuredOutputsParams:
                 raise GrammarError("choice must be a non-empty list of non-empty strings")
             object.__setattr__(self, "choice", tuple(self.choice))
 
+    def as_vllm(self) -> dict:
+        """vLLM's `structured_outputs` field for the same constraint (what an upstream vLLM takes
+        on /v1/completions); not for an already compiled grammar."""
+        if self.llguidance is not None:
+            raise GrammarError("a compiled grammar has no vLLM form")
+        if self.json_object:
+            return {"json_object": True}
+        name = next(n for n in ("json", "regex", "choice", "grammar") if getattr(self, n) is not None)
+        value = getattr(self, name)
+        return {name: list(value) if name == "choice" else value}
+
     def to_llguidance(self) -> str:
         """The serialized llguidance grammar; GrammarError for a malformed schema or grammar
         text (what the grammar means is checked against a vocabulary by GrammarCompiler)."""

@@ -25,7 +25,7 @@ from gateway.backends.upstream_chat import chat_body, read_chat
 from gateway.backends.upstream_load import UpstreamMetrics
 from gateway.backends.upstream_stream import UpstreamStream
 from gateway.capabilities import STRUCTURED_OUTPUT, upstream_capabilities
-from gateway.client_fields import STRUCTURED_FIELDS, ClientRequest
+from gateway.client_fields import ClientRequest
 from gateway.config import UpstreamEntry
 from gateway.router import NodeKind, NodeState
 from shared.proto import inference_pb2 as pb
@@ -135,6 +135,7 @@ class UpstreamBackend:
         what it cannot be asked to do (the router sends it none: gateway/capabilities.py)."""
         s = request.sampling
         passes_format = STRUCTURED_OUTPUT in self.state.capabilities and client is not None
+        passes_format = passes_format and client.structured_outputs is not None
         if (s.structured_output and not passes_format) or s.HasField("prompt_logprobs"):
             raise BackendError(
                 f"upstream {self.entry.node_id} cannot enforce a grammar or score a prompt", 502
@@ -149,8 +150,8 @@ class UpstreamBackend:
             "stream_options": {"include_usage": True},
             "return_token_ids": True,
         }
-        if s.structured_output:
-            body |= {name: client.fields[name] for name in STRUCTURED_FIELDS if name in client.fields}
+        if s.structured_output:  # vLLM's form: its /v1/completions reads no response_format schema
+            body["structured_outputs"] = client.structured_outputs
         return body | sampling_extras(s)
 
     def _chat_body(self, request: pb.GenerateRequest, client: ClientRequest | None) -> dict:

@@ -116,3 +116,12 @@ def test_calls_written_in_a_format_parse_back_to_the_same_calls(tool_format):
     names = frozenset({"get_weather", "get_time"})
     assert tool_format.parse(tool_format.write(calls), names) == ("", calls)
     assert tool_format.parse(tool_format.write(calls[:1]), names) == ("", calls[:1])
+
+
+def test_an_output_constraint_in_vllms_own_form_for_its_completions_endpoint():
+    from shared.structured_output import StructuredOutputsParams
+
+    assert StructuredOutputsParams(json={"type": "object"}).as_vllm() == {"json": {"type": "object"}}
+    assert StructuredOutputsParams(choice=("yes", "no")).as_vllm() == {"choice": ["yes", "no"]}
+    assert StructuredOutputsParams(json_object=True).as_vllm() == {"json_object": True}
+    assert StructuredOutputsParams(regex="[a-z]+").as_vllm() == {"regex": "[a-z]+"}
