@@ -3,8 +3,9 @@
 The only place whole outputs exist: the engine's step deltas are gathered here, per request."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from cloud.engine_args import check_engine_args
 from cloud.llm_engine import LLMEngine
 from shared.engine import EngineRequest, FinishReason, StepOutput
 from shared.sampling import SamplingParams
@@ -31,9 +32,19 @@ class RequestOutput:
 
 
 class LLM:
-    def __init__(self, model: str, **engine_args):
+    """`LLM(model, dtype="bfloat16", max_model_len=..., gpu_memory_utilization=..., seed=...)` as
+    in vLLM (cloud/engine_args.py); `enforce_eager` is accepted and always holds (this engine
+    captures no graphs). With `seed`, a request without its own seed gets one derived from it,
+    so a run repeats exactly."""
+
+    def __init__(self, model: str, *, seed: int | None = None, enforce_eager: bool = False, **engine_args):
+        check_engine_args(LLMEngine, engine_args)
+        if seed is not None and not isinstance(seed, int):
+            raise ValueError("seed must be an integer")
         self.engine = LLMEngine(model, **engine_args)
         self.tokenizer = _load_tokenizer(model, self.engine.metadata)
+        self.seed, self.enforce_eager = seed, True
+        self._num_requests = 0  # requests generated so far (the derived seeds count on)
 
     def generate(
         self,
@@ -48,6 +59,9 @@ class LLM:
             raise ValueError("give one SamplingParams, or one per prompt")
         outputs: dict[str, RequestOutput] = {}
         for index, (prompt, request_params) in enumerate(zip(batch, params_list, strict=True)):
+            if self.seed is not None and request_params.seed is None:
+                request_params = replace(request_params, seed=self.seed + self._num_requests)
+            self._num_requests += 1
             token_ids = self.tokenizer.encode(prompt) if isinstance(prompt, str) else list(prompt)
             request_id = f"generate-{index}"
             self.engine.add(EngineRequest(request_id, tuple(token_ids), request_params))

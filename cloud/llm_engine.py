@@ -14,6 +14,7 @@ import torch
 
 from cloud.block_manager import BlockManager
 from cloud.config import CacheConfig, SchedulerConfig
+from cloud.engine_args import kv_cache_gib_for, resolve_dtype
 from cloud.metrics import EngineMetrics
 from cloud.model import LlamaModel
 from cloud.model_runner import ModelRunner
@@ -42,7 +43,7 @@ class LLMEngine:
         self,
         model: str,
         *,
-        dtype: torch.dtype = torch.float32,
+        dtype: str | torch.dtype = "auto",
         device: str | torch.device | None = None,
         block_size: int = 16,
         num_blocks: int | None = None,
@@ -53,10 +54,16 @@ class LLMEngine:
         enable_prefix_caching: bool = True,
         max_model_len: int | None = None,
         policy: str = "fcfs",
+        gpu_memory_utilization: float | None = None,
     ):
+        """`dtype`: vLLM's names or a torch dtype (cloud/engine_args.py); the KV cache holds
+        `num_blocks`, else `gpu_memory_utilization` of the free memory, else `kv_cache_gib`."""
         started = time.perf_counter()
         self.device = torch.device(device) if device is not None else default_device()
+        dtype = resolve_dtype(dtype, self.device)
         self.model_config, tensors, self.metadata = load_weights(model, dtype, self.device)
+        if gpu_memory_utilization is not None:
+            kv_cache_gib = kv_cache_gib_for(gpu_memory_utilization, self.device)
         config = self.model_config
         if num_blocks is None:
             bytes_per_block = (

@@ -154,3 +154,42 @@ def test_the_context_is_no_longer_than_the_kv_cache(tiny_checkpoint):
     while engine.has_work():
         outputs += engine.step().outputs
     assert len(outputs) == 29 and outputs[-1].finish_reason == "length"
+
+
+def test_the_offline_api_takes_vllms_engine_arguments(tiny_checkpoint):
+    from cloud.engine_args import free_memory_bytes
+
+    _, _, gguf_path = tiny_checkpoint
+    bf16 = LLM(str(gguf_path), dtype="bfloat16", num_blocks=64, block_size=4, enforce_eager=True)
+    assert bf16.engine.runner.kv_caches[0][0].dtype == torch.bfloat16
+    assert LLM(str(gguf_path), dtype=torch.float32, num_blocks=8).engine.runner.kv_caches[0][0].dtype == (
+        torch.float32
+    )
+    assert LLM(str(gguf_path), num_blocks=8).engine.runner.kv_caches[0][0].dtype == torch.float32  # auto, CPU
+    for bad, message in (
+        ({"dtype": "float8"}, "dtype 'float8' is not supported"),
+        ({"dtype": torch.int8}, "is not supported"),
+        ({"tensor_parallel_size": 2}, "unknown argument"),
+        ({"gpu_memory_utilization": 1.5}, r"gpu_memory_utilization must be in \(0, 1\]"),
+        ({"seed": "7"}, "seed must be an integer"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            LLM(str(gguf_path), num_blocks=8, **bad)
+    share = LLM(str(gguf_path), gpu_memory_utilization=0.001, block_size=4)  # of the free memory
+    config = share.engine.model_config
+    bytes_per_block = 2 * config.num_layers * 4 * config.kv_dim * 4
+    expected = 0.001 * free_memory_bytes(torch.device("cpu")) / bytes_per_block
+    assert share.engine.cache_config.num_blocks == pytest.approx(expected, rel=0.1)
+
+
+def test_a_seeded_llm_repeats_its_sampled_outputs(tiny_checkpoint):
+    _, _, gguf_path = tiny_checkpoint
+    sampled = SamplingParams(temperature=1.0, max_tokens=16, ignore_eos=True)
+
+    def run(seed):
+        llm = LLM(str(gguf_path), num_blocks=64, block_size=4, seed=seed)
+        return [o.token_ids for o in llm.generate(PROMPTS, sampled)]
+
+    first = run(7)
+    assert run(7) == first and run(8) != first
+    assert len({tuple(ids) for ids in first}) == len(PROMPTS)  # each request its own derived seed
