@@ -134,7 +134,15 @@ def vllm_system(python: str, config_dir: Path) -> System:
     """vLLM's OpenAI server on the demo model, converted to a Hugging Face checkpoint."""
     checkpoint = config_dir / "smollm2-hf"
     if not checkpoint.exists():
-        subprocess.run([HYBRIDGW, "convert", str(model_path(DEFAULT_MODEL)), str(checkpoint)], check=True)
+        convert = [
+            HYBRIDGW,
+            "convert",
+            str(model_path(DEFAULT_MODEL)),
+            str(checkpoint),
+            "--to",
+            "safetensors",
+        ]
+        subprocess.run(convert, check=True)
     port = free_port()
     command = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(checkpoint)]
     command += ["--served-model-name", "smollm2", "--port", str(port), "--host", "127.0.0.1"]
@@ -267,7 +275,12 @@ def plot(table: dict, section: str) -> None:
         pyplot.close(figure)
 
 
-TITLES = {"routing": "Routing under load", "upstreams": "Existing engines behind the gateway"}
+TITLES = {
+    "routing": "Routing under load",
+    "routing-free-slot": "Routing under load: a free slot before a queue",
+    "upstreams": "Existing engines behind the gateway",
+    "upstreams-vllm": "vLLM behind the gateway",
+}
 
 
 def write_docs(name: str, section: str) -> None:

@@ -251,9 +251,10 @@ def _least_busy(nodes: list[NodeState], rng: random.Random) -> NodeState:
 def _choose(
     request: RouteRequest, nodes: list[NodeState], predictions: dict[str, Prediction], rng: random.Random
 ) -> tuple[NodeState, str]:
-    edges = [n for n in nodes if n.kind == NodeKind.EDGE]
+    edges = _with_free_slot([n for n in nodes if n.kind == NodeKind.EDGE])
     if request.is_private:
         return _best(edges, predictions, rng, request.objective), "private"
+    nodes = _with_free_slot(nodes)
     targets = request.targets
     if targets.is_set:
         meeting = [n for n in nodes if targets.met_by(predictions[n.node_id])]
@@ -263,6 +264,14 @@ def _choose(
         if meeting:
             return _best(meeting, predictions, rng, request.objective), "meets_target"
     return _best(nodes, predictions, rng, request.objective), "fastest"
+
+
+def _with_free_slot(nodes: list[NodeState]) -> list[NodeState]:
+    """The nodes where the request starts at once, if any: none waits for a slot behind a full
+    node while another has room (a wait for a slot is a wait for whole answers to finish, which
+    the prediction of a burst, made before any of them has a pace, gets most wrong)."""
+    free = [n for n in nodes if n.load.num_requests < n.max_running]
+    return free or nodes
 
 
 def _best(
