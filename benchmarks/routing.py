@@ -278,6 +278,7 @@ def plot(table: dict, section: str) -> None:
 TITLES = {
     "routing": "Routing under load",
     "routing-free-slot": "Routing under load: a free slot before a queue",
+    "routing-free-slot-static": "Routing under load: the free-slot router against the other static policies",
     "upstreams": "Existing engines behind the gateway",
     "upstreams-vllm": "vLLM behind the gateway",
 }
