@@ -118,15 +118,19 @@ class Dispatcher:
         end = time.monotonic() + (prediction.e2e_s if prediction is not None else 0.0)
         backend = states[decision.node_id]
         self.metrics.resumed_streams.inc()
-        expected_tokens = min(prepared.max_tokens, self.policy.expected_output_tokens)
+        expected_tokens = self._expected_tokens(prepared)
         return backend, backend.state.load.dispatch(num_tokens, end, expected_tokens)
+
+    def _expected_tokens(self, prepared: PreparedRequest) -> int:
+        """What a choice is expected to generate: its max_tokens, capped for the prediction."""
+        return min(prepared.max_tokens, self.policy.expected_output_tokens)
 
     def _route_request(self, prepared: PreparedRequest, privacy: PrivacyDecision, salt: str) -> RouteRequest:
         body, ids = prepared.body, prepared.prompt_ids
         return RouteRequest(
             prepared.model.name,
             len(ids),
-            min(prepared.max_tokens, self.policy.expected_output_tokens),
+            self._expected_tokens(prepared),
             privacy.is_private,
             prepared.context.targets,
             predicted_cached_tokens([b.state for b in self.backends], ids, salt),
@@ -149,7 +153,7 @@ class Dispatcher:
         prediction = decision.prediction_for(node.node_id)
         end = time.monotonic() + (prediction.e2e_s if prediction is not None else 0.0)
         body = prepared.body
-        expected_tokens = min(prepared.max_tokens, self.policy.expected_output_tokens)
+        expected_tokens = self._expected_tokens(prepared)
         client = ClientRequest(
             body.client_fields,
             tool_call_format(prepared.model.chat_template.source),
