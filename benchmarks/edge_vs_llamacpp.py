@@ -7,9 +7,10 @@ Ours runs on both edge backends (numba kernels, onnxruntime MatMulNBits). Each e
 its own fresh process (so start time and peak RSS are its own): prompt
 processing of a 512-token prompt (pp512), generation of 128 tokens (tg128), start to first token
 (imports + load + first token of a short prompt, warm page cache) and peak RSS. The engines take
-turns for 3 rounds (a shared VM's speed drifts over minutes); each figure is an engine's best
-(highest speed, shortest start, highest RSS) over its rounds, each round the best of 2 runs. Prints a table
-with ratios (ours / llama.cpp) and writes benchmarks/results/edge_vs_llamacpp.json.
+turns for --rounds rounds (a shared VM's speed drifts over minutes); each figure is the median
+over an engine's rounds, each round the best of 2 runs. A backend that refuses the file's types
+is skipped, with its reason in the table. Prints a table with ratios (ours / llama.cpp) and
+writes benchmarks/results/edge_vs_llamacpp-<file name>.json.
 """
 
 import argparse
@@ -17,6 +18,7 @@ import json
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -29,7 +31,9 @@ GENERATED_TOKENS = 128
 CONTEXT = 1024
 REPEATS = 2  # pp512 and tg128 are each the best of this many runs within a worker
 ROUNDS = 3  # every engine runs once per round, rounds interleaved (a shared VM's speed drifts)
-RESULTS = Path(__file__).parent / "results" / "edge_vs_llamacpp.json"
+RESULTS = Path(__file__).parent / "results"
+ENGINES = ("ours", "ours-onnx", "llamacpp")
+METRICS = ("pp512_tokens_per_s", "tg128_tokens_per_s", "first_token_s", "peak_rss_mib")
 
 
 def prompt_ids(vocab_size: int) -> list[int]:
@@ -139,13 +143,13 @@ def run_llamacpp(model: str, threads: int) -> dict:
     }
 
 
-def best(results: list[dict]) -> dict:
-    """One engine's figures over its rounds: highest speeds, shortest start, highest RSS."""
-    combined = dict(results[0])
-    for key in ("pp512_tokens_per_s", "tg128_tokens_per_s", "peak_rss_mib"):
-        combined[key] = max(r[key] for r in results)
-    combined["first_token_s"] = min(r["first_token_s"] for r in results)
-    combined["rounds"] = results
+def median(results: list[dict]) -> dict:
+    """One engine's figures over its rounds: the median of each (or why it was skipped)."""
+    if "skipped" in results[0]:
+        return results[0]
+    combined = {**results[0], "rounds": results}
+    for key in METRICS:
+        combined[key] = statistics.median(r[key] for r in results)
     return combined
 
 
@@ -157,58 +161,64 @@ def worker(name: str, model: str, threads: int) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def run_worker(name: str, model: str, threads: int) -> dict:
+    """In the worker process: one engine's figures, or {"skipped": why} if it refuses the file."""
+    from formats.model_config import UnsupportedModelError
+
+    if name == "llamacpp":
+        return run_llamacpp(model, threads)
+    try:
+        return run_ours(model, threads, "onnxruntime" if name == "ours-onnx" else "numba")
+    except UnsupportedModelError as error:
+        return {"skipped": str(error)}
+
+
+def print_table(model: str, threads: int, figures: dict[str, dict]) -> None:
+    reference = figures["llamacpp"]
+    print(f"model {Path(model).name}, {threads} threads, llama-cpp-python {reference['version']}")
+    for name in ("ours", "ours-onnx"):
+        if "skipped" in figures[name]:
+            print(f"{name}: skipped ({figures[name]['skipped']})")
+    print(f"{'':30} {'edge (numba)':>13} {'edge (onnxrt)':>14} {'llama.cpp':>10} {'ratios':>14}")
+    for key in METRICS:
+        cells = [f"{figures[n][key]:.2f}" if key in figures[n] else "-" for n in ENGINES]
+        ratios = " / ".join(
+            f"{figures[n][key] / reference[key]:.2f}" if key in figures[n] else "-" for n in ENGINES[:2]
+        )
+        print(f"{key:30} {cells[0]:>13} {cells[1]:>14} {cells[2]:>10} {ratios:>14}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--model", help="GGUF file (default: the demo model)")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
-    parser.add_argument("--worker", choices=["ours", "ours-onnx", "llamacpp"], help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--worker", choices=ENGINES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.model is None:
         from formats.model_pull import DEFAULT_MODEL, pull
 
         args.model = str(pull(DEFAULT_MODEL))
-    if args.worker == "llamacpp":
-        print(json.dumps(run_llamacpp(args.model, args.threads)))
-        return
     if args.worker:
-        backend = "onnxruntime" if args.worker == "ours-onnx" else "numba"
-        print(json.dumps(run_ours(args.model, args.threads, backend)))
+        print(json.dumps(run_worker(args.worker, args.model, args.threads)))
         return
-    rounds = [
-        {name: worker(name, args.model, args.threads) for name in ("ours", "ours-onnx", "llamacpp")}
-        for _ in range(ROUNDS)
-    ]
-    ours, onnx, reference = (best([r[name] for r in rounds]) for name in ("ours", "ours-onnx", "llamacpp"))
-    rows = [
-        ("prompt pp512 (tokens/s)", "pp512_tokens_per_s"),
-        ("generation tg128 (tokens/s)", "tg128_tokens_per_s"),
-        ("start to first token (s)", "first_token_s"),
-        ("peak RSS (MiB)", "peak_rss_mib"),
-    ]
-    print(f"model {Path(args.model).name}, {args.threads} threads, llama-cpp-python {reference['version']}")
-    print(f"{'':30} {'edge (numba)':>13} {'edge (onnxrt)':>14} {'llama.cpp':>10} {'ratios':>14}")
-    for label, key in rows:
-        ratios = f"{ours[key] / reference[key]:.2f} / {onnx[key] / reference[key]:.2f}"
-        print(f"{label:30} {ours[key]:>13.2f} {onnx[key]:>14.2f} {reference[key]:>10.2f} {ratios:>14}")
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "model": Path(args.model).name,
-                "threads": args.threads,
-                "machine": platform.processor() or platform.machine(),
-                "ours": ours,
-                "ours_onnxruntime": onnx,
-                "llama_cpp": reference,
-                "ratios": {key: ours[key] / reference[key] for _, key in rows},
-                "ratios_onnxruntime": {key: onnx[key] / reference[key] for _, key in rows},
-            },
-            indent=2,
-        )
-    )
-    print(f"saved {RESULTS}")
+    rounds = [{name: worker(name, args.model, args.threads) for name in ENGINES} for _ in range(args.rounds)]
+    figures = {name: median([r[name] for r in rounds]) for name in ENGINES}
+    print_table(args.model, args.threads, figures)
+    reference = figures["llamacpp"]
+    ratios = {
+        name: {key: figures[name][key] / reference[key] for key in METRICS}
+        for name in ENGINES[:2]
+        if "skipped" not in figures[name]
+    }
+    results = RESULTS / f"edge_vs_llamacpp-{Path(args.model).stem}.json"
+    results.parent.mkdir(exist_ok=True)
+    machine = platform.processor() or platform.machine()
+    summary = {"model": Path(args.model).name, "threads": args.threads, "machine": machine, "ratios": ratios}
+    results.write_text(json.dumps({**summary, **figures}, indent=2))
+    print(f"saved {results}")
 
 
 if __name__ == "__main__":

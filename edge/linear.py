@@ -1,8 +1,9 @@
 """y = x @ W.T for a quantized weight, choosing the kernel by batch size.
 
-Few activation rows (decode steps): each weight block is read once for all rows. Q4_0, Q4_1 and
-Q8_0 weights take ggml's integer path (`matmul_q8_group`, `gated_q8`: activations quantized to
-int8 blocks once per input, integer SIMD products); other types the numba `matmul` on decoded rows.
+Few activation rows (decode steps): each weight block is read once for all rows. Q4_0, Q4_1,
+Q5_0, Q5_1, Q8_0 and Q4_K, Q5_K, Q6_K weights take ggml's integer path (`matmul_q8_group`,
+`gated_q8`: activations quantized to Q8_0 / Q8_K blocks once per input, integer SIMD products);
+float weights the numba `matmul`.
 Many rows (prefill chunks): like ggml's BLAS path, tiles of weight rows are decoded into a small
 float buffer and multiplied with BLAS; tiles run on a thread pool while numba releases the GIL.
 """
@@ -12,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from edge.kernels.activation_quant import round_through_q8
-from edge.kernels.int8_dot import INT8_TYPES, gated_q8, matmul_q8_group
+from edge.kernels.int8_matmul import INT8_TYPES, gated_q8, matmul_q8_group
 from edge.kernels.layers import silu_mul
 from edge.kernels.matmul import dequantize_rows, matmul
 from edge.weights import Linear
@@ -93,7 +94,7 @@ class LinearRunner:
 
     @staticmethod
     def _integer_path(layers: list[Linear], x: np.ndarray) -> bool:
-        """Decode-sized inputs on weights with an integer kernel (int8_dot.py)."""
+        """Decode-sized inputs on weights with an integer kernel (int8_matmul.py)."""
         return x.shape[0] < BLAS_MIN_ROWS and all(int(layer.ggml_type) in INT8_TYPES for layer in layers)
 
     def map(self, fn, items):

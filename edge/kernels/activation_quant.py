@@ -66,3 +66,32 @@ def quantize_q8(x, xq, xd, xs, xsum):
             xd[t, b] = round_to_f16(d)
             xs[t, b] = round_to_f16(np.float32(d * np.float32(total)))
             xsum[t, b] = np.float32(total)
+
+
+QK_K = 256
+
+
+@numba.njit(cache=True, fastmath=False)
+def quantize_q8_k(x, xq, xd, bsums):
+    """x (n, k) f32 -> ggml's Q8_K activation blocks of 256, unpacked for the K-quant integer
+    kernels (edge/kernels/kquant_dot.py): xq (n, k) int8 = round(x * -127/max), max the signed
+    extreme; xd (n, k/256) f32 = 1 / (-127/max); bsums (n, k/16) int32 = sums of 16 q."""
+    n, k = x.shape
+    for t in range(n):
+        for b in range(k // QK_K):
+            amax = np.float32(0.0)
+            signed_max = np.float32(0.0)
+            for j in range(QK_K):
+                v = x[t, b * QK_K + j]
+                if abs(v) > amax:
+                    amax = abs(v)
+                    signed_max = v
+            inv = np.float32(-127.0) / signed_max if amax != 0.0 else np.float32(0.0)
+            xd[t, b] = np.float32(1.0) / inv if amax != 0.0 else np.float32(0.0)
+            for g in range(QK_K // 16):
+                total = 0
+                for j in range(16):
+                    q = min(127, _round_half_away(x[t, b * QK_K + 16 * g + j] * inv))
+                    xq[t, b * QK_K + 16 * g + j] = q
+                    total += q
+                bsums[t, b * 16 + g] = total

@@ -78,6 +78,29 @@ def load_f16(builder, pointer, offset: int = 0):
     return f16_bits_to_f32(builder, load(builder, pointer, I16, offset))
 
 
+def quad_sums(builder, products):
+    """<32 x i32> -> <8 x i32>: sums of each 4 consecutive lanes."""
+    sums = products
+    for width in (16, 8):
+        even = builder.shuffle_vector(sums, sums, indices(range(0, 2 * width, 2)))
+        odd = builder.shuffle_vector(sums, sums, indices(range(1, 2 * width, 2)))
+        sums = builder.add(even, odd)
+    return sums
+
+
+def horizontal_sum(builder, lanes):
+    """The sum of a vector's lanes (a power-of-two count), halving it in a tree."""
+    count = lanes.type.count
+    while count > 1:
+        count //= 2
+        low = builder.shuffle_vector(lanes, lanes, indices(range(count)))
+        high = builder.shuffle_vector(lanes, lanes, indices(range(count, 2 * count)))
+        lanes = (
+            builder.add(low, high) if isinstance(lanes.type.element, ir.IntType) else builder.fadd(low, high)
+        )
+    return builder.extract_element(lanes, ir.Constant(I32, 0))
+
+
 def call_intrinsic(builder, name: str, result, arguments):
     function_type = ir.FunctionType(result, [a.type for a in arguments])
     return builder.call(cgutils.get_or_insert_function(builder.module, function_type, name), arguments)

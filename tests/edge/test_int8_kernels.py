@@ -1,5 +1,6 @@
-"""The integer decode path: activations quantized like ggml's Q8_0/Q8_1, and integer products of
-Q4_0/Q4_1/Q8_0 rows with them, against numpy references built from formats/quants."""
+"""The integer decode path: activations quantized like ggml's Q8_0/Q8_1 and Q8_K, and integer
+products of Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 and Q4_K/Q5_K/Q6_K rows with them, against numpy references
+built from formats/quants."""
 
 import os
 import subprocess
@@ -9,14 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edge.kernels.activation_quant import quantize_q8
-from edge.kernels.int8_dot import gated_q8, matmul_q8_group
+from edge.kernels.activation_quant import quantize_q8, quantize_q8_k, round_through_q8
+from edge.kernels.int8_matmul import gated_q8, matmul_q8_group
 from formats import quants
 from formats.ggml_types import GGMLType
 from tests.fixtures.tiny_models import random_weight
 
 RNG = np.random.default_rng(7)
-INT8_TYPES = [GGMLType.Q4_0, GGMLType.Q4_1, GGMLType.Q8_0]
+BLOCK_32_TYPES = [GGMLType.Q4_0, GGMLType.Q4_1, GGMLType.Q5_0, GGMLType.Q5_1, GGMLType.Q8_0]
+K_TYPES = [GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]
+INT8_TYPES = BLOCK_32_TYPES + K_TYPES
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -47,19 +50,48 @@ def test_quantize_q8_equals_ggml_q8_0_blocks_and_q8_1_sums():
     np.testing.assert_array_equal(xs, (d * q_sum.astype(np.float32)).astype(np.float16).astype(np.float32))
 
 
+def quantized_q8_k(x: np.ndarray):
+    """x (n, k) f32 -> xq (n, k) int8, xd (n, k/256) f32, bsums (n, k/16) int32 (quantize_q8_k)."""
+    n, k = x.shape
+    xq, xd, bsums = (
+        np.empty((n, k), np.int8),
+        np.empty((n, k // 256), np.float32),
+        np.empty((n, k // 16), np.int32),
+    )
+    quantize_q8_k(x, xq, xd, bsums)
+    return xq, xd, bsums
+
+
 def _expected(ggml_type: GGMLType, data: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """ggml's vec_dot arithmetic in float64: the dequantized product, except that Q4_1 weights
-    meet the activations' float16 block sum s (Q8_1) instead of d * sum(q)."""
-    xq, xd, xs, xsum = quantized_q8(x)
+    """ggml's vec_dot arithmetic in float64: the dequantized product with the activations as
+    their Q8_0 (or, for the K-quants, Q8_K) blocks, except that Q4_1/Q5_1 weights meet the
+    activations' float16 block sum s (Q8_1) instead of d * sum(q)."""
     weight = quants.dequantize(data, ggml_type).astype(np.float64)  # (rows, k)
+    if ggml_type in K_TYPES:
+        xq, xd, _ = quantized_q8_k(x)
+        activations = (xq.reshape(len(x), -1, 256) * xd[..., None].astype(np.float64)).reshape(len(x), -1)
+        return activations @ weight.T
+    xq, xd, xs, xsum = quantized_q8(x)
     activations = (xq.reshape(len(x), -1, 32) * xd[..., None].astype(np.float64)).reshape(len(x), -1)
     expected = activations @ weight.T
-    if ggml_type == GGMLType.Q4_1:
-        minimums = np.ascontiguousarray(data).view(np.uint8).reshape(len(data), -1, 20)[:, :, 2:4]
+    if ggml_type in (GGMLType.Q4_1, GGMLType.Q5_1):
+        block_bytes = 20 if ggml_type == GGMLType.Q4_1 else 24
+        minimums = np.ascontiguousarray(data).view(np.uint8).reshape(len(data), -1, block_bytes)[:, :, 2:4]
         m = minimums.copy().view(np.float16)[..., 0].astype(np.float64)  # (rows, blocks)
         sum_difference = xs.astype(np.float64) - xd.astype(np.float64) * xsum  # (n, blocks)
         expected += sum_difference @ m.T
     return expected
+
+
+def test_quantize_q8_k_rounds_as_the_float_path_and_sums_each_16():
+    x = RNG.standard_normal((3, 512)).astype(np.float32) * 5
+    x[2, 256:] = 0.0  # an all-zero super-block
+    xq, xd, bsums = quantized_q8_k(x)
+    rounded = np.empty_like(x)
+    round_through_q8(x, 256, rounded)
+    np.testing.assert_array_equal((xq.reshape(3, 2, 256) * xd[..., None]).reshape(3, 512), rounded)
+    np.testing.assert_array_equal(bsums, xq.reshape(3, 32, 16).astype(np.int32).sum(axis=2))
+    assert np.abs(xq).max() == 127 and xd[2, 1] == 0.0
 
 
 @pytest.mark.parametrize("ggml_type", INT8_TYPES)
@@ -80,7 +112,7 @@ def _raw(data: np.ndarray) -> np.ndarray:
 
 def test_a_group_of_weights_of_mixed_types_and_sizes_runs_in_one_pass():
     x = RNG.standard_normal((2, 256)).astype(np.float32)
-    group = [(GGMLType.Q4_1, 24), (GGMLType.Q8_0, 8), (GGMLType.Q4_0, 40)]
+    group = [(GGMLType.Q4_1, 24), (GGMLType.Q6_K, 8), (GGMLType.Q5_0, 40), (GGMLType.Q4_K, 16)]
     data = [random_weight(RNG, (rows, 256), ggml_type) for ggml_type, rows in group]
     outs = tuple(np.empty((2, rows), dtype=np.float32) for _, rows in group)
     types = tuple(int(ggml_type) for ggml_type, _ in group)
@@ -102,10 +134,10 @@ def test_accumulate_adds_the_product_to_the_residual():
 
 def test_gated_q8_is_silu_of_the_gate_times_the_up_projection():
     x = RNG.standard_normal((3, 256)).astype(np.float32)
-    gate, up = random_weight(RNG, (48, 256), GGMLType.Q4_1), random_weight(RNG, (48, 256), GGMLType.Q8_0)
+    gate, up = random_weight(RNG, (48, 256), GGMLType.Q4_K), random_weight(RNG, (48, 256), GGMLType.Q8_0)
     out = np.empty((3, 48), dtype=np.float32)
-    gated_q8(_raw(gate), int(GGMLType.Q4_1), _raw(up), int(GGMLType.Q8_0), x, out)
-    g, u = _expected(GGMLType.Q4_1, gate, x), _expected(GGMLType.Q8_0, up, x)
+    gated_q8(_raw(gate), int(GGMLType.Q4_K), _raw(up), int(GGMLType.Q8_0), x, out)
+    g, u = _expected(GGMLType.Q4_K, gate, x), _expected(GGMLType.Q8_0, up, x)
     expected = g / (1.0 + np.exp(-g)) * u
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
 
@@ -115,6 +147,10 @@ def test_matmul_q8_refuses_rows_and_activations_that_disagree():
     x = np.ones((1, 256), dtype=np.float32)
     with pytest.raises(ValueError, match="disagree"):
         matmul_q8(raw, GGMLType.Q4_1, x, np.empty((1, 4), dtype=np.float32))
+    k_rows = np.zeros((4, 144), dtype=np.uint8)  # Q4_K rows of one super-block (256 elements)
+    for width in (288, 512):  # not a whole number of super-blocks; two super-blocks
+        with pytest.raises(ValueError, match="disagree"):
+            matmul_q8(k_rows, GGMLType.Q4_K, np.ones((1, width), np.float32), np.empty((1, 4), np.float32))
 
 
 def test_the_portable_vector_path_gives_the_same_products():
@@ -122,7 +158,7 @@ def test_the_portable_vector_path_gives_the_same_products():
     integer float16 decoding (block scales, KV cache) must agree."""
     script = """
 import numpy as np
-from edge.kernels import int8_dot
+from edge.kernels import int8_matmul
 from tests.edge import test_int8_kernels as t
 from tests.edge.test_int8_kernels import INT8_TYPES, RNG, _expected, quantized_q8
 from tests.fixtures.tiny_models import random_weight
@@ -137,7 +173,7 @@ for ggml_type in INT8_TYPES:
     raw = np.ascontiguousarray(data).view(np.uint8).reshape(24, -1)
     x = RNG.standard_normal((2, 256)).astype(np.float32)
     out = np.empty((2, 24), dtype=np.float32)
-    int8_dot.matmul_q8_group((raw,), (int(ggml_type),), x, (out,), False)
+    int8_matmul.matmul_q8_group((raw,), (int(ggml_type),), x, (out,), False)
     expected = _expected(ggml_type, data, x)
     np.testing.assert_allclose(out, expected, rtol=2e-6, atol=2e-6 * np.abs(expected).max())
 print("portable ok")

@@ -1,0 +1,147 @@
+"""y = x @ W.T on the integer path for decode-sized inputs: activations quantized once per call
+(Q8_0/Q8_1 blocks of 32 for the 32-element weight types, Q8_K blocks of 256 for the K-quants),
+rows split across threads, each weight row read once for all activation rows."""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from edge.kernels.activation_quant import quantize_q8, quantize_q8_k
+from edge.kernels.dequant_blocks import Q4_1, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, Q8_0
+from edge.kernels.int8_dot import BLOCK_BYTES, dot_q4_0_q8, dot_q4_1_q8, dot_q5_0_q8, dot_q5_1_q8, dot_q8_0_q8
+from edge.kernels.kquant_dot import SUPER_BLOCK_BYTES, dot_q4_k_q8_k, dot_q5_k_q8_k, dot_q6_k_q8_k
+
+INT8_TYPES = frozenset(BLOCK_BYTES) | frozenset(SUPER_BLOCK_BYTES)
+_ROWS_PER_TASK = 16
+
+
+@njit(cache=True, inline="always")
+def _is_k_quant(ggml_type):
+    return ggml_type in (Q4_K, Q5_K, Q6_K)
+
+
+@njit(cache=True, inline="always")
+def _block(ggml_type):
+    """(elements, bytes) of one block of the type."""
+    if ggml_type == Q4_K:
+        return 256, 144
+    if ggml_type == Q5_K:
+        return 256, 176
+    if ggml_type == Q6_K:
+        return 256, 210
+    if ggml_type == Q8_0:
+        return 32, 34
+    if ggml_type == Q5_1:
+        return 32, 24
+    if ggml_type == Q5_0:
+        return 32, 22
+    return 32, 20 if ggml_type == Q4_1 else 18
+
+
+@njit(cache=True, inline="always")
+def _row_dot(row, ggml_type, q8, q8_k):
+    """One weight row (row_bytes,) uint8 times one activation row in both quantized forms."""
+    xq, xd, xs, xsum = q8
+    kq, kd, bsums = q8_k
+    if ggml_type == Q4_K:
+        return dot_q4_k_q8_k(row, kq, kd, bsums)
+    if ggml_type == Q6_K:
+        return dot_q6_k_q8_k(row, kq, kd, bsums)
+    if ggml_type == Q5_K:
+        return dot_q5_k_q8_k(row, kq, kd, bsums)
+    if ggml_type == Q4_1:
+        return dot_q4_1_q8(row, xq, xd, xs, xsum)
+    if ggml_type == Q8_0:
+        return dot_q8_0_q8(row, xq, xd, xs, xsum)
+    if ggml_type == Q5_0:
+        return dot_q5_0_q8(row, xq, xd, xs, xsum)
+    if ggml_type == Q5_1:
+        return dot_q5_1_q8(row, xq, xd, xs, xsum)
+    return dot_q4_0_q8(row, xq, xd, xs, xsum)
+
+
+@njit(cache=True, inline="always")
+def _check(w, ggml_type, k, out, n):
+    """Rows of the right size for the activations (the intrinsics read k/block blocks per row)."""
+    elements, block_bytes = _block(ggml_type)
+    if k % elements != 0 or w.shape[1] != (k // elements) * block_bytes:
+        raise ValueError("matmul_q8: weight rows and activations disagree in size")
+    if out.shape != (n, w.shape[0]):
+        raise ValueError("matmul_q8: output of the wrong shape")
+
+
+@njit(cache=True, inline="always")
+def _quantized(x, with_k_blocks):
+    """x (n, k) f32 -> ggml's int8 activation blocks, computed once per call: Q8_0/Q8_1 (xq,
+    xd, xs, xsum) and, when a K-quant weight needs them, Q8_K (kq, kd, bsums)."""
+    n, k = x.shape
+    if k % 32 != 0:
+        raise ValueError("matmul_q8: activations must come in blocks of 32")
+    xq = np.empty((n, k), np.int8)
+    xd, xs, xsum = (
+        np.empty((n, k // 32), np.float32),
+        np.empty((n, k // 32), np.float32),
+        np.empty((n, k // 32), np.float32),
+    )
+    quantize_q8(x, xq, xd, xs, xsum)
+    super_blocks = k // 256 if with_k_blocks else 0
+    kq = np.empty((n, super_blocks * 256), np.int8)
+    kd, bsums = np.empty((n, super_blocks), np.float32), np.empty((n, super_blocks * 16), np.int32)
+    if with_k_blocks:
+        quantize_q8_k(x, kq, kd, bsums)
+    return (xq, xd, xs, xsum), (kq, kd, bsums)
+
+
+@njit(cache=True, inline="always")
+def _row_q8(q8, t):
+    return q8[0][t], q8[1][t], q8[2][t], q8[3][t]
+
+
+@njit(cache=True, inline="always")
+def _row_q8_k(q8_k, t):
+    return q8_k[0][t], q8_k[1][t], q8_k[2][t]
+
+
+@njit(cache=True, parallel=True)
+def matmul_q8_group(weights, ggml_types, x, outs, accumulate):
+    """Weights of the integer types on the same input in one parallel pass (one layer, or q, k
+    and v): weights (rows_i, row_bytes_i) uint8 and outs (n, rows_i) f32 are tuples of arrays,
+    ggml_types a tuple of ints, x (n, k) f32, quantized here to int8 blocks as ggml does.
+    outs[i] = x @ weights[i].T, or += with `accumulate` (a residual connection)."""
+    n, k = x.shape
+    count = len(weights)
+    first_task = np.zeros(count + 1, np.int64)  # weight i owns tasks [first_task[i], first_task[i+1])
+    with_k_blocks = False
+    for i in range(count):
+        _check(weights[i], ggml_types[i], k, outs[i], n)
+        with_k_blocks = with_k_blocks or _is_k_quant(ggml_types[i])
+        first_task[i + 1] = first_task[i] + (weights[i].shape[0] + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
+    q8, q8_k = _quantized(x, with_k_blocks)
+    for task in prange(first_task[count]):
+        i = 0
+        while task >= first_task[i + 1]:
+            i += 1
+        w, ggml_type, out = weights[i], ggml_types[i], outs[i]
+        start = (task - first_task[i]) * _ROWS_PER_TASK
+        for r in range(start, min(w.shape[0], start + _ROWS_PER_TASK)):
+            for t in range(n):
+                value = _row_dot(w[r], ggml_type, _row_q8(q8, t), _row_q8_k(q8_k, t))
+                out[t, r] = out[t, r] + value if accumulate else value
+
+
+@njit(cache=True, parallel=True, fastmath=True)
+def gated_q8(w_gate, gate_type, w_up, up_type, x, out):
+    """SwiGLU's first half in one pass: out (n, ffn) = silu(x @ W_gate.T) * (x @ W_up.T)."""
+    n, k = x.shape
+    _check(w_gate, gate_type, k, out, n)
+    _check(w_up, up_type, k, out, n)
+    q8, q8_k = _quantized(x, _is_k_quant(gate_type) or _is_k_quant(up_type))
+    rows = w_gate.shape[0]
+    for task in prange((rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK):
+        for r in range(task * _ROWS_PER_TASK, min(rows, (task + 1) * _ROWS_PER_TASK)):
+            for t in range(n):
+                row_q8, row_q8_k = _row_q8(q8, t), _row_q8_k(q8_k, t)
+                g = _row_dot(w_gate[r], gate_type, row_q8, row_q8_k)
+                u = _row_dot(w_up[r], up_type, row_q8, row_q8_k)
+                out[t, r] = g / (np.float32(1.0) + np.float32(math.exp(-g))) * u

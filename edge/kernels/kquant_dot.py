@@ -1,0 +1,161 @@
+"""Integer dot products of K-quant weight rows (Q4_K, Q5_K, Q6_K) with Q8_K activations, as ggml
+does, in numba intrinsics emitting LLVM vector IR (see int8_dot.py for why).
+
+Activations come from `quantize_q8_k` (edge/kernels/activation_quant.py): per super-block of
+256, xq int8 values and one float32 d; per group of 16, bsums = sum(q). Per super-block the
+products stay in integers: each sub-block's 32 weight values (unsigned) times 32 activations are
+summed in pairs (`vpmaddubsw`), and the pairs are multiplied by the sub-block's integer scale and
+summed in 32-bit lanes (`vpmaddwd` with the scale instead of ones); one float conversion per
+super-block, times d * d_x. The minimums (Q4_K, Q5_K: value = d * sc * q - dmin * m) and Q6_K's
+offset (value = d * sc * (q - 32)) meet the activations' bsums, not every element.
+
+Super-blocks (formats/quants/kquants.py has the reference): Q4_K [d f16][dmin f16][12 bytes:
+eight 6-bit scales and mins][128 bytes: pair p's byte j holds element 64p+j (low nibble) and
+64p+32+j (high)]; Q5_K the same with [32 bytes qh: bit 2p of byte j is element 64p+j's fifth
+bit, bit 2p+1 element 64p+32+j's] before the nibbles; Q6_K [128 bytes ql][64 bytes qh][16 int8
+scales, one per 16 elements][d f16], two halves of 128 elements (see `_q6_k_values`).
+"""
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from edge.kernels.dequant_blocks import Q4_K, Q5_K, Q6_K
+from edge.kernels.int8_dot import unsigned_signed_sums
+from edge.kernels.vector_ir import (
+    F32,
+    I8,
+    I16,
+    I32,
+    broadcast,
+    horizontal_sum,
+    indices,
+    load,
+    load_f16,
+    splat,
+    vector,
+)
+
+SUPER_BLOCK_BYTES = {Q4_K: 144, Q5_K: 176, Q6_K: 210}
+QK_K = 256
+
+
+def _constant(value: int):
+    return ir.Constant(I32, value)
+
+
+def _scale_and_min(builder, block, j: int):
+    """Sub-block j's 6-bit scale and min (i32) from the 12 packed bytes at block + 4."""
+
+    def byte(i):
+        return builder.zext(load(builder, block, I8, 4 + i), I32)
+
+    if j < 4:
+        return builder.and_(byte(j), _constant(63)), builder.and_(byte(j + 4), _constant(63))
+    top_of = lambda i: builder.shl(builder.lshr(byte(i), _constant(6)), _constant(4))  # noqa: E731
+    scale = builder.or_(builder.and_(byte(j + 4), _constant(15)), top_of(j - 4))
+    minimum = builder.or_(builder.lshr(byte(j + 4), _constant(4)), top_of(j))
+    return scale, minimum
+
+
+def _k4_values(builder, ggml_type: int, block, j: int):
+    """Sub-block j (elements 32j .. 32j+31) of a Q4_K / Q5_K super-block as <32 x i8> 0..31."""
+    pair, high = divmod(j, 2)
+    packed = load(builder, block, vector(I8, 32), (16 if ggml_type == Q4_K else 48) + 32 * pair)
+    values = builder.lshr(packed, splat(I8, 32, 4)) if high else builder.and_(packed, splat(I8, 32, 15))
+    if ggml_type == Q5_K:
+        bits = builder.and_(
+            builder.lshr(load(builder, block, vector(I8, 32), 16), splat(I8, 32, j)), splat(I8, 32, 1)
+        )
+        values = builder.or_(values, builder.shl(bits, splat(I8, 32, 4)))
+    return values
+
+
+def _q6_k_values(builder, block, chunk: int):
+    """Elements 32c .. 32c+31 of a Q6_K super-block as <32 x i8> 0..63 (q, before the - 32):
+    in half h = c // 4, part k = c % 4, element j takes the low (k < 2) or high nibble of
+    ql[64h + 32 * (k % 2) + j] and bits 2k, 2k+1 of qh[128 + 32h + j] as its top two bits."""
+    half, part = divmod(chunk, 4)
+    low_bytes = load(builder, block, vector(I8, 32), 64 * half + 32 * (part % 2))
+    nibbles = (
+        builder.and_(low_bytes, splat(I8, 32, 15)) if part < 2 else builder.lshr(low_bytes, splat(I8, 32, 4))
+    )
+    high_bytes = load(builder, block, vector(I8, 32), 128 + 32 * half)
+    top = builder.and_(builder.lshr(high_bytes, splat(I8, 32, 2 * part)), splat(I8, 32, 3))
+    return builder.or_(nibbles, builder.shl(top, splat(I8, 32, 4)))
+
+
+def _q6_k_pair_scales(builder, block, chunk: int):
+    """<16 x i16>: the int8 scales of the chunk's two groups of 16, one per pair of elements."""
+    two = builder.sext(load(builder, block, vector(I8, 2), 192 + 2 * chunk), vector(I16, 2))
+    return builder.shuffle_vector(two, two, indices([0] * 8 + [1] * 8))
+
+
+def _super_block(builder, ggml_type: int, block, x_block, bsums):
+    """One super-block: (<8 x i32> scaled integer sums, i32 offset sum, f32 d, f32 offset factor)
+    with the row's part = d * d_x * sum(lanes) - factor * d_x * offset sum."""
+    sums = ir.Constant(vector(I32, 8), [0] * 8)
+    if ggml_type == Q6_K:
+        for chunk in range(8):
+            x = load(builder, x_block, vector(I8, 32), 32 * chunk)
+            values, scales = _q6_k_values(builder, block, chunk), _q6_k_pair_scales(builder, block, chunk)
+            sums = builder.add(sums, unsigned_signed_sums(builder, values, x, scales))
+        group_scales = builder.sext(load(builder, block, vector(I8, 16), 192), vector(I32, 16))
+        offset = horizontal_sum(builder, builder.mul(group_scales, load(builder, bsums, vector(I32, 16))))
+        d = load_f16(builder, block, 208)
+        return sums, offset, d, builder.fmul(d, ir.Constant(F32, 32.0))
+    offset = _constant(0)
+    for j in range(8):
+        scale, minimum = _scale_and_min(builder, block, j)
+        x = load(builder, x_block, vector(I8, 32), 32 * j)
+        pair_scales = broadcast(builder, builder.trunc(scale, I16), 16)
+        sums = builder.add(
+            sums, unsigned_signed_sums(builder, _k4_values(builder, ggml_type, block, j), x, pair_scales)
+        )
+        group_sums = builder.add(*(builder.load(builder.gep(bsums, [_constant(2 * j + i)])) for i in (0, 1)))
+        offset = builder.add(offset, builder.mul(minimum, group_sums))
+    return sums, offset, load_f16(builder, block), load_f16(builder, block, 2)
+
+
+def _make_row_dot(ggml_type: int):
+    block_bytes = SUPER_BLOCK_BYTES[ggml_type]
+
+    @intrinsic
+    def row_dot(typingctx, row, xq, xd, bsums):
+        """row (row_bytes,) uint8, xq (k,) int8, xd (k/256,) f32, bsums (k/16,) int32 -> f32.
+        The caller guarantees row_bytes == k/256 * super-block bytes and the activation shapes."""
+        signature = types.float32(row, xq, xd, bsums)
+
+        def codegen(context, builder, sig, args):
+            row_a, xq_a, xd_a, bsums_a = (
+                context.make_array(t)(context, builder, a) for t, a in zip(sig.args, args, strict=True)
+            )
+            num_super_blocks = cgutils.unpack_tuple(builder, xd_a.shape, 1)[0]
+            weights = builder.bitcast(row_a.data, I8.as_pointer())
+            activations = builder.bitcast(xq_a.data, I8.as_pointer())
+            vector_sum = cgutils.alloca_once_value(builder, ir.Constant(vector(F32, 8), [0.0] * 8))
+            scalar_sum = cgutils.alloca_once_value(builder, ir.Constant(F32, 0.0))
+            with cgutils.for_range(builder, num_super_blocks) as loop:
+                s = loop.index
+                block = builder.gep(weights, [builder.mul(s, ir.Constant(s.type, block_bytes))])
+                x_block = builder.gep(activations, [builder.mul(s, ir.Constant(s.type, QK_K))])
+                group_sums = builder.gep(bsums_a.data, [builder.mul(s, ir.Constant(s.type, QK_K // 16))])
+                sums, offset, d, factor = _super_block(builder, ggml_type, block, x_block, group_sums)
+                d_x = builder.load(builder.gep(xd_a.data, [s]))
+                lanes = builder.fmul(
+                    builder.sitofp(sums, vector(F32, 8)), broadcast(builder, builder.fmul(d, d_x), 8)
+                )
+                builder.store(builder.fadd(builder.load(vector_sum), lanes), vector_sum)
+                correction = builder.fmul(builder.fmul(factor, d_x), builder.sitofp(offset, F32))
+                builder.store(builder.fsub(builder.load(scalar_sum), correction), scalar_sum)
+            return builder.fadd(builder.load(scalar_sum), horizontal_sum(builder, builder.load(vector_sum)))
+
+        return signature, codegen
+
+    return row_dot
+
+
+dot_q4_k_q8_k = _make_row_dot(Q4_K)
+dot_q5_k_q8_k = _make_row_dot(Q5_K)
+dot_q6_k_q8_k = _make_row_dot(Q6_K)
