@@ -18,6 +18,18 @@ def _round_half_away(x: float) -> int:
     return int(x + 0.5) if x >= 0.0 else -int(-x + 0.5)
 
 
+@numba.njit(cache=True, inline="always")
+def _extreme(values):
+    """(largest magnitude, the value that has it: the first if several do)."""
+    amax = np.float32(0.0)
+    signed_max = np.float32(0.0)
+    for v in values:
+        if abs(v) > amax:
+            amax = abs(v)
+            signed_max = v
+    return amax, signed_max
+
+
 @numba.njit(cache=True, parallel=True, fastmath=False)
 def round_through_q8(x, block, out):
     """out = dequantize(quantize_q8(x)) with blocks of `block` (32: Q8_0, 256: Q8_K): the values
@@ -25,13 +37,7 @@ def round_through_q8(x, block, out):
     n, k = x.shape
     for t in numba.prange(n):
         for b in range(k // block):
-            amax = np.float32(0.0)
-            signed_max = np.float32(0.0)
-            for j in range(block):
-                v = x[t, b * block + j]
-                if abs(v) > amax:
-                    amax = abs(v)
-                    signed_max = v
+            amax, signed_max = _extreme(x[t, b * block : (b + 1) * block])
             if block == QK8:
                 d = np.float32(amax / np.float32(127.0))
                 inv = np.float32(1.0) / d if d != 0.0 else np.float32(0.0)
@@ -79,13 +85,7 @@ def quantize_q8_k(x, xq, xd, bsums):
     n, k = x.shape
     for t in range(n):
         for b in range(k // QK_K):
-            amax = np.float32(0.0)
-            signed_max = np.float32(0.0)
-            for j in range(QK_K):
-                v = x[t, b * QK_K + j]
-                if abs(v) > amax:
-                    amax = abs(v)
-                    signed_max = v
+            amax, signed_max = _extreme(x[t, b * QK_K : (b + 1) * QK_K])
             inv = np.float32(-127.0) / signed_max if amax != 0.0 else np.float32(0.0)
             xd[t, b] = np.float32(1.0) / inv if amax != 0.0 else np.float32(0.0)
             for g in range(QK_K // 16):

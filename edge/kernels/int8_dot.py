@@ -29,9 +29,8 @@ from edge.kernels.vector_ir import (
     I16,
     I32,
     USE_AVX2,
-    broadcast,
+    RowSum,
     call_intrinsic,
-    horizontal_sum,
     indices,
     load,
     load_f16,
@@ -116,23 +115,17 @@ def _make_row_dot(ggml_type: int):
             num_blocks = cgutils.unpack_tuple(builder, xd_a.shape, 1)[0]
             weights = builder.bitcast(row_a.data, I8.as_pointer())
             activations = builder.bitcast(xq_a.data, I8.as_pointer())
-            vector_sum = cgutils.alloca_once_value(builder, ir.Constant(vector(F32, 8), [0.0] * 8))
-            scalar_sum = cgutils.alloca_once_value(builder, ir.Constant(F32, 0.0))
+            row_sum = RowSum(builder)
             with cgutils.for_range(builder, num_blocks) as loop:
                 b = loop.index
                 block = builder.gep(weights, [builder.mul(b, ir.Constant(b.type, block_bytes))])
                 x_pointer = builder.gep(activations, [builder.mul(b, ir.Constant(b.type, QK))])
                 x = load(builder, x_pointer, vector(I8, 32))
-                sums = builder.sitofp(_block_sums(builder, ggml_type, block, x), vector(F32, 8))
                 scale = builder.fmul(load_f16(builder, block), builder.load(builder.gep(xd_a.data, [b])))
-                builder.store(
-                    builder.fadd(builder.load(vector_sum), builder.fmul(sums, broadcast(builder, scale, 8))),
-                    vector_sum,
-                )
+                row_sum.add_scaled(_block_sums(builder, ggml_type, block, x), scale)
                 s, total_q = (builder.load(builder.gep(a.data, [b])) for a in (xs_a, xsum_a))
-                correction = _correction(builder, ggml_type, block, scale, s, total_q)
-                builder.store(builder.fadd(builder.load(scalar_sum), correction), scalar_sum)
-            return builder.fadd(builder.load(scalar_sum), horizontal_sum(builder, builder.load(vector_sum)))
+                row_sum.add(_correction(builder, ggml_type, block, scale, s, total_q))
+            return row_sum.total()
 
         return signature, codegen
 

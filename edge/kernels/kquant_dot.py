@@ -28,6 +28,7 @@ from edge.kernels.vector_ir import (
     I8,
     I16,
     I32,
+    RowSum,
     broadcast,
     horizontal_sum,
     indices,
@@ -134,8 +135,7 @@ def _make_row_dot(ggml_type: int):
             num_super_blocks = cgutils.unpack_tuple(builder, xd_a.shape, 1)[0]
             weights = builder.bitcast(row_a.data, I8.as_pointer())
             activations = builder.bitcast(xq_a.data, I8.as_pointer())
-            vector_sum = cgutils.alloca_once_value(builder, ir.Constant(vector(F32, 8), [0.0] * 8))
-            scalar_sum = cgutils.alloca_once_value(builder, ir.Constant(F32, 0.0))
+            row_sum = RowSum(builder)
             with cgutils.for_range(builder, num_super_blocks) as loop:
                 s = loop.index
                 block = builder.gep(weights, [builder.mul(s, ir.Constant(s.type, block_bytes))])
@@ -143,13 +143,11 @@ def _make_row_dot(ggml_type: int):
                 group_sums = builder.gep(bsums_a.data, [builder.mul(s, ir.Constant(s.type, QK_K // 16))])
                 sums, offset, d, factor = _super_block(builder, ggml_type, block, x_block, group_sums)
                 d_x = builder.load(builder.gep(xd_a.data, [s]))
-                lanes = builder.fmul(
-                    builder.sitofp(sums, vector(F32, 8)), broadcast(builder, builder.fmul(d, d_x), 8)
+                row_sum.add_scaled(sums, builder.fmul(d, d_x))
+                row_sum.add(
+                    builder.fneg(builder.fmul(builder.fmul(factor, d_x), builder.sitofp(offset, F32)))
                 )
-                builder.store(builder.fadd(builder.load(vector_sum), lanes), vector_sum)
-                correction = builder.fmul(builder.fmul(factor, d_x), builder.sitofp(offset, F32))
-                builder.store(builder.fsub(builder.load(scalar_sum), correction), scalar_sum)
-            return builder.fadd(builder.load(scalar_sum), horizontal_sum(builder, builder.load(vector_sum)))
+            return row_sum.total()
 
         return signature, codegen
 

@@ -101,6 +101,30 @@ def horizontal_sum(builder, lanes):
     return builder.extract_element(lanes, ir.Constant(I32, 0))
 
 
+class RowSum:
+    """A row's dot product while its blocks are visited: eight float lanes (summed once, at the
+    end) and a scalar for the blocks' corrections."""
+
+    def __init__(self, builder):
+        self.builder = builder
+        self.lanes = cgutils.alloca_once_value(builder, ir.Constant(vector(F32, 8), [0.0] * 8))
+        self.scalar = cgutils.alloca_once_value(builder, ir.Constant(F32, 0.0))
+
+    def add_scaled(self, integer_sums, scale):
+        """lanes += float(<8 x i32> sums) * scale (a float scalar)."""
+        builder = self.builder
+        scaled = builder.fmul(builder.sitofp(integer_sums, vector(F32, 8)), broadcast(builder, scale, 8))
+        builder.store(builder.fadd(builder.load(self.lanes), scaled), self.lanes)
+
+    def add(self, value):
+        self.builder.store(self.builder.fadd(self.builder.load(self.scalar), value), self.scalar)
+
+    def total(self):
+        return self.builder.fadd(
+            self.builder.load(self.scalar), horizontal_sum(self.builder, self.builder.load(self.lanes))
+        )
+
+
 def call_intrinsic(builder, name: str, result, arguments):
     function_type = ir.FunctionType(result, [a.type for a in arguments])
     return builder.call(cgutils.get_or_insert_function(builder.module, function_type, name), arguments)
