@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from formats import quants
+from formats.convert_vocab import GGUF_PRE_TOKENIZER_KEY
 from formats.errors import ConversionError
 from formats.gguf_reader import GGUFReader
 from formats.llama_names import GGUF_TO_HF_ARCHITECTURE, gguf_to_hf_name, rope_permutation_heads, to_halves
@@ -94,6 +95,7 @@ def _write_tokenizer(reader: GGUFReader, out_dir: Path) -> None:
         "add_bos_token": vocab.add_bos,
         "add_eos_token": vocab.add_eos,
         "model_max_length": reader.get(f"{reader.get('general.architecture')}.context_length", 2048),
+        GGUF_PRE_TOKENIZER_KEY: reader.get("tokenizer.ggml.pre"),
     }
     if vocab.chat_template:
         config["chat_template"] = vocab.chat_template

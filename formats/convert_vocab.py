@@ -7,7 +7,7 @@ from typing import Any
 from formats.errors import ConversionError
 from formats.gguf_values import GGUFValueType
 from formats.gguf_writer import GGUFWriter
-from formats.tokenizer.pretokenizers import GPT2
+from formats.tokenizer.pretokenizers import GPT2, PRE_TOKENIZER_REGEXES
 from formats.tokenizer.token_types import TokenType
 
 # Original patterns as Hugging Face tokenizer.json files spell them.
@@ -17,6 +17,7 @@ _HF_LLAMA3 = (
 )
 _HF_QWEN2 = _HF_LLAMA3.replace(r"\p{N}{1,3}", r"\p{N}")
 _SPLIT_PATTERNS = {_HF_LLAMA3: "llama-bpe", _HF_QWEN2: "qwen2", GPT2: "gpt-2"}
+GGUF_PRE_TOKENIZER_KEY = "gguf_pre_tokenizer"  # tokenizer_config.json: the name a GGUF export came from
 
 
 def add_hf_vocab(writer: GGUFWriter, model_dir: Path, vocab_size: int, bos_id: Any, eos_id: Any) -> None:
@@ -26,7 +27,8 @@ def add_hf_vocab(writer: GGUFWriter, model_dir: Path, vocab_size: int, bos_id: A
         raise ConversionError("only BPE tokenizer.json files are supported")
     if model.get("byte_fallback"):
         raise ConversionError("SentencePiece-style (byte_fallback) tokenizer.json is not supported yet")
-    pre = detect_pre_tokenizer(spec.get("pre_tokenizer"))
+    config = _tokenizer_config(model_dir)
+    pre = detect_pre_tokenizer(spec.get("pre_tokenizer"), config.get(GGUF_PRE_TOKENIZER_KEY))
     tokens, types = _tokens_and_types(model["vocab"], spec.get("added_tokens") or [], vocab_size)
     merges = [m if isinstance(m, str) else " ".join(m) for m in model.get("merges") or []]
     writer.add_string("tokenizer.ggml.model", "gpt2")
@@ -37,12 +39,19 @@ def add_hf_vocab(writer: GGUFWriter, model_dir: Path, vocab_size: int, bos_id: A
     _add_special_ids(writer, model_dir, tokens, bos_id, eos_id)
 
 
-def detect_pre_tokenizer(pre_tokenizer: Any) -> str:
-    """Name llama.cpp uses for this pre-tokenizer, recognised from its structure."""
+def detect_pre_tokenizer(pre_tokenizer: Any, hint: Any = None) -> str:
+    """Name llama.cpp uses for this pre-tokenizer, recognised from its structure. `hint` is the
+    name a GGUF export recorded (several names share one set of regexes): kept if it matches."""
     steps = pre_tokenizer.get("pretokenizers", []) if isinstance(pre_tokenizer, dict) else []
     if isinstance(pre_tokenizer, dict) and pre_tokenizer.get("type") != "Sequence":
         steps = [pre_tokenizer]
+    steps = [step for step in steps if isinstance(step, dict)]
     kinds = [step.get("type") for step in steps]
+    exported = _exported_regexes(steps, kinds)
+    if exported is not None:
+        names = [name for name, regexes in PRE_TOKENIZER_REGEXES.items() if regexes == exported]
+        if names:
+            return hint if hint in names else names[0]
     if kinds == ["ByteLevel"] and steps[0].get("use_regex", True):
         return "gpt-2"
     if (
@@ -56,6 +65,18 @@ def detect_pre_tokenizer(pre_tokenizer: Any) -> str:
         if pattern in _SPLIT_PATTERNS:
             return _SPLIT_PATTERNS[pattern]
     raise ConversionError(f"unrecognised pre-tokenizer {json.dumps(pre_tokenizer)[:200]}")
+
+
+def _exported_regexes(steps: list[dict], kinds: list[Any]) -> list[str] | None:
+    """The regexes of the form our GGUF export writes (formats/tokenizer/builders.py): isolated
+    Splits, then a ByteLevel without its own regex; None for any other form."""
+    if len(kinds) < 2 or kinds[-1] != "ByteLevel" or steps[-1].get("use_regex", True):
+        return None
+    splits = steps[:-1]
+    if any(s.get("type") != "Split" or s.get("behavior") != "Isolated" or s.get("invert") for s in splits):
+        return None
+    regexes = [(s.get("pattern") or {}).get("Regex") for s in splits]
+    return regexes if all(isinstance(r, str) for r in regexes) else None
 
 
 def _tokens_and_types(vocab: dict[str, int], added: list[dict], vocab_size: int):
@@ -79,8 +100,7 @@ def _tokens_and_types(vocab: dict[str, int], added: list[dict], vocab_size: int)
 def _add_special_ids(
     writer: GGUFWriter, model_dir: Path, tokens: list[str], bos_id: Any, eos_id: Any
 ) -> None:
-    config_path = model_dir / "tokenizer_config.json"
-    config = _load_json(config_path) if config_path.exists() else {}
+    config = _tokenizer_config(model_dir)
     token_to_id = {text: i for i, text in enumerate(tokens)}
 
     def resolve(name: str, fallback: Any) -> int | None:
@@ -101,6 +121,11 @@ def _add_special_ids(
         template = next((t.get("template") for t in template if t.get("name") == "default"), None)
     if isinstance(template, str):
         writer.add_string("tokenizer.chat_template", template)
+
+
+def _tokenizer_config(model_dir: Path) -> dict:
+    path = model_dir / "tokenizer_config.json"
+    return _load_json(path) if path.exists() else {}
 
 
 def _load_json(path: Path) -> dict:

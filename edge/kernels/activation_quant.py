@@ -51,10 +51,10 @@ def round_through_q8(x, block, out):
 
 
 @numba.njit(cache=True, fastmath=False)
-def quantize_q8(x, xq, xd, xs, xsum):
+def quantize_q8(x, xq, xd, xs):
     """x (n, k) f32 -> ggml's Q8_0/Q8_1 activation blocks of 32, unpacked for the integer kernels
     (edge/kernels/int8_dot.py): xq (n, k) int8 = round(x/d); xd (n, k/32) = d rounded to f16;
-    xs = f16(d * sum(q)) (Q8_1's s); xsum = sum(q); d = absmax/127. Serial: it serves decode
+    xs = f16(d * sum(q)) (Q8_1's s); d = absmax/127. Serial: it serves decode
     steps (a few rows), where a parallel launch would cost more than the work."""
     n, k = x.shape
     for t in range(n):
@@ -71,7 +71,6 @@ def quantize_q8(x, xq, xd, xs, xsum):
                 total += q
             xd[t, b] = round_to_f16(d)
             xs[t, b] = round_to_f16(np.float32(d * np.float32(total)))
-            xsum[t, b] = np.float32(total)
 
 
 QK_K = 256

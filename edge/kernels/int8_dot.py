@@ -10,7 +10,7 @@ accumulator; the horizontal sum happens once per row. On x86 with AVX2 the produ
 for the target.
 
 Activations come from `quantize_q8` (edge/kernels/activation_quant.py): per block of 32,
-xq int8 values, xd = d rounded to f16, xs = f16(d * sum(q)) (ggml's Q8_1 `s`), xsum = sum(q).
+xq int8 values, xd = d rounded to f16, xs = f16(d * sum(q)) (ggml's Q8_1 `s`).
 Weight blocks: Q4_0 [d f16][16 bytes: element j low nibble, j+16 high] value = d * (q - 8);
 Q4_1 [d f16][m f16][16 bytes] value = d * q + m; Q5_0 [d f16][qh u32: bit j is element j's
 fifth bit][16 bytes] value = d * (q - 16); Q5_1 [d f16][m f16][qh u32][16 bytes] value = d * q + m;
@@ -24,7 +24,6 @@ from numba.extending import intrinsic
 
 from edge.kernels.dequant_blocks import Q4_0, Q4_1, Q5_0, Q5_1, Q8_0
 from edge.kernels.vector_ir import (
-    F32,
     I8,
     I16,
     I32,
@@ -34,6 +33,7 @@ from edge.kernels.vector_ir import (
     indices,
     load,
     load_f16,
+    load_f16_pair,
     quad_sums,
     splat,
     vector,
@@ -42,8 +42,8 @@ from edge.kernels.vector_ir import (
 BLOCK_BYTES = {Q4_0: 18, Q4_1: 20, Q5_0: 22, Q5_1: 24, Q8_0: 34}
 QUANT_OFFSET = {Q4_0: 2, Q4_1: 4, Q5_0: 6, Q5_1: 8, Q8_0: 2}  # where the block's values start
 FIFTH_BITS_OFFSET = {Q5_0: 2, Q5_1: 4}
-WITH_MINIMUM = frozenset((Q4_1, Q5_1))  # value = d * q + m: the correction is m * s
-ZERO_POINT = {Q4_0: -8.0, Q5_0: -16.0}  # value = d * (q - z): the correction is -z * d * d_x * sum(q_x)
+WITH_MINIMUM = frozenset((Q4_1, Q5_1))  # value = d * q + m: the block adds m * s
+ZERO_POINT = {Q4_0: 8, Q5_0: 16}  # value = d * (q - z): the products are taken with q - z
 QK = 32
 
 
@@ -88,30 +88,24 @@ def _block_sums(builder, ggml_type: int, block, activations):
     values = builder.shuffle_vector(low, high, indices(range(32)))  # element j, then j + 16
     if ggml_type in FIFTH_BITS_OFFSET:
         values = builder.or_(values, _fifth_bits(builder, block, FIFTH_BITS_OFFSET[ggml_type]))
+    if ggml_type in ZERO_POINT:  # q - z as signed bytes, as ggml does: no per-block scalar term
+        signed = builder.sub(values, splat(I8, 32, ZERO_POINT[ggml_type]))
+        return _signed_signed_sums(builder, signed, activations)
     return unsigned_signed_sums(builder, values, activations)
-
-
-def _correction(builder, ggml_type: int, block, scale, s, total_q):
-    """What the block adds beyond d * d_x * sum(q * q_x): the minimum's or the zero point's term."""
-    if ggml_type in WITH_MINIMUM:
-        return builder.fmul(load_f16(builder, block, 2), s)
-    if ggml_type in ZERO_POINT:
-        return builder.fmul(builder.fmul(scale, total_q), ir.Constant(F32, ZERO_POINT[ggml_type]))
-    return ir.Constant(F32, 0.0)
 
 
 def _make_row_dot(ggml_type: int):
     block_bytes = BLOCK_BYTES[ggml_type]
 
     @intrinsic
-    def row_dot(typingctx, row, xq, xd, xs, xsum):
-        """row (row_bytes,) uint8, xq (k,) int8, xd/xs/xsum (k/32,) f32 -> f32. The caller
+    def row_dot(typingctx, row, xq, xd, xs):
+        """row (row_bytes,) uint8, xq (k,) int8, xd/xs (k/32,) f32 -> f32. The caller
         guarantees row_bytes == k/32 * block bytes and xq.shape == (k,)."""
-        signature = types.float32(row, xq, xd, xs, xsum)
+        signature = types.float32(row, xq, xd, xs)
 
         def codegen(context, builder, sig, args):
             arrays = [context.make_array(t)(context, builder, a) for t, a in zip(sig.args, args, strict=True)]
-            row_a, xq_a, xd_a, xs_a, xsum_a = arrays
+            row_a, xq_a, xd_a, xs_a = arrays
             num_blocks = cgutils.unpack_tuple(builder, xd_a.shape, 1)[0]
             weights = builder.bitcast(row_a.data, I8.as_pointer())
             activations = builder.bitcast(xq_a.data, I8.as_pointer())
@@ -121,10 +115,16 @@ def _make_row_dot(ggml_type: int):
                 block = builder.gep(weights, [builder.mul(b, ir.Constant(b.type, block_bytes))])
                 x_pointer = builder.gep(activations, [builder.mul(b, ir.Constant(b.type, QK))])
                 x = load(builder, x_pointer, vector(I8, 32))
-                scale = builder.fmul(load_f16(builder, block), builder.load(builder.gep(xd_a.data, [b])))
+                if ggml_type in WITH_MINIMUM:
+                    d, minimum = load_f16_pair(builder, block)
+                elif ggml_type == Q8_0:  # its values load keeps this 4-byte load whole (no vpinsrw)
+                    d = load_f16_pair(builder, block)[0]
+                else:
+                    d = load_f16(builder, block)
+                scale = builder.fmul(d, builder.load(builder.gep(xd_a.data, [b])))
                 row_sum.add_scaled(_block_sums(builder, ggml_type, block, x), scale)
-                s, total_q = (builder.load(builder.gep(a.data, [b])) for a in (xs_a, xsum_a))
-                row_sum.add(_correction(builder, ggml_type, block, scale, s, total_q))
+                if ggml_type in WITH_MINIMUM:  # + m * s: the minimum times the activations' sum
+                    row_sum.add(builder.fmul(minimum, builder.load(builder.gep(xs_a.data, [b]))))
             return row_sum.total()
 
         return signature, codegen

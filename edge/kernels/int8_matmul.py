@@ -42,7 +42,7 @@ def _block(ggml_type):
 @njit(cache=True, inline="always")
 def _row_dot(row, ggml_type, q8, q8_k):
     """One weight row (row_bytes,) uint8 times one activation row in both quantized forms."""
-    xq, xd, xs, xsum = q8
+    xq, xd, xs = q8
     kq, kd, bsums = q8_k
     if ggml_type == Q4_K:
         return dot_q4_k_q8_k(row, kq, kd, bsums)
@@ -51,14 +51,14 @@ def _row_dot(row, ggml_type, q8, q8_k):
     if ggml_type == Q5_K:
         return dot_q5_k_q8_k(row, kq, kd, bsums)
     if ggml_type == Q4_1:
-        return dot_q4_1_q8(row, xq, xd, xs, xsum)
+        return dot_q4_1_q8(row, xq, xd, xs)
     if ggml_type == Q8_0:
-        return dot_q8_0_q8(row, xq, xd, xs, xsum)
+        return dot_q8_0_q8(row, xq, xd, xs)
     if ggml_type == Q5_0:
-        return dot_q5_0_q8(row, xq, xd, xs, xsum)
+        return dot_q5_0_q8(row, xq, xd, xs)
     if ggml_type == Q5_1:
-        return dot_q5_1_q8(row, xq, xd, xs, xsum)
-    return dot_q4_0_q8(row, xq, xd, xs, xsum)
+        return dot_q5_1_q8(row, xq, xd, xs)
+    return dot_q4_0_q8(row, xq, xd, xs)
 
 
 @njit(cache=True, inline="always")
@@ -74,28 +74,24 @@ def _check(w, ggml_type, k, out, n):
 @njit(cache=True, inline="always")
 def _quantized(x, with_k_blocks):
     """x (n, k) f32 -> ggml's int8 activation blocks, computed once per call: Q8_0/Q8_1 (xq,
-    xd, xs, xsum) and, when a K-quant weight needs them, Q8_K (kq, kd, bsums)."""
+    xd, xs) and, when a K-quant weight needs them, Q8_K (kq, kd, bsums)."""
     n, k = x.shape
     if k % 32 != 0:
         raise ValueError("matmul_q8: activations must come in blocks of 32")
     xq = np.empty((n, k), np.int8)
-    xd, xs, xsum = (
-        np.empty((n, k // 32), np.float32),
-        np.empty((n, k // 32), np.float32),
-        np.empty((n, k // 32), np.float32),
-    )
-    quantize_q8(x, xq, xd, xs, xsum)
+    xd, xs = np.empty((n, k // 32), np.float32), np.empty((n, k // 32), np.float32)
+    quantize_q8(x, xq, xd, xs)
     super_blocks = k // 256 if with_k_blocks else 0
     kq = np.empty((n, super_blocks * 256), np.int8)
     kd, bsums = np.empty((n, super_blocks), np.float32), np.empty((n, super_blocks * 16), np.int32)
     if with_k_blocks:
         quantize_q8_k(x, kq, kd, bsums)
-    return (xq, xd, xs, xsum), (kq, kd, bsums)
+    return (xq, xd, xs), (kq, kd, bsums)
 
 
 @njit(cache=True, inline="always")
 def _row_q8(q8, t):
-    return q8[0][t], q8[1][t], q8[2][t], q8[3][t]
+    return q8[0][t], q8[1][t], q8[2][t]
 
 
 @njit(cache=True, inline="always")

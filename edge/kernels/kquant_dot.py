@@ -34,6 +34,7 @@ from edge.kernels.vector_ir import (
     indices,
     load,
     load_f16,
+    load_f16_pair,
     splat,
     vector,
 )
@@ -116,7 +117,8 @@ def _super_block(builder, ggml_type: int, block, x_block, bsums):
         )
         group_sums = builder.add(*(builder.load(builder.gep(bsums, [_constant(2 * j + i)])) for i in (0, 1)))
         offset = builder.add(offset, builder.mul(minimum, group_sums))
-    return sums, offset, load_f16(builder, block), load_f16(builder, block, 2)
+    d, minimum = load_f16_pair(builder, block)
+    return sums, offset, d, minimum
 
 
 def _make_row_dot(ggml_type: int):

@@ -9,7 +9,7 @@ import transformers
 
 from formats import quants
 from formats.convert_gguf import gguf_to_safetensors
-from formats.convert_hf import convert_hf_to_gguf
+from formats.convert_hf import convert_hf_to_gguf, rope_settings
 from formats.errors import ConversionError
 from formats.ggml_types import GGMLType
 from formats.gguf_reader import GGUFReader
@@ -38,6 +38,7 @@ def test_f32_gguf_loads_in_transformers_with_identical_logits(checkpoint, tmp_pa
     reader = GGUFReader(out)
     assert reader.get("general.architecture") == arch
     assert reader.get(f"{arch}.attention.head_count_kv") == 2
+    assert reader.get(f"{arch}.rope.freq_base") == model.config.rope_parameters["rope_theta"] == 100000.0
     ids = tokenizer.encode(TEXT)
     assert GGUFTokenizer.from_metadata(reader.metadata).encode(TEXT) == ids
     loaded = transformers.AutoModelForCausalLM.from_pretrained(tmp_path, gguf_file=out.name).eval()
@@ -72,6 +73,26 @@ def test_gguf_to_safetensors_round_trip(checkpoint, tmp_path):
     exported = transformers.PreTrainedTokenizerFast(tokenizer_file=str(out_dir / "tokenizer.json"))
     assert exported.encode(TEXT) == ids
     assert json.loads((out_dir / "tokenizer_config.json").read_text())["eos_token"] == "<|im_end|>"
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"rope_parameters": {"rope_type": "linear", "factor": 4.0, "rope_theta": 500000.0}},  # transformers 5
+        {"rope_theta": 500000.0, "rope_scaling": {"type": "linear", "factor": 4.0}},  # older releases
+    ],
+)
+def test_rope_settings_are_read_wherever_transformers_wrote_them(config):
+    settings = rope_settings(config)
+    assert settings["rope_theta"] == 500000.0 and settings["factor"] == 4.0
+    assert (settings.get("rope_type") or settings.get("type")) == "linear"
+
+
+def test_rope_settings_the_converter_cannot_honour_are_refused():
+    with pytest.raises(ConversionError, match="per-layer-type"):
+        rope_settings({"rope_parameters": {"full_attention": {"rope_theta": 1e6}}})
+    with pytest.raises(ConversionError, match="rope_parameters must be an object"):
+        rope_settings({"rope_parameters": [1]})
 
 
 def test_unsupported_architecture_is_a_clear_error(tmp_path):
