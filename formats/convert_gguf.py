@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from formats import quants
+from formats.carried_metadata import CARRIED_KEY, exported_metadata
 from formats.convert_vocab import GGUF_PRE_TOKENIZER_KEY
 from formats.errors import ConversionError
 from formats.gguf_reader import GGUFReader
@@ -75,6 +76,7 @@ def _hf_config(reader: GGUFReader, arch: str) -> dict[str, Any]:
     }
     if arch == "llama":
         config["attention_bias"] = False
+    config[CARRIED_KEY] = exported_metadata(reader)
     return config
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from formats import quants
+from formats.carried_metadata import imported_metadata
 from formats.convert_vocab import add_hf_vocab
 from formats.errors import ConversionError
 from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
@@ -24,7 +25,7 @@ from formats.llama_names import (
     to_interleaved,
 )
 from formats.progress import byte_progress
-from formats.quantize_model import FILE_TYPES
+from formats.quantize_model import FILE_TYPES, tensor_target
 from formats.quants.floats import bf16_to_f32
 from formats.safetensors_io import StoredTensor, read_safetensors
 
@@ -58,7 +59,8 @@ def convert_hf_to_gguf(model_dir: Path, out_path: Path, out_type: GGMLType, prog
             raise ConversionError(f"tensor {hf_name!r} has no GGUF counterpart for arch {arch!r}")
         if gguf_name == "output.weight" and config.get("tie_word_embeddings"):
             continue
-        ggml_type = _tensor_type(tensor.shape, out_type)
+        has_output = "lm_head.weight" in stored and not config.get("tie_word_embeddings")
+        ggml_type = _tensor_type(tensor.shape, tensor_target(gguf_name, out_type, has_output))
         permute_heads = None
         if arch == "llama":
             permute_heads = rope_permutation_heads(
@@ -116,7 +118,11 @@ def _add_hparams(
     heads = config["num_attention_heads"]
     head_dim = config.get("head_dim") or config["hidden_size"] // heads
     writer.add_string("general.architecture", arch)
-    writer.add_string("general.name", name)
+    carried = imported_metadata(config)
+    for field in carried:
+        writer.add_field(field.key, field.value, field.value_type, field.item_type)
+    if all(field.key != "general.name" for field in carried):
+        writer.add_string("general.name", name)
     writer.add_uint32("general.file_type", FILE_TYPES[out_type])
     writer.add_uint32("general.quantization_version", 2)
     writer.add_uint32(f"{arch}.context_length", int(config.get("max_position_embeddings", 2048)))

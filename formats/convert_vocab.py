@@ -33,6 +33,7 @@ def add_hf_vocab(writer: GGUFWriter, model_dir: Path, vocab_size: int, bos_id: A
     merges = [m if isinstance(m, str) else " ".join(m) for m in model.get("merges") or []]
     writer.add_string("tokenizer.ggml.model", "gpt2")
     writer.add_string("tokenizer.ggml.pre", pre)
+    writer.add_bool("tokenizer.ggml.add_space_prefix", _adds_prefix_space(spec.get("pre_tokenizer")))
     writer.add_array("tokenizer.ggml.tokens", tokens, GGUFValueType.STRING)
     writer.add_array("tokenizer.ggml.token_type", [int(t) for t in types], GGUFValueType.INT32)
     writer.add_array("tokenizer.ggml.merges", merges, GGUFValueType.STRING)
@@ -65,6 +66,15 @@ def detect_pre_tokenizer(pre_tokenizer: Any, hint: Any = None) -> str:
         if pattern in _SPLIT_PATTERNS:
             return _SPLIT_PATTERNS[pattern]
     raise ConversionError(f"unrecognised pre-tokenizer {json.dumps(pre_tokenizer)[:200]}")
+
+
+def _adds_prefix_space(pre_tokenizer: Any) -> bool:
+    """Whether the ByteLevel step puts a space before the text (tokenizer.json states it)."""
+    steps = pre_tokenizer.get("pretokenizers", [pre_tokenizer]) if isinstance(pre_tokenizer, dict) else []
+    return any(
+        isinstance(step, dict) and step.get("type") == "ByteLevel" and step.get("add_prefix_space") is True
+        for step in steps
+    )
 
 
 def _exported_regexes(steps: list[dict], kinds: list[Any]) -> list[str] | None:

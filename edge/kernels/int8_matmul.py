@@ -120,9 +120,10 @@ def matmul_q8_group(weights, ggml_types, x, outs, accumulate):
             i += 1
         w, ggml_type, out = weights[i], ggml_types[i], outs[i]
         start = (task - first_task[i]) * _ROWS_PER_TASK
-        for r in range(start, min(w.shape[0], start + _ROWS_PER_TASK)):
-            for t in range(n):
-                value = _row_dot(w[r], ggml_type, _row_q8(q8, t), _row_q8_k(q8_k, t))
+        for t in range(n):  # the activation row's views made once per task, not per weight row
+            row_q8, row_q8_k = _row_q8(q8, t), _row_q8_k(q8_k, t)
+            for r in range(start, min(w.shape[0], start + _ROWS_PER_TASK)):
+                value = _row_dot(w[r], ggml_type, row_q8, row_q8_k)
                 out[t, r] = out[t, r] + value if accumulate else value
 
 
@@ -135,9 +136,9 @@ def gated_q8(w_gate, gate_type, w_up, up_type, x, out):
     q8, q8_k = _quantized(x, _is_k_quant(gate_type) or _is_k_quant(up_type))
     rows = w_gate.shape[0]
     for task in prange((rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK):
-        for r in range(task * _ROWS_PER_TASK, min(rows, (task + 1) * _ROWS_PER_TASK)):
-            for t in range(n):
-                row_q8, row_q8_k = _row_q8(q8, t), _row_q8_k(q8_k, t)
+        for t in range(n):
+            row_q8, row_q8_k = _row_q8(q8, t), _row_q8_k(q8_k, t)
+            for r in range(task * _ROWS_PER_TASK, min(rows, (task + 1) * _ROWS_PER_TASK)):
                 g = _row_dot(w_gate[r], gate_type, row_q8, row_q8_k)
                 u = _row_dot(w_up[r], up_type, row_q8, row_q8_k)
                 out[t, r] = g / (np.float32(1.0) + np.float32(math.exp(-g))) * u
