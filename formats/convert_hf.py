@@ -27,6 +27,7 @@ from formats.llama_names import (
 from formats.progress import byte_progress
 from formats.quantize_model import FILE_TYPES, tensor_target
 from formats.quants.floats import bf16_to_f32
+from formats.rope_settings import rope_settings
 from formats.safetensors_io import StoredTensor, read_safetensors
 
 REQUIRED_CONFIG = (
@@ -132,7 +133,7 @@ def _add_hparams(
     writer.add_uint32(f"{arch}.attention.head_count", heads)
     writer.add_uint32(f"{arch}.attention.head_count_kv", int(config.get("num_key_value_heads") or heads))
     writer.add_uint32(f"{arch}.rope.dimension_count", head_dim)
-    rope = rope_settings(config)
+    rope = rope_settings(config, ConversionError)
     writer.add_float32(f"{arch}.rope.freq_base", float(rope.get("rope_theta", 10000.0)))
     writer.add_float32(f"{arch}.attention.layer_norm_rms_epsilon", float(config.get("rms_norm_eps", 1e-6)))
     writer.add_uint32(f"{arch}.vocab_size", config["vocab_size"])
@@ -146,22 +147,6 @@ def _add_hparams(
     if "original_max_position_embeddings" in rope:
         original = int(rope["original_max_position_embeddings"])
         writer.add_uint32(f"{arch}.rope.scaling.original_context_length", original)
-
-
-def rope_settings(config: dict[str, Any]) -> dict[str, Any]:
-    """The rope base and scaling wherever transformers wrote them: `rope_parameters` (transformers
-    5: rope_theta, rope_type, factor, ...) or the older top-level `rope_theta` and `rope_scaling`."""
-    parameters = config.get("rope_parameters")
-    if parameters is not None:
-        if not isinstance(parameters, dict):
-            raise ConversionError("config.json: rope_parameters must be an object")
-        if any(isinstance(v, dict) for v in parameters.values()):
-            raise ConversionError("config.json: per-layer-type rope_parameters are not supported")
-        return parameters
-    legacy = dict(config.get("rope_scaling") or {})
-    if "rope_theta" in config:
-        legacy["rope_theta"] = config["rope_theta"]
-    return legacy
 
 
 def _read_all_shards(model_dir: Path) -> dict[str, StoredTensor]:

@@ -48,15 +48,17 @@ class ModelConfig:
     def from_hf_config(config: dict) -> "ModelConfig":
         """From a Hugging Face config.json of an architecture `formats.llama_names` knows."""
         from formats.llama_names import HF_ARCHITECTURES
+        from formats.rope_settings import rope_settings
 
         architecture = (config.get("architectures") or [None])[0]
         if architecture not in HF_ARCHITECTURES:
             raise UnsupportedModelError(f"architecture {architecture!r} is not supported")
         heads = int(config["num_attention_heads"])
         head_dim = int(config.get("head_dim") or config["hidden_size"] // heads)
-        scaling = config.get("rope_scaling") or {}
-        if scaling and (scaling.get("rope_type") or scaling.get("type")) != "linear":
-            raise UnsupportedModelError(f"rope scaling {scaling!r} is not supported")
+        rope = rope_settings(config, UnsupportedModelError)
+        rope_kind = rope.get("rope_type") or rope.get("type") or "default"
+        if rope_kind not in ("default", "linear"):
+            raise UnsupportedModelError(f"rope scaling {rope_kind!r} is not supported")
         return ModelConfig(
             arch=HF_ARCHITECTURES[architecture],
             num_layers=int(config["num_hidden_layers"]),
@@ -66,8 +68,8 @@ class ModelConfig:
             num_kv_heads=int(config.get("num_key_value_heads") or heads),
             head_dim=head_dim,
             rope_dim=head_dim,
-            rope_theta=float(config.get("rope_theta", 10000.0)),
-            rope_scale=float(scaling.get("factor", 1.0)) if scaling else 1.0,
+            rope_theta=float(rope.get("rope_theta", 10000.0)),
+            rope_scale=float(rope.get("factor", 1.0)) if rope_kind == "linear" else 1.0,
             rms_eps=float(config.get("rms_norm_eps", 1e-6)),
             context_length=int(config.get("max_position_embeddings", 2048)),
             vocab_size=int(config["vocab_size"]),

@@ -9,10 +9,11 @@ import transformers
 
 from formats import quants
 from formats.convert_gguf import gguf_to_safetensors
-from formats.convert_hf import convert_hf_to_gguf, rope_settings
+from formats.convert_hf import convert_hf_to_gguf
 from formats.errors import ConversionError
 from formats.ggml_types import GGMLType
 from formats.gguf_reader import GGUFReader
+from formats.rope_settings import rope_settings
 from formats.tokenizer import GGUFTokenizer
 from tests.fixtures.hf_checkpoints import write_hf_checkpoint
 
@@ -83,16 +84,18 @@ def test_gguf_to_safetensors_round_trip(checkpoint, tmp_path):
     ],
 )
 def test_rope_settings_are_read_wherever_transformers_wrote_them(config):
-    settings = rope_settings(config)
+    settings = rope_settings(config, ConversionError)
     assert settings["rope_theta"] == 500000.0 and settings["factor"] == 4.0
     assert (settings.get("rope_type") or settings.get("type")) == "linear"
 
 
 def test_rope_settings_the_converter_cannot_honour_are_refused():
     with pytest.raises(ConversionError, match="per-layer-type"):
-        rope_settings({"rope_parameters": {"full_attention": {"rope_theta": 1e6}}})
+        rope_settings({"rope_parameters": {"full_attention": {"rope_theta": 1e6}}}, ConversionError)
+    with pytest.raises(ConversionError, match="rope_scaling must be an object"):
+        rope_settings({"rope_scaling": "linear"}, ConversionError)
     with pytest.raises(ConversionError, match="rope_parameters must be an object"):
-        rope_settings({"rope_parameters": [1]})
+        rope_settings({"rope_parameters": [1]}, ConversionError)
 
 
 def test_unsupported_architecture_is_a_clear_error(tmp_path):
