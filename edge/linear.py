@@ -34,14 +34,16 @@ class LinearRunner:
         self.num_threads = num_threads
         self._pool = ThreadPoolExecutor(max_workers=num_threads, thread_name_prefix="edge-tile")
 
-    def __call__(self, layer: Linear, x: np.ndarray) -> np.ndarray:
-        """x (n, in_features) f32 -> (n, out_features) f32."""
-        return self.many([layer], x)[0]
+    def __call__(self, layer: Linear, x: np.ndarray, row_kernels: bool | None = None) -> np.ndarray:
+        """x (n, in_features) f32 -> (n, out_features) f32. `row_kernels` forces the per-row
+        kernels (True) or the BLAS tiles (False); None chooses by the number of rows."""
+        return self.many([layer], x, row_kernels)[0]
 
-    def many(self, layers: list[Linear], x: np.ndarray) -> list[np.ndarray]:
+    def many(self, layers: list[Linear], x: np.ndarray, row_kernels: bool | None = None) -> list[np.ndarray]:
         """Several layers on the same input (q/k/v): activations are rounded once, and on the
         integer path all products run in one parallel pass."""
-        if self._integer_path(layers, x):
+        row_kernels = x.shape[0] < BLAS_MIN_ROWS if row_kernels is None else row_kernels
+        if row_kernels and self._integer_types(layers):
             outputs = tuple(np.empty((x.shape[0], layer.out_features), dtype=np.float32) for layer in layers)
             weights = tuple(layer.data for layer in layers)
             matmul_q8_group(weights, tuple(int(layer.ggml_type) for layer in layers), x, outputs, False)
@@ -56,13 +58,13 @@ class LinearRunner:
             if block and block not in rounded:
                 rounded[block] = np.empty_like(x)
                 round_through_q8(x, block, rounded[block])
-            outputs.append(self._product(layer, rounded[block] if block else x))
+            outputs.append(self._product(layer, rounded[block] if block else x, row_kernels))
         return outputs
 
-    def _product(self, layer: Linear, x: np.ndarray) -> np.ndarray:
+    def _product(self, layer: Linear, x: np.ndarray, row_kernels: bool) -> np.ndarray:
         n = x.shape[0]
         out = np.empty((n, layer.out_features), dtype=np.float32)
-        if n < BLAS_MIN_ROWS:
+        if row_kernels:
             matmul(layer.data, int(layer.ggml_type), x, out)
         else:
             starts = range(0, layer.out_features, TILE_ROWS)
@@ -71,31 +73,35 @@ class LinearRunner:
             out += layer.bias
         return out
 
-    def add_into(self, layer: Linear, x: np.ndarray, residual: np.ndarray) -> None:
+    def add_into(
+        self, layer: Linear, x: np.ndarray, residual: np.ndarray, row_kernels: bool | None = None
+    ) -> None:
         """residual (n, out_features) += x @ W.T (+ bias): the integer path writes it in place."""
-        if self._integer_path([layer], x):
+        row_kernels = x.shape[0] < BLAS_MIN_ROWS if row_kernels is None else row_kernels
+        if row_kernels and self._integer_types([layer]):
             matmul_q8_group((layer.data,), (int(layer.ggml_type),), x, (residual,), True)
             if layer.bias is not None:
                 residual += layer.bias
         else:
-            residual += self(layer, x)
+            residual += self(layer, x, row_kernels)
 
-    def gated(self, gate: Linear, up: Linear, x: np.ndarray) -> np.ndarray:
+    def gated(self, gate: Linear, up: Linear, x: np.ndarray, row_kernels: bool | None = None) -> np.ndarray:
         """SwiGLU's first half: silu(x @ W_gate.T) * (x @ W_up.T), (n, ffn); one fused pass on
         the integer path."""
         layers = [gate, up]
-        if self._integer_path(layers, x) and gate.bias is None and up.bias is None:
+        row_kernels = x.shape[0] < BLAS_MIN_ROWS if row_kernels is None else row_kernels
+        if row_kernels and self._integer_types(layers) and gate.bias is None and up.bias is None:
             out = np.empty((x.shape[0], gate.out_features), dtype=np.float32)  # (n, ffn)
             gated_q8(gate.data, int(gate.ggml_type), up.data, int(up.ggml_type), x, out)
             return out
-        gate_out, up_out = self.many(layers, x)
+        gate_out, up_out = self.many(layers, x, row_kernels)
         silu_mul(gate_out, up_out, gate_out)
         return gate_out
 
     @staticmethod
-    def _integer_path(layers: list[Linear], x: np.ndarray) -> bool:
-        """Decode-sized inputs on weights with an integer kernel (int8_matmul.py)."""
-        return x.shape[0] < BLAS_MIN_ROWS and all(int(layer.ggml_type) in INT8_TYPES for layer in layers)
+    def _integer_types(layers: list[Linear]) -> bool:
+        """Weights with an integer kernel (int8_matmul.py)."""
+        return all(int(layer.ggml_type) in INT8_TYPES for layer in layers)
 
     def map(self, fn, items):
         """Run fn over items on the tile threads (BLAS inside each stays single-threaded)."""

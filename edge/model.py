@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from edge.batch_rows import BatchRows
 from edge.kernels.attention import attention
 from edge.kernels.layers import embed, rms_norm, rope
 from edge.kv_cache import KVCache
@@ -101,7 +102,7 @@ class LlamaModel:
             return np.empty((0, config.vocab_size), dtype=np.float32)
         last = np.ascontiguousarray(x[logits_rows])  # (m, hidden)
         rms_norm(last, weights.output_norm, config.rms_eps, last)
-        return self.linear(weights.output, last)  # (m, vocab)
+        return self.linear(weights.output, last, row_kernels=True)  # (m, vocab), each row on its own
 
     def final_hidden_states(self, token_ids, slot_ids, positions, cache: KVCache) -> np.ndarray:
         """(n, hidden) f32 after the output norm (what embeddings pool); fills the cache."""
@@ -116,16 +117,17 @@ class LlamaModel:
         embed(weights.token_embedding.data, int(weights.token_embedding.ggml_type), token_ids, x)
         normed = np.empty_like(x)
         runs = token_runs(slot_ids, positions)
+        batch = BatchRows(self.linear, runs, len(token_ids))
         for index, layer in enumerate(weights.layers):
             rms_norm(x, layer.attn_norm, config.rms_eps, normed)
             # q (n, num_heads*head_dim), k and v (n, num_kv_heads*head_dim)
-            q, k, v = self.linear.many([layer.wq, layer.wk, layer.wv], normed)
+            q, k, v = batch.many([layer.wq, layer.wk, layer.wv], normed)
             rope(q, positions, self.inv_freq, config.num_heads, config.head_dim, config.is_neox_rope)
             rope(k, positions, self.inv_freq, config.num_kv_heads, config.head_dim, config.is_neox_rope)
             cache.store(index, slot_ids, positions, k, v)  # rounded to f16, as llama.cpp's f16 cache
             attended = self._attention(q, cache, index, slot_ids, positions, runs)
-            self.linear.add_into(layer.wo, attended, x)
+            batch.add_into(layer.wo, attended, x)
             rms_norm(x, layer.ffn_norm, config.rms_eps, normed)
-            activated = self.linear.gated(layer.w_gate, layer.w_up, normed)  # (n, ffn)
-            self.linear.add_into(layer.w_down, activated, x)
+            activated = batch.gated(layer.w_gate, layer.w_up, normed)  # (n, ffn)
+            batch.add_into(layer.w_down, activated, x)
         return x

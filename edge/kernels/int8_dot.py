@@ -29,6 +29,7 @@ from edge.kernels.vector_ir import (
     I32,
     USE_AVX2,
     RowSum,
+    activation_rows,
     call_intrinsic,
     indices,
     load,
@@ -78,62 +79,83 @@ def _fifth_bits(builder, block, offset: int):
     return builder.shl(builder.zext(bits, vector(I8, 32)), splat(I8, 32, 4))
 
 
-def _block_sums(builder, ggml_type: int, block, activations):
-    """The block's 32 integer products as eight 32-bit partial sums."""
+SIGNED_VALUES = frozenset((Q8_0, *ZERO_POINT))
+
+
+def _block_values(builder, ggml_type: int, block):
+    """The block's 32 values as <32 x i8>: signed (Q8_0; q - z for Q4_0/Q5_0, as ggml takes its
+    products, so no per-block scalar term) or unsigned 0..31 (Q4_1, Q5_1)."""
     if ggml_type == Q8_0:
-        return _signed_signed_sums(builder, load(builder, block, vector(I8, 32), 2), activations)
+        return load(builder, block, vector(I8, 32), 2)
     packed = load(builder, block, vector(I8, 16), QUANT_OFFSET[ggml_type])
     low = builder.and_(packed, splat(I8, 16, 15))
     high = builder.lshr(packed, splat(I8, 16, 4))
     values = builder.shuffle_vector(low, high, indices(range(32)))  # element j, then j + 16
     if ggml_type in FIFTH_BITS_OFFSET:
         values = builder.or_(values, _fifth_bits(builder, block, FIFTH_BITS_OFFSET[ggml_type]))
-    if ggml_type in ZERO_POINT:  # q - z as signed bytes, as ggml does: no per-block scalar term
-        signed = builder.sub(values, splat(I8, 32, ZERO_POINT[ggml_type]))
-        return _signed_signed_sums(builder, signed, activations)
+    if ggml_type in ZERO_POINT:
+        values = builder.sub(values, splat(I8, 32, ZERO_POINT[ggml_type]))
+    return values
+
+
+def _block_sums(builder, ggml_type: int, values, activations):
+    """The block's 32 integer products with one activation row as eight 32-bit partial sums."""
+    if ggml_type in SIGNED_VALUES:
+        return _signed_signed_sums(builder, values, activations)
     return unsigned_signed_sums(builder, values, activations)
 
 
-def _make_row_dot(ggml_type: int):
+def _make_rows_dot(ggml_type: int, count: int):
     block_bytes = BLOCK_BYTES[ggml_type]
 
     @intrinsic
-    def row_dot(typingctx, row, xq, xd, xs):
-        """row (row_bytes,) uint8, xq (k,) int8, xd/xs (k/32,) f32 -> f32. The caller
-        guarantees row_bytes == k/32 * block bytes and xq.shape == (k,)."""
-        signature = types.float32(row, xq, xd, xs)
+    def rows_dot(typingctx, row, xq, xd, xs, first):
+        """row (row_bytes,) uint8 against activation rows first .. first+count-1 of xq (n, k)
+        int8, xd/xs (n, k/32) f32, all C-contiguous -> UniTuple(f32, count). Each weight block
+        is decoded once for the `count` rows; every row's sum is taken in the same order whatever
+        `count` is, so a row's result does not depend on the rows beside it. The caller
+        guarantees row_bytes == k/32 * block bytes and first + count <= n."""
+        signature = types.UniTuple(types.float32, count)(row, xq, xd, xs, first)
 
         def codegen(context, builder, sig, args):
-            arrays = [context.make_array(t)(context, builder, a) for t, a in zip(sig.args, args, strict=True)]
-            row_a, xq_a, xd_a, xs_a = arrays
-            num_blocks = cgutils.unpack_tuple(builder, xd_a.shape, 1)[0]
+            row_a, xq_a, xd_a, xs_a = (
+                context.make_array(t)(context, builder, a)
+                for t, a in zip(sig.args[:4], args[:4], strict=True)
+            )
+            num_blocks = cgutils.unpack_tuple(builder, xd_a.shape, 2)[1]
             weights = builder.bitcast(row_a.data, I8.as_pointer())
-            activations = builder.bitcast(xq_a.data, I8.as_pointer())
-            row_sum = RowSum(builder)
+            x_rows, d_rows, s_rows = activation_rows(context, builder, (xq_a, xd_a, xs_a), args[4], count)
+            row_sums = [RowSum(builder) for _ in range(count)]
             with cgutils.for_range(builder, num_blocks) as loop:
                 b = loop.index
                 block = builder.gep(weights, [builder.mul(b, ir.Constant(b.type, block_bytes))])
-                x_pointer = builder.gep(activations, [builder.mul(b, ir.Constant(b.type, QK))])
-                x = load(builder, x_pointer, vector(I8, 32))
                 if ggml_type in WITH_MINIMUM:
                     d, minimum = load_f16_pair(builder, block)
                 elif ggml_type == Q8_0:  # its values load keeps this 4-byte load whole (no vpinsrw)
                     d = load_f16_pair(builder, block)[0]
                 else:
                     d = load_f16(builder, block)
-                scale = builder.fmul(d, builder.load(builder.gep(xd_a.data, [b])))
-                row_sum.add_scaled(_block_sums(builder, ggml_type, block, x), scale)
-                if ggml_type in WITH_MINIMUM:  # + m * s: the minimum times the activations' sum
-                    row_sum.add(builder.fmul(minimum, builder.load(builder.gep(xs_a.data, [b]))))
-            return row_sum.total()
+                values = _block_values(builder, ggml_type, block)
+                for i, row_sum in enumerate(row_sums):
+                    x = load(
+                        builder,
+                        builder.gep(x_rows[i], [builder.mul(b, ir.Constant(b.type, QK))]),
+                        vector(I8, 32),
+                    )
+                    scale = builder.fmul(d, builder.load(builder.gep(d_rows[i], [b])))
+                    row_sum.add_scaled(_block_sums(builder, ggml_type, values, x), scale)
+                    if ggml_type in WITH_MINIMUM:  # + m * s: the minimum times the activations' sum
+                        row_sum.add(builder.fmul(minimum, builder.load(builder.gep(s_rows[i], [b]))))
+            return context.make_tuple(builder, sig.return_type, [row_sum.total() for row_sum in row_sums])
 
         return signature, codegen
 
-    return row_dot
+    return rows_dot
 
 
-dot_q4_0_q8 = _make_row_dot(Q4_0)
-dot_q4_1_q8 = _make_row_dot(Q4_1)
-dot_q5_0_q8 = _make_row_dot(Q5_0)
-dot_q5_1_q8 = _make_row_dot(Q5_1)
-dot_q8_0_q8 = _make_row_dot(Q8_0)
+ROWS_AT_ONCE = 4  # activation rows one pass over a weight row serves
+dot_q4_0_q8, dot_q4_0_q8_rows = (_make_rows_dot(Q4_0, count) for count in (1, ROWS_AT_ONCE))
+dot_q4_1_q8, dot_q4_1_q8_rows = (_make_rows_dot(Q4_1, count) for count in (1, ROWS_AT_ONCE))
+dot_q5_0_q8, dot_q5_0_q8_rows = (_make_rows_dot(Q5_0, count) for count in (1, ROWS_AT_ONCE))
+dot_q5_1_q8, dot_q5_1_q8_rows = (_make_rows_dot(Q5_1, count) for count in (1, ROWS_AT_ONCE))
+dot_q8_0_q8, dot_q8_0_q8_rows = (_make_rows_dot(Q8_0, count) for count in (1, ROWS_AT_ONCE))

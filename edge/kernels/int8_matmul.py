@@ -1,6 +1,7 @@
 """y = x @ W.T on the integer path for decode-sized inputs: activations quantized once per call
 (Q8_0/Q8_1 blocks of 32 for the 32-element weight types, Q8_K blocks of 256 for the K-quants),
-rows split across threads, each weight row read once for all activation rows."""
+rows split across threads; each weight block is decoded once for up to ROWS_AT_ONCE activation
+rows, and every activation row's result is the same whatever rows it is batched with."""
 
 import math
 
@@ -9,8 +10,29 @@ from numba import njit, prange
 
 from edge.kernels.activation_quant import quantize_q8, quantize_q8_k
 from edge.kernels.dequant_blocks import Q4_1, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, Q8_0
-from edge.kernels.int8_dot import BLOCK_BYTES, dot_q4_0_q8, dot_q4_1_q8, dot_q5_0_q8, dot_q5_1_q8, dot_q8_0_q8
-from edge.kernels.kquant_dot import SUPER_BLOCK_BYTES, dot_q4_k_q8_k, dot_q5_k_q8_k, dot_q6_k_q8_k
+from edge.kernels.int8_dot import (
+    BLOCK_BYTES,
+    ROWS_AT_ONCE,
+    dot_q4_0_q8,
+    dot_q4_0_q8_rows,
+    dot_q4_1_q8,
+    dot_q4_1_q8_rows,
+    dot_q5_0_q8,
+    dot_q5_0_q8_rows,
+    dot_q5_1_q8,
+    dot_q5_1_q8_rows,
+    dot_q8_0_q8,
+    dot_q8_0_q8_rows,
+)
+from edge.kernels.kquant_dot import (
+    SUPER_BLOCK_BYTES,
+    dot_q4_k_q8_k,
+    dot_q4_k_q8_k_rows,
+    dot_q5_k_q8_k,
+    dot_q5_k_q8_k_rows,
+    dot_q6_k_q8_k,
+    dot_q6_k_q8_k_rows,
+)
 
 INT8_TYPES = frozenset(BLOCK_BYTES) | frozenset(SUPER_BLOCK_BYTES)
 _ROWS_PER_TASK = 16
@@ -40,25 +62,62 @@ def _block(ggml_type):
 
 
 @njit(cache=True, inline="always")
-def _row_dot(row, ggml_type, q8, q8_k):
-    """One weight row (row_bytes,) uint8 times one activation row in both quantized forms."""
+def _dot_rows(row, ggml_type, q8, q8_k, first):
+    """One weight row (row_bytes,) uint8 times activation rows first .. first+ROWS_AT_ONCE-1."""
     xq, xd, xs = q8
     kq, kd, bsums = q8_k
     if ggml_type == Q4_K:
-        return dot_q4_k_q8_k(row, kq, kd, bsums)
+        return dot_q4_k_q8_k_rows(row, kq, kd, bsums, first)
     if ggml_type == Q6_K:
-        return dot_q6_k_q8_k(row, kq, kd, bsums)
+        return dot_q6_k_q8_k_rows(row, kq, kd, bsums, first)
     if ggml_type == Q5_K:
-        return dot_q5_k_q8_k(row, kq, kd, bsums)
+        return dot_q5_k_q8_k_rows(row, kq, kd, bsums, first)
     if ggml_type == Q4_1:
-        return dot_q4_1_q8(row, xq, xd, xs)
+        return dot_q4_1_q8_rows(row, xq, xd, xs, first)
     if ggml_type == Q8_0:
-        return dot_q8_0_q8(row, xq, xd, xs)
+        return dot_q8_0_q8_rows(row, xq, xd, xs, first)
     if ggml_type == Q5_0:
-        return dot_q5_0_q8(row, xq, xd, xs)
+        return dot_q5_0_q8_rows(row, xq, xd, xs, first)
     if ggml_type == Q5_1:
-        return dot_q5_1_q8(row, xq, xd, xs)
-    return dot_q4_0_q8(row, xq, xd, xs)
+        return dot_q5_1_q8_rows(row, xq, xd, xs, first)
+    return dot_q4_0_q8_rows(row, xq, xd, xs, first)
+
+
+@njit(cache=True, inline="always")
+def _dot_one(row, ggml_type, q8, q8_k, t):
+    """One weight row times activation row t (the same arithmetic as a row of `_dot_rows`)."""
+    xq, xd, xs = q8
+    kq, kd, bsums = q8_k
+    if ggml_type == Q4_K:
+        return dot_q4_k_q8_k(row, kq, kd, bsums, t)[0]
+    if ggml_type == Q6_K:
+        return dot_q6_k_q8_k(row, kq, kd, bsums, t)[0]
+    if ggml_type == Q5_K:
+        return dot_q5_k_q8_k(row, kq, kd, bsums, t)[0]
+    if ggml_type == Q4_1:
+        return dot_q4_1_q8(row, xq, xd, xs, t)[0]
+    if ggml_type == Q8_0:
+        return dot_q8_0_q8(row, xq, xd, xs, t)[0]
+    if ggml_type == Q5_0:
+        return dot_q5_0_q8(row, xq, xd, xs, t)[0]
+    if ggml_type == Q5_1:
+        return dot_q5_1_q8(row, xq, xd, xs, t)[0]
+    return dot_q4_0_q8(row, xq, xd, xs, t)[0]
+
+
+@njit(cache=True, inline="always")
+def _row_products(row, ggml_type, q8, q8_k, n, into, r, accumulate):
+    """into[:, r] = (or +=) the weight row times every activation row, ROWS_AT_ONCE at a time."""
+    t = 0
+    while t + ROWS_AT_ONCE <= n:
+        values = _dot_rows(row, ggml_type, q8, q8_k, t)
+        for i in range(ROWS_AT_ONCE):
+            into[t + i, r] = into[t + i, r] + values[i] if accumulate else values[i]
+        t += ROWS_AT_ONCE
+    while t < n:
+        value = _dot_one(row, ggml_type, q8, q8_k, t)
+        into[t, r] = into[t, r] + value if accumulate else value
+        t += 1
 
 
 @njit(cache=True, inline="always")
@@ -89,16 +148,6 @@ def _quantized(x, with_k_blocks):
     return (xq, xd, xs), (kq, kd, bsums)
 
 
-@njit(cache=True, inline="always")
-def _row_q8(q8, t):
-    return q8[0][t], q8[1][t], q8[2][t]
-
-
-@njit(cache=True, inline="always")
-def _row_q8_k(q8_k, t):
-    return q8_k[0][t], q8_k[1][t], q8_k[2][t]
-
-
 @njit(cache=True, parallel=True)
 def matmul_q8_group(weights, ggml_types, x, outs, accumulate):
     """Weights of the integer types on the same input in one parallel pass (one layer, or q, k
@@ -120,11 +169,8 @@ def matmul_q8_group(weights, ggml_types, x, outs, accumulate):
             i += 1
         w, ggml_type, out = weights[i], ggml_types[i], outs[i]
         start = (task - first_task[i]) * _ROWS_PER_TASK
-        for t in range(n):  # the activation row's views made once per task, not per weight row
-            row_q8, row_q8_k = _row_q8(q8, t), _row_q8_k(q8_k, t)
-            for r in range(start, min(w.shape[0], start + _ROWS_PER_TASK)):
-                value = _row_dot(w[r], ggml_type, row_q8, row_q8_k)
-                out[t, r] = out[t, r] + value if accumulate else value
+        for r in range(start, min(w.shape[0], start + _ROWS_PER_TASK)):
+            _row_products(w[r], ggml_type, q8, q8_k, n, out, r, accumulate)
 
 
 @njit(cache=True, parallel=True, fastmath=True)
@@ -136,9 +182,10 @@ def gated_q8(w_gate, gate_type, w_up, up_type, x, out):
     q8, q8_k = _quantized(x, _is_k_quant(gate_type) or _is_k_quant(up_type))
     rows = w_gate.shape[0]
     for task in prange((rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK):
-        for t in range(n):
-            row_q8, row_q8_k = _row_q8(q8, t), _row_q8_k(q8_k, t)
-            for r in range(task * _ROWS_PER_TASK, min(rows, (task + 1) * _ROWS_PER_TASK)):
-                g = _row_dot(w_gate[r], gate_type, row_q8, row_q8_k)
-                u = _row_dot(w_up[r], up_type, row_q8, row_q8_k)
-                out[t, r] = g / (np.float32(1.0) + np.float32(math.exp(-g))) * u
+        up = np.empty((n, 1), np.float32)  # (n, 1): one up-projection column at a time
+        for r in range(task * _ROWS_PER_TASK, min(rows, (task + 1) * _ROWS_PER_TASK)):
+            _row_products(w_gate[r], gate_type, q8, q8_k, n, out, r, False)
+            _row_products(w_up[r], up_type, q8, q8_k, n, up, 0, False)
+            for t in range(n):
+                g = out[t, r]
+                out[t, r] = g / (np.float32(1.0) + np.float32(math.exp(-g))) * up[t, 0]

@@ -22,13 +22,14 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from edge.kernels.dequant_blocks import Q4_K, Q5_K, Q6_K
-from edge.kernels.int8_dot import unsigned_signed_sums
+from edge.kernels.int8_dot import ROWS_AT_ONCE, unsigned_signed_sums
 from edge.kernels.vector_ir import (
     F32,
     I8,
     I16,
     I32,
     RowSum,
+    activation_rows,
     broadcast,
     horizontal_sum,
     indices,
@@ -94,68 +95,82 @@ def _q6_k_pair_scales(builder, block, chunk: int):
     return builder.shuffle_vector(two, two, indices([0] * 8 + [1] * 8))
 
 
-def _super_block(builder, ggml_type: int, block, x_block, bsums):
-    """One super-block: (<8 x i32> scaled integer sums, i32 offset sum, f32 d, f32 offset factor)
-    with the row's part = d * d_x * sum(lanes) - factor * d_x * offset sum."""
-    sums = ir.Constant(vector(I32, 8), [0] * 8)
+def _super_block(builder, ggml_type: int, block, x_blocks, bsums_rows):
+    """One super-block against several activation rows: per row (<8 x i32> scaled integer
+    sums, i32 offset sum), and the block's (f32 d, f32 offset factor); a row's part is
+    d * d_x * sum(lanes) - factor * d_x * offset sum. Weight values are decoded once."""
+    sums = [ir.Constant(vector(I32, 8), [0] * 8) for _ in x_blocks]
     if ggml_type == Q6_K:
         for chunk in range(8):
-            x = load(builder, x_block, vector(I8, 32), 32 * chunk)
             values, scales = _q6_k_values(builder, block, chunk), _q6_k_pair_scales(builder, block, chunk)
-            sums = builder.add(sums, unsigned_signed_sums(builder, values, x, scales))
+            for i, x_block in enumerate(x_blocks):
+                x = load(builder, x_block, vector(I8, 32), 32 * chunk)
+                sums[i] = builder.add(sums[i], unsigned_signed_sums(builder, values, x, scales))
         group_scales = builder.sext(load(builder, block, vector(I8, 16), 192), vector(I32, 16))
-        offset = horizontal_sum(builder, builder.mul(group_scales, load(builder, bsums, vector(I32, 16))))
+        offsets = [
+            horizontal_sum(builder, builder.mul(group_scales, load(builder, bsums, vector(I32, 16))))
+            for bsums in bsums_rows
+        ]
         d = load_f16(builder, block, 208)
-        return sums, offset, d, builder.fmul(d, ir.Constant(F32, 32.0))
-    offset = _constant(0)
+        return list(zip(sums, offsets, strict=True)), d, builder.fmul(d, ir.Constant(F32, 32.0))
+    offsets = [_constant(0) for _ in x_blocks]
     for j in range(8):
         scale, minimum = _scale_and_min(builder, block, j)
-        x = load(builder, x_block, vector(I8, 32), 32 * j)
         pair_scales = broadcast(builder, builder.trunc(scale, I16), 16)
-        sums = builder.add(
-            sums, unsigned_signed_sums(builder, _k4_values(builder, ggml_type, block, j), x, pair_scales)
-        )
-        group_sums = builder.add(*(builder.load(builder.gep(bsums, [_constant(2 * j + i)])) for i in (0, 1)))
-        offset = builder.add(offset, builder.mul(minimum, group_sums))
+        values = _k4_values(builder, ggml_type, block, j)
+        for i, (x_block, bsums) in enumerate(zip(x_blocks, bsums_rows, strict=True)):
+            x = load(builder, x_block, vector(I8, 32), 32 * j)
+            sums[i] = builder.add(sums[i], unsigned_signed_sums(builder, values, x, pair_scales))
+            group_sums = builder.add(
+                *(builder.load(builder.gep(bsums, [_constant(2 * j + k)])) for k in (0, 1))
+            )
+            offsets[i] = builder.add(offsets[i], builder.mul(minimum, group_sums))
     d, minimum = load_f16_pair(builder, block)
-    return sums, offset, d, minimum
+    return list(zip(sums, offsets, strict=True)), d, minimum
 
 
-def _make_row_dot(ggml_type: int):
+def _make_rows_dot(ggml_type: int, count: int):
     block_bytes = SUPER_BLOCK_BYTES[ggml_type]
 
     @intrinsic
-    def row_dot(typingctx, row, xq, xd, bsums):
-        """row (row_bytes,) uint8, xq (k,) int8, xd (k/256,) f32, bsums (k/16,) int32 -> f32.
-        The caller guarantees row_bytes == k/256 * super-block bytes and the activation shapes."""
-        signature = types.float32(row, xq, xd, bsums)
+    def rows_dot(typingctx, row, xq, xd, bsums, first):
+        """row (row_bytes,) uint8 against activation rows first .. first+count-1 of xq (n, k)
+        int8, xd (n, k/256) f32, bsums (n, k/16) int32, all C-contiguous -> UniTuple(f32,
+        count); as in int8_dot, a row's result does not depend on the rows beside it. The
+        caller guarantees row_bytes == k/256 * super-block bytes and first + count <= n."""
+        signature = types.UniTuple(types.float32, count)(row, xq, xd, bsums, first)
 
         def codegen(context, builder, sig, args):
             row_a, xq_a, xd_a, bsums_a = (
-                context.make_array(t)(context, builder, a) for t, a in zip(sig.args, args, strict=True)
+                context.make_array(t)(context, builder, a)
+                for t, a in zip(sig.args[:4], args[:4], strict=True)
             )
-            num_super_blocks = cgutils.unpack_tuple(builder, xd_a.shape, 1)[0]
+            num_super_blocks = cgutils.unpack_tuple(builder, xd_a.shape, 2)[1]
             weights = builder.bitcast(row_a.data, I8.as_pointer())
-            activations = builder.bitcast(xq_a.data, I8.as_pointer())
-            row_sum = RowSum(builder)
+            x_rows, d_rows, bsums_rows = activation_rows(
+                context, builder, (xq_a, xd_a, bsums_a), args[4], count
+            )
+            row_sums = [RowSum(builder) for _ in range(count)]
             with cgutils.for_range(builder, num_super_blocks) as loop:
                 s = loop.index
                 block = builder.gep(weights, [builder.mul(s, ir.Constant(s.type, block_bytes))])
-                x_block = builder.gep(activations, [builder.mul(s, ir.Constant(s.type, QK_K))])
-                group_sums = builder.gep(bsums_a.data, [builder.mul(s, ir.Constant(s.type, QK_K // 16))])
-                sums, offset, d, factor = _super_block(builder, ggml_type, block, x_block, group_sums)
-                d_x = builder.load(builder.gep(xd_a.data, [s]))
-                row_sum.add_scaled(sums, builder.fmul(d, d_x))
-                row_sum.add(
-                    builder.fneg(builder.fmul(builder.fmul(factor, d_x), builder.sitofp(offset, F32)))
-                )
-            return row_sum.total()
+                x_blocks = [builder.gep(x, [builder.mul(s, ir.Constant(s.type, QK_K))]) for x in x_rows]
+                group_sums = [
+                    builder.gep(b, [builder.mul(s, ir.Constant(s.type, QK_K // 16))]) for b in bsums_rows
+                ]
+                per_row, d, factor = _super_block(builder, ggml_type, block, x_blocks, group_sums)
+                for row_sum, (sums, offset), d_row in zip(row_sums, per_row, d_rows, strict=True):
+                    d_x = builder.load(builder.gep(d_row, [s]))
+                    row_sum.add_scaled(sums, builder.fmul(d, d_x))
+                    offset_term = builder.fmul(builder.fmul(factor, d_x), builder.sitofp(offset, F32))
+                    row_sum.add(builder.fneg(offset_term))
+            return context.make_tuple(builder, sig.return_type, [row_sum.total() for row_sum in row_sums])
 
         return signature, codegen
 
-    return row_dot
+    return rows_dot
 
 
-dot_q4_k_q8_k = _make_row_dot(Q4_K)
-dot_q5_k_q8_k = _make_row_dot(Q5_K)
-dot_q6_k_q8_k = _make_row_dot(Q6_K)
+dot_q4_k_q8_k, dot_q4_k_q8_k_rows = (_make_rows_dot(Q4_K, count) for count in (1, ROWS_AT_ONCE))
+dot_q5_k_q8_k, dot_q5_k_q8_k_rows = (_make_rows_dot(Q5_K, count) for count in (1, ROWS_AT_ONCE))
+dot_q6_k_q8_k, dot_q6_k_q8_k_rows = (_make_rows_dot(Q6_K, count) for count in (1, ROWS_AT_ONCE))

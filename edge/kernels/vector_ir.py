@@ -135,6 +135,21 @@ class RowSum:
         )
 
 
+def activation_rows(context, builder, arrays, first, count: int):
+    """For C-contiguous 2-D arrays (n, width_i): per array, the pointers to rows first ..
+    first+count-1 (the kernels read `count` activation rows against each weight row)."""
+    pointers = []
+    for array in arrays:
+        width = cgutils.unpack_tuple(builder, array.shape, 2)[1]
+        pointers.append(
+            [
+                builder.gep(array.data, [builder.mul(builder.add(first, ir.Constant(first.type, i)), width)])
+                for i in range(count)
+            ]
+        )
+    return pointers
+
+
 def call_intrinsic(builder, name: str, result, arguments):
     function_type = ir.FunctionType(result, [a.type for a in arguments])
     return builder.call(cgutils.get_or_insert_function(builder.module, function_type, name), arguments)
