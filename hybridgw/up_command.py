@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from hybridgw.logs import setup_logging
 from hybridgw.parent_watch import ENV
@@ -48,6 +49,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         type=int,
         default=None,
         help="CPU threads of the edge node (default: half the cores; the cloud engine gets the rest)",
+    )
+    up.add_argument(
+        "--model",
+        action="append",
+        metavar="[NAME=]FILE.gguf",
+        help="serve this GGUF file (repeatable; NAME defaults to the file's stem); default: the demo model",
     )
     up.add_argument("--no-cloud", action="store_true", help="edge only")
     up.add_argument(
@@ -88,10 +95,15 @@ def _up(args: argparse.Namespace) -> int:
     from shared.telemetry import setup_tracing
 
     setup_logging()
-    model_path = str(demo_model_path(DEFAULT_MODEL))
+    served = served_models(args.model) if args.model else {MODEL_NAME: str(demo_model_path(DEFAULT_MODEL))}
+    if args.redis and len(served) > 1:
+        raise SystemExit("hybridgw: error: --redis runs one cloud worker: give one --model with it")
+    edge_ids = {name: EDGE_ID if i == 0 else f"edge-{name}" for i, name in enumerate(served)}
     embedded = {
-        "models": [{"name": MODEL_NAME, "gguf": model_path}],
-        "edge_nodes": [{"id": EDGE_ID, "address": "127.0.0.1:0", "models": [MODEL_NAME]}],  # bound below
+        "models": [{"name": name, "gguf": path} for name, path in served.items()],
+        "edge_nodes": [  # each bound below
+            {"id": edge_ids[name], "address": "127.0.0.1:0", "models": [name]} for name in served
+        ],
     }
     try:  # a bad file stops here, naming the field, before anything starts
         config, server = load_config(args.config, embedded=embedded)
@@ -99,7 +111,8 @@ def _up(args: argparse.Namespace) -> int:
         raise SystemExit(f"hybridgw: error: {error}") from None
     host, port = args.host or server.host, args.port or server.port
     ensure_can_listen(host, port)  # before the model pull and the nodes
-    pull(DEFAULT_MODEL)  # to model_path, when absent
+    if not args.model:
+        pull(DEFAULT_MODEL)  # to the demo model's path, when absent
     config.redis_url = None if args.no_cloud else (args.redis or config.redis_url)
     telemetry = server.telemetry
     setup_tracing(
@@ -111,22 +124,25 @@ def _up(args: argparse.Namespace) -> int:
     children: list[subprocess.Popen] = []
     extra_backends = []
     try:
-        edge, edge_port = _start_edge(args, model_path, edge_threads)
-        children.append(edge)
-        for node in config.edge_nodes:
-            if node.node_id == EDGE_ID:
-                node.address = f"127.0.0.1:{edge_port}"  # the port it bound (it was given 0)
-        if config.redis_url:
-            children.append(_start_cloud_worker(args, model_path, config, cloud_threads))
-        elif not args.no_cloud:
-            extra_backends.append(_local_cloud(model_path, cloud_threads, not args.no_prefix_caching))
+        for name, model_path in served.items():
+            edge, edge_port = _start_edge(args, model_path, edge_threads, edge_ids[name])
+            children.append(edge)
+            for node in config.edge_nodes:
+                if node.node_id == edge_ids[name]:
+                    node.address = f"127.0.0.1:{edge_port}"  # the port it bound (it was given 0)
+            if config.redis_url:
+                children.append(_start_cloud_worker(args, model_path, config, cloud_threads))
+            elif not args.no_cloud:
+                extra_backends.append(
+                    _local_cloud(model_path, name, cloud_threads, not args.no_prefix_caching)
+                )
         keyed = bool(config.api_keys)
         serve_app(
             create_app(config, extra_backends),
             host,
             port,
             announce=False,
-            on_listening=lambda bound: _banner(host, bound, keyed),
+            on_listening=lambda bound: _banner(host, bound, keyed, list(served)),
         )
     finally:
         _stop(children)
@@ -136,11 +152,32 @@ def _up(args: argparse.Namespace) -> int:
     return 0
 
 
-def _start_edge(args: argparse.Namespace, model_path: str, threads: int) -> tuple[subprocess.Popen, int]:
+def served_models(specs: list[str]) -> dict[str, str]:
+    """`[NAME=]FILE.gguf` arguments -> {name: path}; each file must open as a GGUF file."""
+    from formats.errors import FormatError
+    from formats.gguf_reader import GGUFReader
+
+    served: dict[str, str] = {}
+    for spec in specs:
+        name, _, path = spec.partition("=") if "=" in spec else ("", "", spec)
+        name = name or Path(path).stem.lower()
+        if name in served:
+            raise SystemExit(f"hybridgw: error: --model {spec}: the name {name!r} is given twice")
+        try:
+            GGUFReader(path)
+        except (FormatError, OSError) as error:
+            raise SystemExit(f"hybridgw: error: --model {spec}: {error}") from None
+        served[name] = str(Path(path).resolve())
+    return served
+
+
+def _start_edge(
+    args: argparse.Namespace, model_path: str, threads: int, node_id: str
+) -> tuple[subprocess.Popen, int]:
     """The edge node on a port it picks (0), and that port, read from its listening line."""
-    print("starting the edge node ...", file=sys.stderr)
+    print(f"starting the edge node {node_id} ...", file=sys.stderr)
     command = ["edge", "--model", model_path, "--port", "0", "--slots", str(args.edge_slots)]
-    command += ["--ctx-size", str(EDGE_SLOT_CONTEXT * args.edge_slots), "--node-id", EDGE_ID]
+    command += ["--ctx-size", str(EDGE_SLOT_CONTEXT * args.edge_slots), "--node-id", node_id]
     command += ["--threads", str(threads), *(["--no-prefix-caching"] if args.no_prefix_caching else [])]
     process, ready = _start(command, '"listening"', "edge node")
     return process, int(json.loads(ready)["address"].rsplit(":", 1)[1])
@@ -179,7 +216,7 @@ def _split_cores(edge_threads: int | None, cloud: bool) -> tuple[int, int]:
     return edge, max(1, cores - edge)
 
 
-def _local_cloud(model_path: str, num_threads: int, enable_prefix_caching: bool):
+def _local_cloud(model_path: str, model_name: str, num_threads: int, enable_prefix_caching: bool):
     import torch
 
     from cloud.llm_engine import LLMEngine
@@ -196,22 +233,23 @@ def _local_cloud(model_path: str, num_threads: int, enable_prefix_caching: bool)
         enable_prefix_caching=enable_prefix_caching,
     )
     engine.warmup()
-    return LocalCloudBackend(AsyncEngine(engine), frozenset({MODEL_NAME}))
+    return LocalCloudBackend(AsyncEngine(engine), frozenset({model_name}))
 
 
-def _banner(host: str, port: int, keyed: bool) -> None:
+def _banner(host: str, port: int, keyed: bool, models: list[str]) -> None:
     url = f"http://{host}:{port}"
+    model = models[0]
     key = "$HYBRIDGW_API_KEY" if keyed else "none"
     auth = f" -H 'Authorization: Bearer {key}'" if keyed else ""
     print(
         f"""
-hybridgw is up: {url}/v1   model: {MODEL_NAME}   status page: {url}/
+hybridgw is up: {url}/v1   models: {", ".join(models)}   status page: {url}/
 
   curl {url}/v1/chat/completions -H 'Content-Type: application/json'{auth} \\
-    -d '{{"model": "{MODEL_NAME}", "messages": [{{"role": "user", "content": "Hello!"}}]}}'
+    -d '{{"model": "{model}", "messages": [{{"role": "user", "content": "Hello!"}}]}}'
 
   python -c "from openai import OpenAI; c = OpenAI(base_url='{url}/v1', api_key='{key}'); \\
-print(c.chat.completions.create(model='{MODEL_NAME}', \\
+print(c.chat.completions.create(model='{model}', \\
 messages=[{{'role': 'user', 'content': 'Hello!'}}]).choices[0].message.content)"
 
 Ctrl-C stops everything.
