@@ -46,6 +46,9 @@ class LlamaModel:
             q = _linear(h, w, f"{p}.attn_q").view(-1, config.num_heads, config.head_dim)
             k = _linear(h, w, f"{p}.attn_k").view(-1, config.num_kv_heads, config.head_dim)
             v = _linear(h, w, f"{p}.attn_v").view(-1, config.num_kv_heads, config.head_dim)
+            if f"{p}.attn_q_norm.weight" in w:  # Qwen3: each head normalized before the rotation
+                q = _rms_norm(q, w[f"{p}.attn_q_norm.weight"], config.rms_eps)
+                k = _rms_norm(k, w[f"{p}.attn_k_norm.weight"], config.rms_eps)
             q, k = self._rope(q, cos, sin), self._rope(k, cos, sin)
             write_kv(k_cache, v_cache, k, v, metadata.slot_mapping)
             attended = paged_attention(q, k_cache, v_cache, metadata)  # (T, heads, head_dim)

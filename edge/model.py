@@ -122,6 +122,10 @@ class LlamaModel:
             rms_norm(x, layer.attn_norm, config.rms_eps, normed)
             # q (n, num_heads*head_dim), k and v (n, num_kv_heads*head_dim)
             q, k, v = batch.many([layer.wq, layer.wk, layer.wv], normed)
+            if layer.q_norm is not None:  # each head on its own (Qwen3), before the rotation
+                for projected, weight in ((q, layer.q_norm), (k, layer.k_norm)):
+                    heads = projected.reshape(-1, config.head_dim)  # (n * heads, head_dim), a view
+                    rms_norm(heads, weight, config.rms_eps, heads)
             rope(q, positions, self.inv_freq, config.num_heads, config.head_dim, config.is_neox_rope)
             rope(k, positions, self.inv_freq, config.num_kv_heads, config.head_dim, config.is_neox_rope)
             cache.store(index, slot_ids, positions, k, v)  # rounded to f16, as llama.cpp's f16 cache

@@ -16,11 +16,16 @@ from edge.kv_cache import KVCache
 from edge.onnx_graph import build_graph
 from edge.prefill_attention import token_runs
 from edge.weights import ModelWeights
-from formats.model_config import ModelConfig
+from formats.model_config import ModelConfig, UnsupportedModelError
 
 
 class OnnxLlamaModel:
     def __init__(self, config: ModelConfig, weights: ModelWeights, num_threads: int):
+        if config.q_dim != config.hidden_size or any(layer.q_norm is not None for layer in weights.layers):
+            raise UnsupportedModelError(
+                f"the onnxruntime backend does not run {config.arch}'s per-head q/k norms or head size; "
+                "use the numba backend"
+            )
         self.config = config
         self.weights = weights
         model, initializers = build_graph(config, weights)

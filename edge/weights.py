@@ -37,6 +37,8 @@ class LayerWeights:
     w_gate: Linear
     w_up: Linear
     w_down: Linear
+    q_norm: np.ndarray | None = None  # (head_dim,) f32: Qwen3's RMSNorm of every q head
+    k_norm: np.ndarray | None = None  # (head_dim,) f32: and of every k head
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,20 +71,28 @@ class ModelWeights:
             return tensor.data
 
         hidden, kv, ffn, vocab = config.hidden_size, config.kv_dim, config.ffn_size, config.vocab_size
+        q_dim = config.q_dim
         layers = []
         for i in range(config.num_layers):
             p = f"blk.{i}"
+            head_norms = (f"{p}.attn_q_norm.weight", f"{p}.attn_k_norm.weight")
+            if config.arch == "qwen3" or any(name in reader.tensors for name in head_norms):
+                q_norm, k_norm = (vector(name, config.head_dim) for name in head_norms)
+            else:
+                q_norm = k_norm = None
             layers.append(
                 LayerWeights(
                     attn_norm=vector(f"{p}.attn_norm.weight", hidden),
-                    wq=linear(f"{p}.attn_q.weight", hidden, hidden, f"{p}.attn_q.bias"),
+                    wq=linear(f"{p}.attn_q.weight", q_dim, hidden, f"{p}.attn_q.bias"),
                     wk=linear(f"{p}.attn_k.weight", kv, hidden, f"{p}.attn_k.bias"),
                     wv=linear(f"{p}.attn_v.weight", kv, hidden, f"{p}.attn_v.bias"),
-                    wo=linear(f"{p}.attn_output.weight", hidden, hidden),
+                    wo=linear(f"{p}.attn_output.weight", hidden, q_dim),
                     ffn_norm=vector(f"{p}.ffn_norm.weight", hidden),
                     w_gate=linear(f"{p}.ffn_gate.weight", ffn, hidden),
                     w_up=linear(f"{p}.ffn_up.weight", ffn, hidden),
                     w_down=linear(f"{p}.ffn_down.weight", hidden, ffn),
+                    q_norm=q_norm,
+                    k_norm=k_norm,
                 )
             )
         embedding = linear("token_embd.weight", vocab, hidden)

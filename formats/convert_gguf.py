@@ -63,7 +63,7 @@ def _hf_config(reader: GGUFReader, arch: str) -> dict[str, Any]:
         "num_hidden_layers": key("block_count"),
         "num_attention_heads": heads,
         "num_key_value_heads": reader.get(f"{arch}.attention.head_count_kv", heads),
-        "head_dim": reader.get(f"{arch}.rope.dimension_count", key("embedding_length") // heads),
+        "head_dim": reader.get(f"{arch}.attention.key_length", key("embedding_length") // heads),
         "max_position_embeddings": key("context_length"),
         "rms_norm_eps": reader.get(f"{arch}.attention.layer_norm_rms_epsilon", 1e-6),
         "rope_theta": reader.get(f"{arch}.rope.freq_base", 10000.0),

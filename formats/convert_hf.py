@@ -133,6 +133,9 @@ def _add_hparams(
     writer.add_uint32(f"{arch}.attention.head_count", heads)
     writer.add_uint32(f"{arch}.attention.head_count_kv", int(config.get("num_key_value_heads") or heads))
     writer.add_uint32(f"{arch}.rope.dimension_count", head_dim)
+    if head_dim * heads != config["hidden_size"]:  # heads of their own size (Qwen3), as llama.cpp writes it
+        writer.add_uint32(f"{arch}.attention.key_length", head_dim)
+        writer.add_uint32(f"{arch}.attention.value_length", head_dim)
     rope = rope_settings(config, ConversionError)
     writer.add_float32(f"{arch}.rope.freq_base", float(rope.get("rope_theta", 10000.0)))
     writer.add_float32(f"{arch}.attention.layer_norm_rms_epsilon", float(config.get("rms_norm_eps", 1e-6)))

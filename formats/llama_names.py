@@ -2,7 +2,9 @@
 
 llama.cpp's llama architecture applies RoPE to interleaved pairs while Hugging Face's Llama
 rotates halves, so q/k projection rows are permuted on the way in (and back on the way out).
-Qwen2 uses the halves layout in both (GGUF arch `qwen2` is NEOX RoPE): no permutation.
+Qwen2 and Qwen3 use the halves layout in both (GGUF archs `qwen2`, `qwen3` are NEOX RoPE): no
+permutation. Qwen3 adds a per-head RMSNorm of q and k (attn_q_norm, attn_k_norm) and may give its
+heads a size other than hidden / heads (`attention.key_length`).
 """
 
 import re
@@ -13,8 +15,13 @@ HF_ARCHITECTURES = {
     "LlamaForCausalLM": "llama",
     "MistralForCausalLM": "llama",
     "Qwen2ForCausalLM": "qwen2",
+    "Qwen3ForCausalLM": "qwen3",
 }
-GGUF_TO_HF_ARCHITECTURE = {"llama": ("LlamaForCausalLM", "llama"), "qwen2": ("Qwen2ForCausalLM", "qwen2")}
+GGUF_TO_HF_ARCHITECTURE = {
+    "llama": ("LlamaForCausalLM", "llama"),
+    "qwen2": ("Qwen2ForCausalLM", "qwen2"),
+    "qwen3": ("Qwen3ForCausalLM", "qwen3"),
+}
 
 GLOBAL_NAMES = {
     "model.embed_tokens.weight": "token_embd.weight",
@@ -30,6 +37,8 @@ LAYER_NAMES = {
     "self_attn.v_proj.weight": "attn_v.weight",
     "self_attn.v_proj.bias": "attn_v.bias",
     "self_attn.o_proj.weight": "attn_output.weight",
+    "self_attn.q_norm.weight": "attn_q_norm.weight",  # Qwen3: RMSNorm of each head of q and k
+    "self_attn.k_norm.weight": "attn_k_norm.weight",
     "post_attention_layernorm.weight": "ffn_norm.weight",
     "mlp.gate_proj.weight": "ffn_gate.weight",
     "mlp.up_proj.weight": "ffn_up.weight",

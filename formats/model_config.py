@@ -7,8 +7,8 @@ import numpy as np
 from formats.errors import GGUFError
 from formats.gguf_reader import GGUFReader
 
-SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2")
-NEOX_ROPE_ARCHITECTURES = ("qwen2",)
+SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2", "qwen3")
+NEOX_ROPE_ARCHITECTURES = ("qwen2", "qwen3")
 
 
 class UnsupportedModelError(GGUFError):
@@ -38,6 +38,11 @@ class ModelConfig:
     @property
     def kv_dim(self) -> int:
         return self.num_kv_heads * self.head_dim
+
+    @property
+    def q_dim(self) -> int:
+        """Width of q and of the attention output (hidden_size unless heads have their own size)."""
+        return self.num_heads * self.head_dim
 
     def inv_freq(self) -> np.ndarray:
         """(rope_dim/2,) f32: theta**(-2i/rope_dim) / scale, as llama.cpp computes it."""
@@ -93,11 +98,15 @@ class ModelConfig:
         hidden = integer("embedding_length")
         num_heads = integer("attention.head_count")
         num_kv_heads = integer("attention.head_count_kv", num_heads)
-        if hidden % num_heads or num_heads % num_kv_heads:
+        if num_heads % num_kv_heads or (
+            hidden % num_heads and f"{arch}.attention.key_length" not in reader.fields
+        ):
             raise GGUFError(
                 f"{reader.path}: {num_heads} heads / {num_kv_heads} kv heads do not divide {hidden}"
             )
-        head_dim = hidden // num_heads
+        head_dim = integer("attention.key_length", hidden // num_heads or 1)
+        if integer("attention.value_length", head_dim) != head_dim:
+            raise UnsupportedModelError(f"{reader.path}: value heads of another size than key heads")
         rope_dim = integer("rope.dimension_count", head_dim)
         if rope_dim > head_dim or rope_dim % 2:
             raise GGUFError(f"{reader.path}: rope dimension {rope_dim} does not fit head size {head_dim}")

@@ -1,0 +1,76 @@
+"""Model families beyond Llama, end to end: a tiny checkpoint written by the installed
+transformers, converted by `hybridgw convert`, run by both engines: greedy tokens equal
+transformers' (float32 weights; the edge keeps its KV cache in float16, as llama.cpp does)."""
+
+import pytest
+import torch
+import transformers
+
+from cloud import LLM, SamplingParams
+from edge.engine import EdgeEngine, EngineConfig
+from formats.convert_gguf import gguf_to_safetensors
+from formats.convert_hf import convert_hf_to_gguf
+from formats.ggml_types import GGMLType
+from formats.gguf_reader import GGUFReader
+from shared.engine import EngineRequest
+from tests.fixtures.hf_checkpoints import write_hf_checkpoint
+
+PROMPTS = [[5, 17, 200, 33], [91, 250, 7, 8, 9, 10, 11, 12, 13], [300, 2, 301, 44, 45]]
+NUM_TOKENS = 12
+GREEDY = SamplingParams(temperature=0, max_tokens=NUM_TOKENS, ignore_eos=True)
+
+
+@pytest.fixture(scope="module", params=["qwen3"])
+def family(request, tmp_path_factory):
+    directory = tmp_path_factory.mktemp(f"hf-{request.param}")
+    model, _ = write_hf_checkpoint(directory, request.param, weight_scale=4.0)
+    gguf_path = directory / "model.f32.gguf"
+    convert_hf_to_gguf(directory, gguf_path, GGMLType.F32, progress=False)
+    with torch.no_grad():
+        expected = [
+            model.generate(
+                torch.tensor([p]),
+                max_new_tokens=NUM_TOKENS,
+                min_new_tokens=NUM_TOKENS,
+                do_sample=False,
+                pad_token_id=0,
+            )[0, len(p) :].tolist()
+            for p in PROMPTS
+        ]
+    return request.param, model, directory, gguf_path, expected
+
+
+def test_the_conversion_keeps_the_family_and_its_head_size(family):
+    arch, model, _, gguf_path, _ = family
+    reader = GGUFReader(gguf_path)
+    assert reader.get("general.architecture") == arch
+    assert reader.get(f"{arch}.attention.key_length") == model.config.head_dim == 32
+    assert "blk.0.attn_q_norm.weight" in reader.tensors and "blk.1.attn_k_norm.weight" in reader.tensors
+
+
+@pytest.mark.parametrize("source", ["gguf", "safetensors"])
+def test_the_cloud_engine_equals_transformers(family, source):
+    _, _, directory, gguf_path, expected = family
+    llm = LLM(str(gguf_path if source == "gguf" else directory), num_blocks=64, block_size=4)
+    assert [o.token_ids for o in llm.generate(PROMPTS, GREEDY)] == expected
+
+
+def test_the_edge_engine_equals_transformers(family):
+    _, _, _, gguf_path, expected = family
+    engine = EdgeEngine(EngineConfig(str(gguf_path), num_slots=3, context_size=3 * 64, num_threads=2))
+    for i, prompt in enumerate(PROMPTS):
+        engine.add(EngineRequest(str(i), prompt, GREEDY))
+    tokens: dict[str, list[int]] = {}
+    while engine.has_work():
+        for output in engine.step().outputs:
+            tokens.setdefault(output.request_id, []).append(output.token.token_id)
+    assert [tokens[str(i)] for i in range(len(PROMPTS))] == expected
+
+
+def test_the_gguf_exports_back_to_an_identical_checkpoint(family, tmp_path):
+    _, model, _, gguf_path, _ = family
+    gguf_to_safetensors(gguf_path, tmp_path / "back", progress=False)
+    reloaded = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / "back").eval()
+    ids = torch.tensor([PROMPTS[1]])
+    with torch.no_grad():
+        assert torch.equal(reloaded(ids).logits, model(ids).logits)
