@@ -22,6 +22,8 @@ class LlamaModel:
             ** -(torch.arange(0, config.rope_dim, 2, dtype=torch.float64, device=device) / config.rope_dim)
             / config.rope_scale
         )
+        if config.rope_factors:  # Llama 3 rope scaling: each frequency divided by its factor
+            inv_freq = inv_freq / torch.tensor(config.rope_factors, dtype=torch.float64, device=device)
         positions = torch.arange(config.context_length, dtype=torch.float64, device=device)
         angles = torch.outer(positions, inv_freq)  # (max_pos, rope_dim/2)
         self.cos = angles.cos().to(torch.float32)

@@ -25,6 +25,10 @@ def gguf_to_safetensors(gguf_path: Path, out_dir: Path, progress: bool = True) -
     arch = reader.require("general.architecture", str)
     if arch not in GGUF_TO_HF_ARCHITECTURE:
         raise ConversionError(f"cannot convert architecture {arch!r} to safetensors")
+    if "rope_freqs.weight" in reader.tensors:
+        raise ConversionError(
+            "Llama 3 rope scaling (rope_freqs.weight) cannot be exported to safetensors yet"
+        )
     config = _hf_config(reader, arch)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -27,7 +27,7 @@ from formats.llama_names import (
 from formats.progress import byte_progress
 from formats.quantize_model import FILE_TYPES, tensor_target
 from formats.quants.floats import bf16_to_f32
-from formats.rope_settings import rope_settings
+from formats.rope_settings import llama3_frequency_factors, rope_settings
 from formats.safetensors_io import StoredTensor, read_safetensors
 
 REQUIRED_CONFIG = (
@@ -73,7 +73,7 @@ def convert_hf_to_gguf(model_dir: Path, out_path: Path, out_type: GGMLType, prog
         source_bytes[gguf_name] = tensor.data.nbytes
     bar = byte_progress(sum(source_bytes.values()), f"converting {model_dir.name}", progress)
     with bar:
-        writer.write(out_path, on_tensor=lambda name, _: bar.update(source_bytes[name]))
+        writer.write(out_path, on_tensor=lambda name, _: bar.update(source_bytes.get(name, 0)))
 
 
 def _tensor_type(shape: tuple[int, ...], out_type: GGMLType) -> GGMLType:
@@ -142,6 +142,10 @@ def _add_hparams(
     writer.add_uint32(f"{arch}.vocab_size", config["vocab_size"])
     kind = rope.get("rope_type") or rope.get("type") or "default"
     if kind == "default":
+        return
+    if kind == "llama3":  # llama.cpp's form: the frequency divisors as a tensor
+        factors = llama3_frequency_factors(rope, head_dim, ConversionError)
+        writer.add_tensor("rope_freqs.weight", factors, GGMLType.F32, factors.shape)
         return
     if kind not in ("linear", "yarn"):
         raise ConversionError(f"rope scaling type {kind!r} is not supported")

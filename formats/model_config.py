@@ -30,6 +30,7 @@ class ModelConfig:
     rms_eps: float
     context_length: int
     vocab_size: int
+    rope_factors: tuple[float, ...] = ()  # (rope_dim/2,): each frequency divided by one (Llama 3)
 
     @property
     def is_neox_rope(self) -> bool:
@@ -47,13 +48,16 @@ class ModelConfig:
     def inv_freq(self) -> np.ndarray:
         """(rope_dim/2,) f32: theta**(-2i/rope_dim) / scale, as llama.cpp computes it."""
         exponents = np.arange(0, self.rope_dim, 2, dtype=np.float64) / self.rope_dim
-        return (self.rope_theta**-exponents / self.rope_scale).astype(np.float32)
+        inv_freq = self.rope_theta**-exponents / self.rope_scale
+        if self.rope_factors:
+            inv_freq = inv_freq / np.asarray(self.rope_factors, dtype=np.float64)
+        return inv_freq.astype(np.float32)
 
     @staticmethod
     def from_hf_config(config: dict) -> "ModelConfig":
         """From a Hugging Face config.json of an architecture `formats.llama_names` knows."""
         from formats.llama_names import HF_ARCHITECTURES
-        from formats.rope_settings import rope_settings
+        from formats.rope_settings import llama3_frequency_factors, rope_settings
 
         architecture = (config.get("architectures") or [None])[0]
         if architecture not in HF_ARCHITECTURES:
@@ -62,8 +66,11 @@ class ModelConfig:
         head_dim = int(config.get("head_dim") or config["hidden_size"] // heads)
         rope = rope_settings(config, UnsupportedModelError)
         rope_kind = rope.get("rope_type") or rope.get("type") or "default"
-        if rope_kind not in ("default", "linear"):
+        if rope_kind not in ("default", "linear", "llama3"):
             raise UnsupportedModelError(f"rope scaling {rope_kind!r} is not supported")
+        factors = ()
+        if rope_kind == "llama3":
+            factors = tuple(llama3_frequency_factors(rope, head_dim, UnsupportedModelError).tolist())
         return ModelConfig(
             arch=HF_ARCHITECTURES[architecture],
             num_layers=int(config["num_hidden_layers"]),
@@ -75,6 +82,7 @@ class ModelConfig:
             rope_dim=head_dim,
             rope_theta=float(rope.get("rope_theta", 10000.0)),
             rope_scale=float(rope.get("factor", 1.0)) if rope_kind == "linear" else 1.0,
+            rope_factors=factors,
             rms_eps=float(config.get("rms_norm_eps", 1e-6)),
             context_length=int(config.get("max_position_embeddings", 2048)),
             vocab_size=int(config["vocab_size"]),
@@ -132,4 +140,20 @@ class ModelConfig:
             rms_eps=float(reader.get(f"{arch}.attention.layer_norm_rms_epsilon", 1e-5)),
             context_length=integer("context_length", 2048),
             vocab_size=vocab_size,
+            rope_factors=_rope_factors(reader, rope_dim),
         )
+
+
+def _rope_factors(reader: GGUFReader, rope_dim: int) -> tuple[float, ...]:
+    """llama.cpp's `rope_freqs` tensor (Llama 3 rope scaling): one positive divisor per frequency."""
+    tensor = reader.tensors.get("rope_freqs.weight")
+    if tensor is None:
+        return ()
+    from formats.ggml_types import GGMLType
+
+    if tensor.ggml_type != GGMLType.F32 or tensor.shape != (rope_dim // 2,):
+        raise GGUFError(f"{reader.path}: rope_freqs.weight must be F32 of shape ({rope_dim // 2},)")
+    factors = np.asarray(tensor.data, dtype=np.float64)
+    if not np.all(np.isfinite(factors) & (factors > 0)):
+        raise GGUFError(f"{reader.path}: rope_freqs.weight holds a value that is not a positive number")
+    return tuple(factors.tolist())

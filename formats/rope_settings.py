@@ -1,6 +1,9 @@
 """Where a Hugging Face config.json keeps its rope settings (conversion and the cloud's loader)."""
 
+import math
 from typing import Any
+
+import numpy as np
 
 from formats.errors import FormatError
 
@@ -23,3 +26,26 @@ def rope_settings(config: dict[str, Any], error: type[FormatError]) -> dict[str,
     if "rope_theta" in config:
         legacy["rope_theta"] = config["rope_theta"]
     return legacy
+
+
+def llama3_frequency_factors(rope: dict[str, Any], rope_dim: int, error: type[FormatError]) -> np.ndarray:
+    """(rope_dim/2,) f32: what each rotary frequency is divided by under Llama 3's rope scaling
+    (low frequencies by `factor`, high ones kept, a smooth blend between), as transformers and
+    llama.cpp's `rope_freqs` tensor have it."""
+    try:
+        theta = float(rope.get("rope_theta", 10000.0))
+        factor, low, high = (float(rope[k]) for k in ("factor", "low_freq_factor", "high_freq_factor"))
+        original = float(rope["original_max_position_embeddings"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise error(
+            f"config.json: llama3 rope scaling needs factor, low/high_freq_factor and "
+            f"original_max_position_embeddings ({exc})"
+        ) from None
+    if not (factor > 0 and 0 < low < high and original > 0 and theta > 0):
+        raise error("config.json: llama3 rope scaling values out of range")
+    inv_freq = theta ** -(np.arange(0, rope_dim, 2, dtype=np.float64) / rope_dim)
+    wavelength = 2 * math.pi / inv_freq
+    smooth = (original / wavelength - low) / (high - low)
+    factors = np.where(wavelength > original / low, factor, 1.0)
+    medium = (wavelength >= original / high) & (wavelength <= original / low)
+    return np.where(medium, 1.0 / ((1 - smooth) / factor + smooth), factors).astype(np.float32)

@@ -2,6 +2,7 @@
 transformers, converted by `hybridgw convert`, run by both engines: greedy tokens equal
 transformers' (float32 weights; the edge keeps its KV cache in float16, as llama.cpp does)."""
 
+import numpy as np
 import pytest
 import torch
 import transformers
@@ -10,6 +11,7 @@ from cloud import LLM, SamplingParams
 from edge.engine import EdgeEngine, EngineConfig
 from formats.convert_gguf import gguf_to_safetensors
 from formats.convert_hf import convert_hf_to_gguf
+from formats.errors import ConversionError
 from formats.ggml_types import GGMLType
 from formats.gguf_reader import GGUFReader
 from shared.engine import EngineRequest
@@ -20,7 +22,14 @@ NUM_TOKENS = 12
 GREEDY = SamplingParams(temperature=0, max_tokens=NUM_TOKENS, ignore_eos=True)
 
 
-@pytest.fixture(scope="module", params=["qwen3"])
+# family -> (GGUF architecture, what its conversion must carry)
+FAMILIES = {
+    "qwen3": ("qwen3", ("blk.0.attn_q_norm.weight", "blk.1.attn_k_norm.weight")),
+    "llama3": ("llama", ("rope_freqs.weight",)),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(FAMILIES))
 def family(request, tmp_path_factory):
     directory = tmp_path_factory.mktemp(f"hf-{request.param}")
     model, _ = write_hf_checkpoint(directory, request.param, weight_scale=4.0)
@@ -40,12 +49,18 @@ def family(request, tmp_path_factory):
     return request.param, model, directory, gguf_path, expected
 
 
-def test_the_conversion_keeps_the_family_and_its_head_size(family):
-    arch, model, _, gguf_path, _ = family
+def test_the_conversion_keeps_what_the_family_needs(family):
+    name, model, _, gguf_path, _ = family
+    arch, tensors = FAMILIES[name]
     reader = GGUFReader(gguf_path)
-    assert reader.get("general.architecture") == arch
-    assert reader.get(f"{arch}.attention.key_length") == model.config.head_dim == 32
-    assert "blk.0.attn_q_norm.weight" in reader.tensors and "blk.1.attn_k_norm.weight" in reader.tensors
+    assert reader.get("general.architecture") == arch and all(t in reader.tensors for t in tensors)
+    if model.config.head_dim * model.config.num_attention_heads != model.config.hidden_size:
+        assert reader.get(f"{arch}.attention.key_length") == model.config.head_dim
+    if name == "llama3":  # the divisors transformers applies to each rotary frequency
+        inv_freq, _ = transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS["llama3"](model.config, "cpu")
+        default = 100000.0 ** -(torch.arange(0, 16, 2, dtype=torch.float64) / 16)
+        expected = (default / inv_freq.double()).float().numpy()
+        np.testing.assert_allclose(reader.tensor("rope_freqs.weight").data, expected, rtol=1e-5)
 
 
 @pytest.mark.parametrize("source", ["gguf", "safetensors"])
@@ -68,7 +83,11 @@ def test_the_edge_engine_equals_transformers(family):
 
 
 def test_the_gguf_exports_back_to_an_identical_checkpoint(family, tmp_path):
-    _, model, _, gguf_path, _ = family
+    name, model, _, gguf_path, _ = family
+    if name == "llama3":
+        with pytest.raises(ConversionError, match="rope_freqs"):
+            gguf_to_safetensors(gguf_path, tmp_path / "back", progress=False)
+        return
     gguf_to_safetensors(gguf_path, tmp_path / "back", progress=False)
     reloaded = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / "back").eval()
     ids = torch.tensor([PROMPTS[1]])
