@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from formats import quants
-from formats.errors import ConversionError
+from formats.errors import ConversionError, GGUFError
 from formats.gguf_reader import GGUFReader
 from formats.llama_names import IGNORED_HF_NAMES, hf_to_gguf_name, rope_permutation_heads, to_interleaved
 from formats.model_config import ModelConfig
@@ -28,7 +28,7 @@ def load_weights(path: str | Path, dtype: torch.dtype, device: torch.device):
         name: _to_torch(quants.dequantize(tensor.data, tensor.ggml_type), dtype, device)
         for name, tensor in reader.tensors.items()
     }
-    return config, tensors, reader.metadata
+    return config, unfused(tensors, config), reader.metadata
 
 
 def _load_checkpoint(directory: Path, dtype: torch.dtype, device: torch.device):
@@ -52,7 +52,34 @@ def _load_checkpoint(directory: Path, dtype: torch.dtype, device: torch.device):
             tensors[name] = _to_torch(values, dtype, device)
     if not tensors:
         raise ConversionError(f"{directory} has no *.safetensors weights")
-    return config, tensors, None
+    return config, unfused(tensors, config), None
+
+
+def unfused(tensors: dict[str, torch.Tensor], config) -> dict[str, torch.Tensor]:
+    """Phi-3's fused attn_qkv and gate-then-up ffn_up as the separate weights the model reads."""
+    for layer in range(config.num_layers):
+        p = f"blk.{layer}"
+        qkv = tensors.pop(f"{p}.attn_qkv.weight", None)
+        if qkv is not None:
+            sizes = [config.q_dim, config.kv_dim, config.kv_dim]
+            if tuple(qkv.shape) != (sum(sizes), config.hidden_size):
+                raise GGUFError(
+                    f"{p}.attn_qkv.weight has shape {tuple(qkv.shape)}, not ({sum(sizes)}, hidden)"
+                )
+            for name, part in zip(("attn_q", "attn_k", "attn_v"), qkv.split(sizes), strict=True):
+                tensors[f"{p}.{name}.weight"] = part.contiguous()
+        if f"{p}.ffn_gate.weight" not in tensors and f"{p}.ffn_up.weight" in tensors:
+            gate_up = tensors.pop(f"{p}.ffn_up.weight")
+            if tuple(gate_up.shape) != (2 * config.ffn_size, config.hidden_size):
+                raise GGUFError(
+                    f"{p}.ffn_up.weight has shape {tuple(gate_up.shape)} and no ffn_gate beside it"
+                )
+            gate, up = gate_up.split(config.ffn_size)
+            tensors[f"{p}.ffn_gate.weight"], tensors[f"{p}.ffn_up.weight"] = (
+                gate.contiguous(),
+                up.contiguous(),
+            )
+    return tensors
 
 
 def _to_torch(values: np.ndarray, dtype: torch.dtype, device: torch.device) -> torch.Tensor:

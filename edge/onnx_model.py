@@ -19,13 +19,19 @@ from edge.weights import ModelWeights
 from formats.model_config import ModelConfig, UnsupportedModelError
 
 
+def _check_supported(config: ModelConfig, weights: ModelWeights) -> None:
+    """What the graph (edge/onnx_graph.py) does not build is refused by name, never run without."""
+    head_norms = any(layer.q_norm is not None for layer in weights.layers)
+    if config.rope_dim != config.head_dim or config.q_dim != config.hidden_size or head_norms:
+        raise UnsupportedModelError(
+            f"the onnxruntime backend does not run {config.arch}'s per-head q/k norms, head size "
+            "or partial rotary; use the numba backend"
+        )
+
+
 class OnnxLlamaModel:
     def __init__(self, config: ModelConfig, weights: ModelWeights, num_threads: int):
-        if config.q_dim != config.hidden_size or any(layer.q_norm is not None for layer in weights.layers):
-            raise UnsupportedModelError(
-                f"the onnxruntime backend does not run {config.arch}'s per-head q/k norms or head size; "
-                "use the numba backend"
-            )
+        _check_supported(config, weights)
         self.config = config
         self.weights = weights
         model, initializers = build_graph(config, weights)

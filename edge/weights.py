@@ -80,16 +80,36 @@ class ModelWeights:
                 q_norm, k_norm = (vector(name, config.head_dim) for name in head_norms)
             else:
                 q_norm = k_norm = None
+            if f"{p}.attn_qkv.weight" in reader.tensors:  # Phi-3: q, k and v rows in one tensor
+                qkv = linear(f"{p}.attn_qkv.weight", q_dim + 2 * kv, hidden)
+                wq, wk, wv = (
+                    _rows(qkv, 0, q_dim),
+                    _rows(qkv, q_dim, q_dim + kv),
+                    _rows(qkv, q_dim + kv, q_dim + 2 * kv),
+                )
+            else:
+                wq, wk, wv = (
+                    linear(f"{p}.attn_{name}.weight", rows, hidden, f"{p}.attn_{name}.bias")
+                    for name, rows in (("q", q_dim), ("k", kv), ("v", kv))
+                )
+            if f"{p}.ffn_gate.weight" in reader.tensors:
+                w_gate, w_up = (
+                    linear(f"{p}.ffn_gate.weight", ffn, hidden),
+                    linear(f"{p}.ffn_up.weight", ffn, hidden),
+                )
+            else:  # Phi-3: gate rows, then up rows, in ffn_up
+                gate_up = linear(f"{p}.ffn_up.weight", 2 * ffn, hidden)
+                w_gate, w_up = _rows(gate_up, 0, ffn), _rows(gate_up, ffn, 2 * ffn)
             layers.append(
                 LayerWeights(
                     attn_norm=vector(f"{p}.attn_norm.weight", hidden),
-                    wq=linear(f"{p}.attn_q.weight", q_dim, hidden, f"{p}.attn_q.bias"),
-                    wk=linear(f"{p}.attn_k.weight", kv, hidden, f"{p}.attn_k.bias"),
-                    wv=linear(f"{p}.attn_v.weight", kv, hidden, f"{p}.attn_v.bias"),
+                    wq=wq,
+                    wk=wk,
+                    wv=wv,
                     wo=linear(f"{p}.attn_output.weight", hidden, q_dim),
                     ffn_norm=vector(f"{p}.ffn_norm.weight", hidden),
-                    w_gate=linear(f"{p}.ffn_gate.weight", ffn, hidden),
-                    w_up=linear(f"{p}.ffn_up.weight", ffn, hidden),
+                    w_gate=w_gate,
+                    w_up=w_up,
                     w_down=linear(f"{p}.ffn_down.weight", hidden, ffn),
                     q_norm=q_norm,
                     k_norm=k_norm,
@@ -98,6 +118,12 @@ class ModelWeights:
         embedding = linear("token_embd.weight", vocab, hidden)
         output = linear("output.weight", vocab, hidden) if "output.weight" in reader.tensors else embedding
         return ModelWeights(embedding, layers, vector("output_norm.weight", hidden), output)
+
+
+def _rows(fused: Linear, start: int, stop: int) -> Linear:
+    """Rows start..stop of a fused weight, as a weight of its own (a view: rows are contiguous)."""
+    bias = fused.bias[start:stop] if fused.bias is not None else None
+    return Linear(fused.data[start:stop], fused.ggml_type, stop - start, fused.in_features, bias)
 
 
 def _check(reader: GGUFReader, tensor: Tensor, shape: tuple[int, ...]) -> None:

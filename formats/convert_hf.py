@@ -27,7 +27,7 @@ from formats.llama_names import (
 from formats.progress import byte_progress
 from formats.quantize_model import FILE_TYPES, tensor_target
 from formats.quants.floats import bf16_to_f32
-from formats.rope_settings import llama3_frequency_factors, rope_settings
+from formats.rope_settings import context_window, llama3_frequency_factors, rope_settings, rotary_dim
 from formats.safetensors_io import StoredTensor, read_safetensors
 
 REQUIRED_CONFIG = (
@@ -126,17 +126,18 @@ def _add_hparams(
         writer.add_string("general.name", name)
     writer.add_uint32("general.file_type", FILE_TYPES[out_type])
     writer.add_uint32("general.quantization_version", 2)
-    writer.add_uint32(f"{arch}.context_length", int(config.get("max_position_embeddings", 2048)))
+    writer.add_uint32(f"{arch}.context_length", context_window(config))
     writer.add_uint32(f"{arch}.embedding_length", config["hidden_size"])
     writer.add_uint32(f"{arch}.block_count", config["num_hidden_layers"])
     writer.add_uint32(f"{arch}.feed_forward_length", config["intermediate_size"])
     writer.add_uint32(f"{arch}.attention.head_count", heads)
     writer.add_uint32(f"{arch}.attention.head_count_kv", int(config.get("num_key_value_heads") or heads))
-    writer.add_uint32(f"{arch}.rope.dimension_count", head_dim)
+    rope = rope_settings(config, ConversionError)
+    rope_dim = rotary_dim(config, rope, head_dim, ConversionError)
+    writer.add_uint32(f"{arch}.rope.dimension_count", rope_dim)
     if head_dim * heads != config["hidden_size"]:  # heads of their own size (Qwen3), as llama.cpp writes it
         writer.add_uint32(f"{arch}.attention.key_length", head_dim)
         writer.add_uint32(f"{arch}.attention.value_length", head_dim)
-    rope = rope_settings(config, ConversionError)
     writer.add_float32(f"{arch}.rope.freq_base", float(rope.get("rope_theta", 10000.0)))
     writer.add_float32(f"{arch}.attention.layer_norm_rms_epsilon", float(config.get("rms_norm_eps", 1e-6)))
     writer.add_uint32(f"{arch}.vocab_size", config["vocab_size"])
@@ -144,7 +145,7 @@ def _add_hparams(
     if kind == "default":
         return
     if kind == "llama3":  # llama.cpp's form: the frequency divisors as a tensor
-        factors = llama3_frequency_factors(rope, head_dim, ConversionError)
+        factors = llama3_frequency_factors(rope, rope_dim, ConversionError)
         writer.add_tensor("rope_freqs.weight", factors, GGMLType.F32, factors.shape)
         return
     if kind not in ("linear", "yarn"):

@@ -16,6 +16,7 @@ HF_ARCHITECTURES = {
     "MistralForCausalLM": "llama",
     "Qwen2ForCausalLM": "qwen2",
     "Qwen3ForCausalLM": "qwen3",
+    "Phi3ForCausalLM": "phi3",
 }
 GGUF_TO_HF_ARCHITECTURE = {
     "llama": ("LlamaForCausalLM", "llama"),
@@ -44,6 +45,12 @@ LAYER_NAMES = {
     "mlp.up_proj.weight": "ffn_up.weight",
     "mlp.down_proj.weight": "ffn_down.weight",
 }
+# Phi-3 keeps q/k/v and gate/up fused, as llama.cpp's phi3 architecture stores them (the engines
+# take row views of them); export back is not offered, so these have no inverse.
+FUSED_LAYER_NAMES = {
+    "self_attn.qkv_proj.weight": "attn_qkv.weight",
+    "mlp.gate_up_proj.weight": "ffn_up.weight",  # gate rows, then up rows
+}
 _GGUF_LAYER_NAMES = {gguf: hf for hf, gguf in LAYER_NAMES.items()}
 _HF_LAYER = re.compile(r"model\.layers\.(\d+)\.(.+)")
 _GGUF_LAYER = re.compile(r"blk\.(\d+)\.(.+)")
@@ -54,8 +61,8 @@ def hf_to_gguf_name(name: str) -> str | None:
     if name in GLOBAL_NAMES:
         return GLOBAL_NAMES[name]
     match = _HF_LAYER.fullmatch(name)
-    if match and match.group(2) in LAYER_NAMES:
-        return f"blk.{match.group(1)}.{LAYER_NAMES[match.group(2)]}"
+    if match and (gguf := LAYER_NAMES.get(match.group(2)) or FUSED_LAYER_NAMES.get(match.group(2))):
+        return f"blk.{match.group(1)}.{gguf}"
     return None
 
 

@@ -7,8 +7,8 @@ import numpy as np
 from formats.errors import GGUFError
 from formats.gguf_reader import GGUFReader
 
-SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2", "qwen3")
-NEOX_ROPE_ARCHITECTURES = ("qwen2", "qwen3")
+SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2", "qwen3", "phi3")
+NEOX_ROPE_ARCHITECTURES = ("qwen2", "qwen3", "phi3")
 
 
 class UnsupportedModelError(GGUFError):
@@ -57,7 +57,7 @@ class ModelConfig:
     def from_hf_config(config: dict) -> "ModelConfig":
         """From a Hugging Face config.json of an architecture `formats.llama_names` knows."""
         from formats.llama_names import HF_ARCHITECTURES
-        from formats.rope_settings import llama3_frequency_factors, rope_settings
+        from formats.rope_settings import context_window, llama3_frequency_factors, rope_settings, rotary_dim
 
         architecture = (config.get("architectures") or [None])[0]
         if architecture not in HF_ARCHITECTURES:
@@ -68,9 +68,10 @@ class ModelConfig:
         rope_kind = rope.get("rope_type") or rope.get("type") or "default"
         if rope_kind not in ("default", "linear", "llama3"):
             raise UnsupportedModelError(f"rope scaling {rope_kind!r} is not supported")
+        rope_dim = rotary_dim(config, rope, head_dim, UnsupportedModelError)
         factors = ()
         if rope_kind == "llama3":
-            factors = tuple(llama3_frequency_factors(rope, head_dim, UnsupportedModelError).tolist())
+            factors = tuple(llama3_frequency_factors(rope, rope_dim, UnsupportedModelError).tolist())
         return ModelConfig(
             arch=HF_ARCHITECTURES[architecture],
             num_layers=int(config["num_hidden_layers"]),
@@ -79,12 +80,12 @@ class ModelConfig:
             num_heads=heads,
             num_kv_heads=int(config.get("num_key_value_heads") or heads),
             head_dim=head_dim,
-            rope_dim=head_dim,
+            rope_dim=rope_dim,
             rope_theta=float(rope.get("rope_theta", 10000.0)),
             rope_scale=float(rope.get("factor", 1.0)) if rope_kind == "linear" else 1.0,
             rope_factors=factors,
             rms_eps=float(config.get("rms_norm_eps", 1e-6)),
-            context_length=int(config.get("max_position_embeddings", 2048)),
+            context_length=context_window(config),
             vocab_size=int(config["vocab_size"]),
         )
 

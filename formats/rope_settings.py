@@ -49,3 +49,26 @@ def llama3_frequency_factors(rope: dict[str, Any], rope_dim: int, error: type[Fo
     factors = np.where(wavelength > original / low, factor, 1.0)
     medium = (wavelength >= original / high) & (wavelength <= original / low)
     return np.where(medium, 1.0 / ((1 - smooth) / factor + smooth), factors).astype(np.float32)
+
+
+def rotary_dim(config: dict[str, Any], rope: dict[str, Any], head_dim: int, error: type[FormatError]) -> int:
+    """How many dimensions of each head rotate: all, or `partial_rotary_factor` of them (Phi-3)."""
+    share = rope.get("partial_rotary_factor", config.get("partial_rotary_factor", 1.0))
+    if not isinstance(share, int | float) or isinstance(share, bool) or not 0 < share <= 1:
+        raise error(f"config.json: partial_rotary_factor {share!r} must lie in (0, 1]")
+    dim = int(head_dim * share)
+    if dim % 2:
+        raise error(f"config.json: {dim} rotary dimensions is not an even number")
+    return dim
+
+
+def context_window(config: dict[str, Any]) -> int:
+    """The positions a model attends over: max_position_embeddings, capped by a sliding window
+    (within it, sliding-window attention is full attention, so nothing is approximated)."""
+    window = config.get("sliding_window")
+    length = int(config.get("max_position_embeddings", 2048))
+    return (
+        min(length, int(window))
+        if isinstance(window, int) and not isinstance(window, bool) and window > 0
+        else length
+    )

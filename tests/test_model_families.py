@@ -14,6 +14,7 @@ from formats.convert_hf import convert_hf_to_gguf
 from formats.errors import ConversionError
 from formats.ggml_types import GGMLType
 from formats.gguf_reader import GGUFReader
+from formats.model_config import UnsupportedModelError
 from shared.engine import EngineRequest
 from tests.fixtures.hf_checkpoints import write_hf_checkpoint
 
@@ -26,6 +27,7 @@ GREEDY = SamplingParams(temperature=0, max_tokens=NUM_TOKENS, ignore_eos=True)
 FAMILIES = {
     "qwen3": ("qwen3", ("blk.0.attn_q_norm.weight", "blk.1.attn_k_norm.weight")),
     "llama3": ("llama", ("rope_freqs.weight",)),
+    "phi3": ("phi3", ("blk.0.attn_qkv.weight", "blk.1.ffn_up.weight")),  # fused, as llama.cpp keeps them
 }
 
 
@@ -54,8 +56,12 @@ def test_the_conversion_keeps_what_the_family_needs(family):
     arch, tensors = FAMILIES[name]
     reader = GGUFReader(gguf_path)
     assert reader.get("general.architecture") == arch and all(t in reader.tensors for t in tensors)
-    if model.config.head_dim * model.config.num_attention_heads != model.config.hidden_size:
-        assert reader.get(f"{arch}.attention.key_length") == model.config.head_dim
+    heads, hidden = model.config.num_attention_heads, model.config.hidden_size
+    head_dim = getattr(model.config, "head_dim", None) or hidden // heads
+    if head_dim * heads != hidden:
+        assert reader.get(f"{arch}.attention.key_length") == head_dim
+    if name == "phi3":  # half of each head rotates
+        assert reader.get("phi3.rope.dimension_count") == head_dim // 2
     if name == "llama3":  # the divisors transformers applies to each rotary frequency
         inv_freq, _ = transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS["llama3"](model.config, "cpu")
         default = 100000.0 ** -(torch.arange(0, 16, 2, dtype=torch.float64) / 16)
@@ -73,17 +79,25 @@ def test_the_cloud_engine_equals_transformers(family, source):
 def test_the_edge_engine_equals_transformers(family):
     _, _, _, gguf_path, expected = family
     engine = EdgeEngine(EngineConfig(str(gguf_path), num_slots=3, context_size=3 * 64, num_threads=2))
+    assert _edge_greedy(engine) == expected
+
+
+def _edge_greedy(engine: EdgeEngine) -> list[list[int]]:
     for i, prompt in enumerate(PROMPTS):
         engine.add(EngineRequest(str(i), prompt, GREEDY))
     tokens: dict[str, list[int]] = {}
     while engine.has_work():
         for output in engine.step().outputs:
             tokens.setdefault(output.request_id, []).append(output.token.token_id)
-    assert [tokens[str(i)] for i in range(len(PROMPTS))] == expected
+    return [tokens[str(i)] for i in range(len(PROMPTS))]
 
 
 def test_the_gguf_exports_back_to_an_identical_checkpoint(family, tmp_path):
     name, model, _, gguf_path, _ = family
+    if name == "phi3":
+        with pytest.raises(ConversionError, match="cannot convert architecture 'phi3'"):
+            gguf_to_safetensors(gguf_path, tmp_path / "back", progress=False)
+        return
     if name == "llama3":
         with pytest.raises(ConversionError, match="rope_freqs"):
             gguf_to_safetensors(gguf_path, tmp_path / "back", progress=False)
@@ -93,3 +107,15 @@ def test_the_gguf_exports_back_to_an_identical_checkpoint(family, tmp_path):
     ids = torch.tensor([PROMPTS[1]])
     with torch.no_grad():
         assert torch.equal(reloaded(ids).logits, model(ids).logits)
+
+
+def test_the_onnxruntime_backend_runs_or_refuses_by_name(family):
+    name, _, _, gguf_path, expected = family
+    config = EngineConfig(
+        str(gguf_path), num_slots=3, context_size=3 * 64, num_threads=2, backend="onnxruntime"
+    )
+    if name != "llama3":  # per-head norms, head size or partial rotary: not in its graph
+        with pytest.raises(UnsupportedModelError, match="use the numba backend"):
+            EdgeEngine(config)
+        return
+    assert _edge_greedy(EdgeEngine(config)) == expected  # the rope factors are in its frequencies
