@@ -14,8 +14,8 @@ import numpy as np
 from formats import quants
 from formats.carried_metadata import imported_metadata
 from formats.convert_vocab import add_hf_vocab
-from formats.errors import ConversionError
-from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
+from formats.errors import ConversionError, QuantizationError
+from formats.ggml_types import GGMLType
 from formats.gguf_writer import GGUFWriter
 from formats.llama_names import (
     HF_ARCHITECTURES,
@@ -25,7 +25,7 @@ from formats.llama_names import (
     to_interleaved,
 )
 from formats.progress import byte_progress
-from formats.quantize_model import FILE_TYPES, tensor_target
+from formats.quant_mixes import QuantMix, quant_mix, tensor_type
 from formats.quants.floats import bf16_to_f32
 from formats.rope_settings import context_window, llama3_frequency_factors, rope_settings, rotary_dim
 from formats.safetensors_io import StoredTensor, read_safetensors
@@ -39,14 +39,18 @@ REQUIRED_CONFIG = (
 )
 
 
-def convert_hf_to_gguf(model_dir: Path, out_path: Path, out_type: GGMLType, progress: bool = True) -> None:
+def convert_hf_to_gguf(
+    model_dir: Path, out_path: Path, out_type: str | GGMLType, progress: bool = True
+) -> None:
     model_dir = Path(model_dir)
-    if out_type not in FILE_TYPES:
-        raise ConversionError(f"cannot convert to {out_type.name}")
+    try:
+        mix = quant_mix(out_type)
+    except QuantizationError as error:
+        raise ConversionError(str(error)) from None
     config = _read_config(model_dir)
     arch = HF_ARCHITECTURES[config["architectures"][0]]
     writer = GGUFWriter()
-    _add_hparams(writer, config, arch, model_dir.name, out_type)
+    _add_hparams(writer, config, arch, model_dir.name, mix)
     add_hf_vocab(
         writer, model_dir, config["vocab_size"], config.get("bos_token_id"), config.get("eos_token_id")
     )
@@ -61,7 +65,7 @@ def convert_hf_to_gguf(model_dir: Path, out_path: Path, out_type: GGMLType, prog
         if gguf_name == "output.weight" and config.get("tie_word_embeddings"):
             continue
         has_output = "lm_head.weight" in stored and not config.get("tie_word_embeddings")
-        ggml_type = _tensor_type(tensor.shape, tensor_target(gguf_name, out_type, has_output))
+        ggml_type = _tensor_type(gguf_name, tensor.shape, mix, config["num_hidden_layers"], has_output)
         permute_heads = None
         if arch == "llama":
             permute_heads = rope_permutation_heads(
@@ -76,12 +80,12 @@ def convert_hf_to_gguf(model_dir: Path, out_path: Path, out_type: GGMLType, prog
         writer.write(out_path, on_tensor=lambda name, _: bar.update(source_bytes.get(name, 0)))
 
 
-def _tensor_type(shape: tuple[int, ...], out_type: GGMLType) -> GGMLType:
+def _tensor_type(
+    name: str, shape: tuple[int, ...], mix: QuantMix, num_layers: int, has_output: bool
+) -> GGMLType:
     if len(shape) < 2:
         return GGMLType.F32
-    if shape[-1] % BLOCK_GEOMETRY[out_type].block_size:
-        return GGMLType.F16  # rows that do not hold whole blocks stay float, as llama.cpp does
-    return out_type
+    return tensor_type(mix, name, shape, num_layers, has_output)
 
 
 def _producer(tensor: StoredTensor, ggml_type: GGMLType, permute_heads: int | None):
@@ -113,9 +117,7 @@ def _read_config(model_dir: Path) -> dict[str, Any]:
     return config
 
 
-def _add_hparams(
-    writer: GGUFWriter, config: dict[str, Any], arch: str, name: str, out_type: GGMLType
-) -> None:
+def _add_hparams(writer: GGUFWriter, config: dict[str, Any], arch: str, name: str, mix: QuantMix) -> None:
     heads = config["num_attention_heads"]
     head_dim = config.get("head_dim") or config["hidden_size"] // heads
     writer.add_string("general.architecture", arch)
@@ -124,7 +126,7 @@ def _add_hparams(
         writer.add_field(field.key, field.value, field.value_type, field.item_type)
     if all(field.key != "general.name" for field in carried):
         writer.add_string("general.name", name)
-    writer.add_uint32("general.file_type", FILE_TYPES[out_type])
+    writer.add_uint32("general.file_type", mix.file_type)
     writer.add_uint32("general.quantization_version", 2)
     writer.add_uint32(f"{arch}.context_length", context_window(config))
     writer.add_uint32(f"{arch}.embedding_length", config["hidden_size"])

@@ -1,75 +1,54 @@
 """`hybridgw quantize IN OUT --type T`: requantize a GGUF model, tensor by tensor.
 
-Like llama-quantize: 2-D `*.weight` tensors are converted to the target type (already-target
-tensors are copied byte for byte), the output projection to 8 bits (`tensor_target`); norms,
-biases and any tensor whose rows do not hold whole blocks keep their type. Metadata is copied
-with its exact types; `general.file_type` is updated.
+Like llama-quantize: 2-D `*.weight` tensors take the type the mix gives them
+(formats/quant_mixes.py: llama.cpp's per-tensor choices and fallbacks; tensors already of it
+are copied byte for byte); norms, biases and any tensor whose rows hold no whole block keep
+their type. Metadata is copied with its exact types; `general.file_type` is the mix's.
 """
 
 from pathlib import Path
 
 from formats import quants
 from formats.errors import QuantizationError
-from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
+from formats.ggml_types import GGMLType
 from formats.gguf_reader import GGUFReader, Tensor
 from formats.gguf_writer import GGUFWriter, copy_fields
 from formats.progress import byte_progress
-
-# llama_ftype values for general.file_type
-FILE_TYPES = {
-    GGMLType.F32: 0,
-    GGMLType.F16: 1,
-    GGMLType.Q4_0: 2,
-    GGMLType.Q4_1: 3,
-    GGMLType.Q8_0: 7,
-    GGMLType.Q5_0: 8,
-    GGMLType.Q5_1: 9,
-    GGMLType.BF16: 32,
-}
+from formats.quant_mixes import QuantMix, quant_mix, tensor_type
 
 
-# The output projection keeps more bits, as llama.cpp's quantizer does (Q6_K where its rows hold
-# whole super-blocks, Q8_0 otherwise; we write Q8_0 in both cases until we quantize to Q6_K).
-OUTPUT_TENSOR_TYPE = GGMLType.Q8_0
-_LOW_BIT_TARGETS = frozenset((GGMLType.Q4_0, GGMLType.Q4_1, GGMLType.Q5_0, GGMLType.Q5_1))
+def target_type(tensor: Tensor, mix: QuantMix, num_layers: int, has_output: bool) -> GGMLType:
+    """The tensor's type in the quantized file: the mix's choice for 2-D weights that fit its
+    blocks; norms, biases and other tensors keep theirs."""
+    if (
+        len(tensor.shape) < 2
+        or not tensor.name.endswith(".weight")
+        or tensor.ggml_type not in quants.DEQUANTIZABLE_TYPES
+    ):
+        return tensor.ggml_type
+    chosen = tensor_type(mix, tensor.name, tensor.shape, num_layers, has_output)
+    return tensor.ggml_type if chosen == GGMLType.F16 and mix.default != GGMLType.F16 else chosen
 
 
-def tensor_target(name: str, target: GGMLType, has_output: bool) -> GGMLType:
-    """The type a tensor gets when a model is quantized to `target`: the output projection (or
-    the token embedding a model with tied embeddings uses as one) gets OUTPUT_TENSOR_TYPE."""
-    is_output = name == "output.weight" or (not has_output and name == "token_embd.weight")
-    return OUTPUT_TENSOR_TYPE if is_output and target in _LOW_BIT_TARGETS else target
-
-
-def should_requantize(tensor: Tensor, target: GGMLType) -> bool:
-    return (
-        len(tensor.shape) >= 2
-        and tensor.name.endswith(".weight")
-        and tensor.shape[-1] % BLOCK_GEOMETRY[target].block_size == 0
-        and tensor.ggml_type in quants.DEQUANTIZABLE_TYPES
-        and tensor.ggml_type != target
-    )
-
-
-def quantize_model(in_path: Path, out_path: Path, target: GGMLType, progress: bool = True) -> None:
-    if target not in FILE_TYPES:
-        raise QuantizationError(f"cannot quantize a model to {target.name}")
+def quantize_model(in_path: Path, out_path: Path, target: str | GGMLType, progress: bool = True) -> None:
+    mix = quant_mix(target)
     if Path(out_path).resolve() == Path(in_path).resolve():
         raise QuantizationError("output must be a different file than the input")
     reader = GGUFReader(in_path)
     writer = GGUFWriter(alignment=reader.alignment)
     copy_fields(writer, reader.fields.values(), skip=("general.file_type", "general.quantization_version"))
-    writer.add_uint32("general.file_type", FILE_TYPES[target])
+    writer.add_uint32("general.file_type", mix.file_type)
     writer.add_uint32("general.quantization_version", 2)
     has_output = "output.weight" in reader.tensors
+    num_layers = int(reader.get(f"{reader.get('general.architecture')}.block_count", 0) or 0)
     for tensor in reader.tensors.values():
-        tensor_type = tensor_target(tensor.name, target, has_output)
-        if should_requantize(tensor, tensor_type):
+        tensor_type = target_type(tensor, mix, num_layers, has_output)
+        if tensor_type != tensor.ggml_type:
             writer.add_tensor(tensor.name, _requantized(tensor, tensor_type), tensor_type, tensor.shape)
         else:
             writer.add_tensor(tensor.name, tensor.data, tensor.ggml_type, tensor.shape)
     total = sum(t.nbytes for t in reader.tensors.values())
-    bar = byte_progress(total, f"quantizing to {target.name}", progress)
+    bar = byte_progress(total, f"quantizing to {mix.name}", progress)
     with bar:
         writer.write(out_path, on_tensor=lambda name, _: bar.update(reader.tensors[name].nbytes))
 

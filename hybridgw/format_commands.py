@@ -5,12 +5,12 @@ import json
 from pathlib import Path
 
 from formats.chat_template import chat_template_for
-from formats.ggml_types import parse_type_name
 from formats.gguf_reader import GGUFReader
+from formats.quant_mixes import MIXES
 from formats.tokenizer import GGUFTokenizer
 
-QUANTIZE_TYPES = ("q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "f16", "bf16", "f32")
-CONVERT_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1")
+QUANTIZE_TYPES = tuple(MIXES)  # llama.cpp's per-tensor mixes (formats/quant_mixes.py)
+CONVERT_TYPES = tuple(MIXES)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -68,7 +68,7 @@ def _tokenize(args: argparse.Namespace) -> None:
 def _quantize(args: argparse.Namespace) -> None:
     from formats.quantize_model import quantize_model
 
-    quantize_model(args.input, args.output, parse_type_name(args.type))
+    quantize_model(args.input, args.output, args.type)
     print(args.output)
 
 
@@ -80,5 +80,5 @@ def _convert(args: argparse.Namespace) -> None:
     else:
         from formats.convert_hf import convert_hf_to_gguf
 
-        convert_hf_to_gguf(args.input, args.output, parse_type_name(args.type))
+        convert_hf_to_gguf(args.input, args.output, args.type)
     print(args.output)

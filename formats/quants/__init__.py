@@ -11,7 +11,7 @@ import numpy as np
 
 from formats.errors import QuantizationError
 from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
-from formats.quants import kquants, legacy
+from formats.quants import kquant_quantize, kquants, legacy
 from formats.quants.floats import bf16_to_f32, f32_to_bf16
 
 BlockFn = Callable[[np.ndarray], np.ndarray]
@@ -35,6 +35,9 @@ BLOCK_QUANTIZERS: dict[GGMLType, BlockFn] = {
     GGMLType.Q5_0: legacy.quantize_q5_0,
     GGMLType.Q5_1: legacy.quantize_q5_1,
     GGMLType.Q8_0: legacy.quantize_q8_0,
+    GGMLType.Q4_K: kquant_quantize.quantize_q4_k,
+    GGMLType.Q5_K: kquant_quantize.quantize_q5_k,
+    GGMLType.Q6_K: kquant_quantize.quantize_q6_k,
 }
 
 FLOAT_TYPES = (GGMLType.F32, GGMLType.F16, GGMLType.BF16)

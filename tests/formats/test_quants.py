@@ -31,7 +31,12 @@ def test_dequantize_random_blocks_bit_exact(ggml_type):
     np.testing.assert_array_equal(_bits(ours), _bits(expected))
 
 
-@pytest.mark.parametrize("ggml_type", sorted(quants.BLOCK_QUANTIZERS))
+LEGACY_QUANTIZERS = sorted(t for t in quants.BLOCK_QUANTIZERS if BLOCK_GEOMETRY[t].block_size == 32)
+K_QUANTIZERS = sorted(t for t in quants.BLOCK_QUANTIZERS if BLOCK_GEOMETRY[t].block_size == 256)
+BITS = {GGMLType.Q8_0: 8, GGMLType.Q5_0: 5, GGMLType.Q5_1: 5, GGMLType.Q5_K: 5, GGMLType.Q6_K: 6}
+
+
+@pytest.mark.parametrize("ggml_type", LEGACY_QUANTIZERS)  # the gguf package quantizes these, not K
 @pytest.mark.parametrize("scale", [1e-3, 1.0, 300.0])
 def test_quantize_bit_exact(ggml_type, scale):
     rng = np.random.default_rng(7)
@@ -45,10 +50,26 @@ def test_quantize_bit_exact(ggml_type, scale):
 
 @pytest.mark.parametrize("ggml_type", sorted(quants.BLOCK_QUANTIZERS))
 def test_quantize_then_dequantize_is_close(ggml_type):
-    x = np.random.default_rng(3).standard_normal((4, 64)).astype(np.float32)
+    x = np.random.default_rng(3).standard_normal((4, 512)).astype(np.float32)
     error = np.abs(quants.dequantize(quants.quantize(x, ggml_type), ggml_type) - x).max()
-    bits = {GGMLType.Q8_0: 8, GGMLType.Q5_0: 5, GGMLType.Q5_1: 5}.get(ggml_type, 4)
-    assert error <= np.abs(x).max() * 2.0 ** (1 - bits)
+    assert error <= np.abs(x).max() * 2.0 ** (1 - BITS.get(ggml_type, 4))
+
+
+@pytest.mark.parametrize("ggml_type", K_QUANTIZERS)
+def test_k_quants_keep_zero_and_constant_blocks_and_beat_the_legacy_types(ggml_type):
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((8, 512)).astype(np.float32)
+    x[0, :256] = 0.0  # an all-zero super-block
+    x[1, 256:] = 2.5  # a constant one
+    y = quants.dequantize(quants.quantize(x, ggml_type), ggml_type)
+    assert np.all(y[0, :256] == 0.0) and np.abs(y[1, 256:] - 2.5).max() <= 2.5 * 2.0 ** -BITS.get(
+        ggml_type, 4
+    )
+    legacy = {GGMLType.Q4_K: GGMLType.Q4_0, GGMLType.Q5_K: GGMLType.Q5_0, GGMLType.Q6_K: GGMLType.Q5_0}[
+        ggml_type
+    ]
+    rmse = lambda t: np.sqrt(((quants.dequantize(quants.quantize(x[2:], t), t) - x[2:]) ** 2).mean())  # noqa: E731
+    assert rmse(ggml_type) < rmse(legacy)
 
 
 def test_float_types_bit_exact():
@@ -69,7 +90,7 @@ def test_bad_rows_are_typed_errors():
     with pytest.raises(QuantizationError, match="multiple"):
         quants.quantize(np.zeros((2, 33), dtype=np.float32), GGMLType.Q4_0)
     with pytest.raises(QuantizationError, match="not supported"):
-        quants.quantize(np.zeros((2, 256), dtype=np.float32), GGMLType.Q4_K)
+        quants.quantize(np.zeros((2, 256), dtype=np.float32), GGMLType.Q2_K)
     with pytest.raises(QuantizationError, match="whole blocks"):
         quants.dequantize(np.zeros((2, 17), dtype=np.uint8), GGMLType.Q4_0)
 

@@ -151,3 +151,25 @@ def test_convert_cli_to_safetensors_and_back(capsys, tiny_model, tmp_path):
     original, round_trip = GGUFReader(source), GGUFReader(back)
     for name, tensor in original.tensors.items():
         np.testing.assert_array_equal(round_trip.tensor(name).data, tensor.data, err_msg=name)
+
+
+def test_quantize_to_q4_k_m_mixes_types_as_llama_cpp(capsys, tiny_model, tmp_path):
+    """2 layers: use_more_bits gives attn_v / ffn_down Q6_K in the last layer only (7n/8 = 1);
+    the output projection Q6_K; everything else Q4_K; norms stay float."""
+    from tests.fixtures.tiny_models import config_for
+
+    source = tiny_model(GGMLType.F32, config=config_for(GGMLType.Q4_K))
+    out_path = tmp_path / "out-q4_k_m.gguf"
+    code, _, _ = run_cli(capsys, "quantize", str(source), str(out_path), "--type", "q4_k_m")
+    assert code == 0
+    original, quantized = GGUFReader(source), GGUFReader(out_path)
+    assert quantized.get("general.file_type") == 15  # LLAMA_FTYPE_MOSTLY_Q4_K_M
+    more_bits = {"blk.1.attn_v.weight", "blk.1.ffn_down.weight", "output.weight"}
+    for name, tensor in original.tensors.items():
+        result = quantized.tensor(name)
+        if len(tensor.shape) == 1:
+            assert result.ggml_type == GGMLType.F32
+            continue
+        expected_type = GGMLType.Q6_K if name in more_bits else GGMLType.Q4_K
+        assert result.ggml_type == expected_type, name
+        assert result.data.tobytes() == quants.quantize(np.asarray(tensor.data), expected_type).tobytes()
