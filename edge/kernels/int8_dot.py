@@ -122,9 +122,11 @@ def _make_rows_dot(ggml_type: int, count: int):
                 context.make_array(t)(context, builder, a)
                 for t, a in zip(sig.args[:4], args[:4], strict=True)
             )
-            num_blocks = cgutils.unpack_tuple(builder, xd_a.shape, 2)[1]
+            num_blocks = cgutils.unpack_tuple(builder, xd_a.shape, sig.args[2].ndim)[-1]
             weights = builder.bitcast(row_a.data, I8.as_pointer())
-            x_rows, d_rows, s_rows = activation_rows(context, builder, (xq_a, xd_a, xs_a), args[4], count)
+            x_rows, d_rows, s_rows = activation_rows(
+                builder, (xq_a, xd_a, xs_a), sig.args[1:4], args[4], count
+            )
             row_sums = [RowSum(builder) for _ in range(count)]
             with cgutils.for_range(builder, num_blocks) as loop:
                 b = loop.index

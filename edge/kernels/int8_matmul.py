@@ -84,10 +84,12 @@ def _dot_rows(row, ggml_type, q8, q8_k, first):
 
 
 @njit(cache=True, inline="always")
-def _dot_one(row, ggml_type, q8, q8_k, t):
-    """One weight row times activation row t (the same arithmetic as a row of `_dot_rows`)."""
-    xq, xd, xs = q8
-    kq, kd, bsums = q8_k
+def _dot_one(row, ggml_type, row_q8, row_q8_k):
+    """One weight row times one activation row, given as 1-D views (the same arithmetic as a
+    row of `_dot_rows`)."""
+    xq, xd, xs = row_q8
+    kq, kd, bsums = row_q8_k
+    t = 0
     if ggml_type == Q4_K:
         return dot_q4_k_q8_k(row, kq, kd, bsums, t)[0]
     if ggml_type == Q6_K:
@@ -106,17 +108,25 @@ def _dot_one(row, ggml_type, q8, q8_k, t):
 
 
 @njit(cache=True, inline="always")
-def _row_products(row, ggml_type, q8, q8_k, n, into, r, accumulate):
-    """into[:, r] = (or +=) the weight row times every activation row, ROWS_AT_ONCE at a time."""
+def _task_products(w, ggml_type, q8, q8_k, start, stop, into, column, accumulate):
+    """into[:, column + r - start] = (or +=) weight rows start..stop times every activation row:
+    ROWS_AT_ONCE activation rows per pass over a weight row, the rest one by one on views made
+    once for the task."""
+    n = q8[0].shape[0]
     t = 0
     while t + ROWS_AT_ONCE <= n:
-        values = _dot_rows(row, ggml_type, q8, q8_k, t)
-        for i in range(ROWS_AT_ONCE):
-            into[t + i, r] = into[t + i, r] + values[i] if accumulate else values[i]
+        for r in range(start, stop):
+            values = _dot_rows(w[r], ggml_type, q8, q8_k, t)
+            for i in range(ROWS_AT_ONCE):
+                c = column + r - start
+                into[t + i, c] = into[t + i, c] + values[i] if accumulate else values[i]
         t += ROWS_AT_ONCE
     while t < n:
-        value = _dot_one(row, ggml_type, q8, q8_k, t)
-        into[t, r] = into[t, r] + value if accumulate else value
+        row_q8, row_q8_k = (q8[0][t], q8[1][t], q8[2][t]), (q8_k[0][t], q8_k[1][t], q8_k[2][t])
+        for r in range(start, stop):
+            value = _dot_one(w[r], ggml_type, row_q8, row_q8_k)
+            c = column + r - start
+            into[t, c] = into[t, c] + value if accumulate else value
         t += 1
 
 
@@ -169,11 +179,11 @@ def matmul_q8_group(weights, ggml_types, x, outs, accumulate):
             i += 1
         w, ggml_type, out = weights[i], ggml_types[i], outs[i]
         start = (task - first_task[i]) * _ROWS_PER_TASK
-        for r in range(start, min(w.shape[0], start + _ROWS_PER_TASK)):
-            _row_products(w[r], ggml_type, q8, q8_k, n, out, r, accumulate)
+        stop = min(w.shape[0], start + _ROWS_PER_TASK)
+        _task_products(w, ggml_type, q8, q8_k, start, stop, out, start, accumulate)
 
 
-@njit(cache=True, parallel=True, fastmath=True)
+@njit(cache=True, parallel=True)  # no fastmath: it would let LLVM reorder the inlined row sums
 def gated_q8(w_gate, gate_type, w_up, up_type, x, out):
     """SwiGLU's first half in one pass: out (n, ffn) = silu(x @ W_gate.T) * (x @ W_up.T)."""
     n, k = x.shape
@@ -182,10 +192,11 @@ def gated_q8(w_gate, gate_type, w_up, up_type, x, out):
     q8, q8_k = _quantized(x, _is_k_quant(gate_type) or _is_k_quant(up_type))
     rows = w_gate.shape[0]
     for task in prange((rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK):
-        up = np.empty((n, 1), np.float32)  # (n, 1): one up-projection column at a time
-        for r in range(task * _ROWS_PER_TASK, min(rows, (task + 1) * _ROWS_PER_TASK)):
-            _row_products(w_gate[r], gate_type, q8, q8_k, n, out, r, False)
-            _row_products(w_up[r], up_type, q8, q8_k, n, up, 0, False)
-            for t in range(n):
+        start, stop = task * _ROWS_PER_TASK, min(rows, (task + 1) * _ROWS_PER_TASK)
+        up = np.empty((n, stop - start), np.float32)  # (n, rows of the task)
+        _task_products(w_gate, gate_type, q8, q8_k, start, stop, out, start, False)
+        _task_products(w_up, up_type, q8, q8_k, start, stop, up, 0, False)
+        for t in range(n):
+            for r in range(start, stop):
                 g = out[t, r]
-                out[t, r] = g / (np.float32(1.0) + np.float32(math.exp(-g))) * up[t, 0]
+                out[t, r] = g / (np.float32(1.0) + np.float32(math.exp(-g))) * up[t, r - start]

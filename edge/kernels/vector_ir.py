@@ -62,13 +62,20 @@ def f16_bits_to_f32(builder, bits, with_f16c: bool = USE_F16C):
     if with_f16c:
         half = vector(ir.HalfType(), count) if count else ir.HalfType()
         return builder.fpext(builder.bitcast(bits, half), vector(F32, count) if count else F32)
+    # Bits are assembled in integers; subnormals (as small as real models' block scales are) go
+    # through an int -> float conversion times 2^-24, never through float32 denormals, whose
+    # arithmetic takes a slow microcode path on x86.
     wide = builder.zext(bits, vector(I32, count) if count else I32)
-    magnitude = builder.shl(builder.and_(wide, like(I32, 0x7FFF)), like(I32, 13))
     floats = vector(F32, count) if count else F32
-    scaled = builder.fmul(builder.bitcast(magnitude, floats), like(F32, 2.0**112))  # rebias
-    special = builder.fcmp_ordered(">=", scaled, like(F32, 65536.0))  # exponent 31: inf, nan
-    result = builder.bitcast(scaled, magnitude.type)
-    result = builder.select(special, builder.or_(result, like(I32, 0x7F800000)), result)
+    exponent = builder.and_(builder.lshr(wide, like(I32, 10)), like(I32, 31))
+    mantissa = builder.shl(builder.and_(wide, like(I32, 0x3FF)), like(I32, 13))
+    normal = builder.or_(builder.shl(builder.add(exponent, like(I32, 112)), like(I32, 23)), mantissa)
+    infinite = builder.or_(like(I32, 0x7F800000), mantissa)  # exponent 31: inf, nan
+    tiny = builder.fmul(builder.sitofp(builder.and_(wide, like(I32, 0x3FF)), floats), like(F32, 2.0**-24))
+    result = builder.select(builder.icmp_unsigned("==", exponent, like(I32, 31)), infinite, normal)
+    result = builder.select(
+        builder.icmp_unsigned("==", exponent, like(I32, 0)), builder.bitcast(tiny, wide.type), result
+    )
     sign = builder.shl(builder.and_(wide, like(I32, 0x8000)), like(I32, 16))
     return builder.bitcast(builder.or_(result, sign), floats)
 
@@ -135,18 +142,17 @@ class RowSum:
         )
 
 
-def activation_rows(context, builder, arrays, first, count: int):
-    """For C-contiguous 2-D arrays (n, width_i): per array, the pointers to rows first ..
-    first+count-1 (the kernels read `count` activation rows against each weight row)."""
+def activation_rows(builder, arrays, array_types, first, count: int):
+    """Per C-contiguous array, the pointers to its rows first .. first+count-1 (the kernels read
+    `count` activation rows against each weight row); a 1-D array is the one row itself."""
     pointers = []
-    for array in arrays:
+    for array, array_type in zip(arrays, array_types, strict=True):
+        if array_type.ndim == 1:
+            pointers.append([array.data])
+            continue
         width = cgutils.unpack_tuple(builder, array.shape, 2)[1]
-        pointers.append(
-            [
-                builder.gep(array.data, [builder.mul(builder.add(first, ir.Constant(first.type, i)), width)])
-                for i in range(count)
-            ]
-        )
+        rows = [builder.add(first, ir.Constant(first.type, i)) for i in range(count)]
+        pointers.append([builder.gep(array.data, [builder.mul(row, width)]) for row in rows])
     return pointers
 
 

