@@ -118,6 +118,7 @@ def test_the_gateway_config_it_mounts_loads_and_matches_the_topology(compose):
     assert collector["exporters"]["otlp/jaeger"]["endpoint"] == "jaeger:4317"
 
 
+@pytest.mark.integration  # runs docker compose itself, beside the module's fixture
 def test_the_vllm_profile_runs_vllm_as_the_gateways_cloud_upstream(compose):
     services = _compose_config("vllm")["services"]
     assert set(services) - set(compose["services"]) == {"model-convert", "vllm"}  # only with the profile
