@@ -50,74 +50,86 @@ class ModelWeights:
 
     @staticmethod
     def from_reader(reader: GGUFReader, config: ModelConfig) -> "ModelWeights":
-        def linear(name: str, rows: int, cols: int, bias: str | None = None) -> Linear:
-            tensor = reader.tensor(name)
-            _check(reader, tensor, (rows, cols))
-            if tensor.ggml_type not in KERNEL_TYPES:
-                raise GGUFError(
-                    f"{reader.path}: tensor {name!r} has type {tensor.ggml_type.name}, which the "
-                    f"edge kernels do not support"
-                )
-            data = tensor.data if tensor.data.dtype == np.uint8 else tensor.data.view(np.uint8)
-            data = data.reshape(rows, -1)
-            bias_view = vector(bias, rows) if bias and bias in reader.tensors else None
-            return Linear(data, tensor.ggml_type, rows, cols, bias_view)
+        views = _TensorViews(reader, config)
+        hidden, vocab = config.hidden_size, config.vocab_size
+        layers = [views.layer(i) for i in range(config.num_layers)]
+        embedding = views.linear("token_embd.weight", vocab, hidden)
+        has_output = "output.weight" in reader.tensors
+        output = views.linear("output.weight", vocab, hidden) if has_output else embedding
+        return ModelWeights(embedding, layers, views.vector("output_norm.weight", hidden), output)
 
-        def vector(name: str, size: int) -> np.ndarray:
-            tensor = reader.tensor(name)
-            _check(reader, tensor, (size,))
-            if tensor.ggml_type != GGMLType.F32:
-                raise GGUFError(f"{reader.path}: tensor {name!r} must be F32, not {tensor.ggml_type.name}")
-            return tensor.data
 
-        hidden, kv, ffn, vocab = config.hidden_size, config.kv_dim, config.ffn_size, config.vocab_size
-        q_dim = config.q_dim
-        layers = []
-        for i in range(config.num_layers):
-            p = f"blk.{i}"
-            head_norms = (f"{p}.attn_q_norm.weight", f"{p}.attn_k_norm.weight")
-            if config.arch == "qwen3" or any(name in reader.tensors for name in head_norms):
-                q_norm, k_norm = (vector(name, config.head_dim) for name in head_norms)
-            else:
-                q_norm = k_norm = None
-            if f"{p}.attn_qkv.weight" in reader.tensors:  # Phi-3: q, k and v rows in one tensor
-                qkv = linear(f"{p}.attn_qkv.weight", q_dim + 2 * kv, hidden)
-                wq, wk, wv = (
-                    _rows(qkv, 0, q_dim),
-                    _rows(qkv, q_dim, q_dim + kv),
-                    _rows(qkv, q_dim + kv, q_dim + 2 * kv),
-                )
-            else:
-                wq, wk, wv = (
-                    linear(f"{p}.attn_{name}.weight", rows, hidden, f"{p}.attn_{name}.bias")
-                    for name, rows in (("q", q_dim), ("k", kv), ("v", kv))
-                )
-            if f"{p}.ffn_gate.weight" in reader.tensors:
-                w_gate, w_up = (
-                    linear(f"{p}.ffn_gate.weight", ffn, hidden),
-                    linear(f"{p}.ffn_up.weight", ffn, hidden),
-                )
-            else:  # Phi-3: gate rows, then up rows, in ffn_up
-                gate_up = linear(f"{p}.ffn_up.weight", 2 * ffn, hidden)
-                w_gate, w_up = _rows(gate_up, 0, ffn), _rows(gate_up, ffn, 2 * ffn)
-            layers.append(
-                LayerWeights(
-                    attn_norm=vector(f"{p}.attn_norm.weight", hidden),
-                    wq=wq,
-                    wk=wk,
-                    wv=wv,
-                    wo=linear(f"{p}.attn_output.weight", hidden, q_dim),
-                    ffn_norm=vector(f"{p}.ffn_norm.weight", hidden),
-                    w_gate=w_gate,
-                    w_up=w_up,
-                    w_down=linear(f"{p}.ffn_down.weight", hidden, ffn),
-                    q_norm=q_norm,
-                    k_norm=k_norm,
-                )
+class _TensorViews:
+    """The file's tensors as the engine's weights, each checked for shape and type."""
+
+    def __init__(self, reader: GGUFReader, config: ModelConfig):
+        self.reader, self.config = reader, config
+
+    def linear(self, name: str, rows: int, cols: int, bias: str | None = None) -> Linear:
+        reader = self.reader
+        tensor = reader.tensor(name)
+        _check(reader, tensor, (rows, cols))
+        if tensor.ggml_type not in KERNEL_TYPES:
+            raise GGUFError(
+                f"{reader.path}: tensor {name!r} has type {tensor.ggml_type.name}, which the "
+                f"edge kernels do not support"
             )
-        embedding = linear("token_embd.weight", vocab, hidden)
-        output = linear("output.weight", vocab, hidden) if "output.weight" in reader.tensors else embedding
-        return ModelWeights(embedding, layers, vector("output_norm.weight", hidden), output)
+        data = tensor.data if tensor.data.dtype == np.uint8 else tensor.data.view(np.uint8)
+        bias_view = self.vector(bias, rows) if bias and bias in reader.tensors else None
+        return Linear(data.reshape(rows, -1), tensor.ggml_type, rows, cols, bias_view)
+
+    def vector(self, name: str, size: int) -> np.ndarray:
+        tensor = self.reader.tensor(name)
+        _check(self.reader, tensor, (size,))
+        if tensor.ggml_type != GGMLType.F32:
+            raise GGUFError(f"{self.reader.path}: tensor {name!r} must be F32, not {tensor.ggml_type.name}")
+        return tensor.data
+
+    def layer(self, i: int) -> LayerWeights:
+        config, p = self.config, f"blk.{i}"
+        hidden = config.hidden_size
+        wq, wk, wv = self._attention(p)
+        w_gate, w_up = self._gate_up(p)
+        q_norm, k_norm = self._head_norms(p)
+        return LayerWeights(
+            attn_norm=self.vector(f"{p}.attn_norm.weight", hidden),
+            wq=wq,
+            wk=wk,
+            wv=wv,
+            wo=self.linear(f"{p}.attn_output.weight", hidden, config.q_dim),
+            ffn_norm=self.vector(f"{p}.ffn_norm.weight", hidden),
+            w_gate=w_gate,
+            w_up=w_up,
+            w_down=self.linear(f"{p}.ffn_down.weight", hidden, config.ffn_size),
+            q_norm=q_norm,
+            k_norm=k_norm,
+        )
+
+    def _attention(self, p: str) -> tuple[Linear, Linear, Linear]:
+        hidden, q_dim, kv = self.config.hidden_size, self.config.q_dim, self.config.kv_dim
+        if f"{p}.attn_qkv.weight" in self.reader.tensors:  # Phi-3: q, k and v rows in one tensor
+            qkv = self.linear(f"{p}.attn_qkv.weight", q_dim + 2 * kv, hidden)
+            return _rows(qkv, 0, q_dim), _rows(qkv, q_dim, q_dim + kv), _rows(qkv, q_dim + kv, q_dim + 2 * kv)
+        names = (("q", q_dim), ("k", kv), ("v", kv))
+        wq, wk, wv = (
+            self.linear(f"{p}.attn_{n}.weight", rows, hidden, f"{p}.attn_{n}.bias") for n, rows in names
+        )
+        return wq, wk, wv
+
+    def _gate_up(self, p: str) -> tuple[Linear, Linear]:
+        hidden, ffn = self.config.hidden_size, self.config.ffn_size
+        if f"{p}.ffn_gate.weight" in self.reader.tensors:
+            return self.linear(f"{p}.ffn_gate.weight", ffn, hidden), self.linear(
+                f"{p}.ffn_up.weight", ffn, hidden
+            )
+        gate_up = self.linear(f"{p}.ffn_up.weight", 2 * ffn, hidden)  # Phi-3: gate rows, then up rows
+        return _rows(gate_up, 0, ffn), _rows(gate_up, ffn, 2 * ffn)
+
+    def _head_norms(self, p: str) -> tuple[np.ndarray | None, np.ndarray | None]:
+        names = (f"{p}.attn_q_norm.weight", f"{p}.attn_k_norm.weight")
+        if self.config.arch != "qwen3" and not any(name in self.reader.tensors for name in names):
+            return None, None
+        return self.vector(names[0], self.config.head_dim), self.vector(names[1], self.config.head_dim)
 
 
 def _rows(fused: Linear, start: int, stop: int) -> Linear:
