@@ -104,6 +104,9 @@ def systems(llama_server: str | None, vllm_python: str | None, config_dir: Path)
         config = config_dir / f"{policy}.toml"
         config.write_text(f'[routing]\npolicy = "{policy}"\n')
         found.append(_up(f"hybridgw-{policy}", config))
+    config = config_dir / "edge-only.toml"
+    config.write_text("")
+    found.append(_up("hybridgw-edge-only", config, "--no-cloud"))  # the edge node on every core
     if llama_server:
         found.append(llama_server_system(llama_server))
         found.append(fronted("hybridgw→llama-server", llama_server_system(llama_server), config_dir))
@@ -117,9 +120,9 @@ def systems(llama_server: str | None, vllm_python: str | None, config_dir: Path)
     return found
 
 
-def _up(name: str, config: Path, behind: System | None = None) -> System:
+def _up(name: str, config: Path, *flags: str, behind: System | None = None) -> System:
     port = free_port()
-    command = [HYBRIDGW, "up", "--config", str(config), "--port", str(port)]
+    command = [HYBRIDGW, "up", "--config", str(config), "--port", str(port), *flags]
     return System(name, command, port, "/health/ready", MODEL_NAME, behind)
 
 
@@ -281,6 +284,7 @@ TITLES = {
     "routing-free-slot-static": "Routing under load: the free-slot router against the other static policies",
     "upstreams": "Existing engines behind the gateway",
     "upstreams-vllm": "vLLM behind the gateway",
+    "edge-batched": "The edge node alone against llama-server (8 slots, batched row kernels)",
 }
 
 
