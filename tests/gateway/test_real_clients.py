@@ -89,6 +89,11 @@ async def test_litellm_tools_response_format_and_stream(long_context_gateway):
     }
     structured = await litellm.acompletion(messages=messages, response_format=schema, **common)
     Reading.model_validate_json(structured.choices[0].message.content)
-    stream = await litellm.acompletion(messages=messages, stream=True, **{**common, "max_tokens": 6})
-    pieces = [chunk.choices[0].delta.content or "" async for chunk in stream]
-    assert len("".join(pieces)) > 0
+    short = {**common, "max_tokens": 6, "temperature": 0}  # greedy: the stream must read as the answer
+    stream = await litellm.acompletion(messages=messages, stream=True, **short)
+    chunks = [chunk async for chunk in stream]
+    whole = await litellm.acompletion(messages=messages, **short)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == (
+        whole.choices[0].message.content or ""
+    )
+    assert chunks[-1].choices[0].finish_reason == whole.choices[0].finish_reason
