@@ -27,6 +27,11 @@ BLAS_MIN_ROWS = 16  # activation rows from which decode-then-BLAS beats the per-
 TILE_ROWS = 256
 
 
+def _row_kernels(x: np.ndarray, forced: bool | None) -> bool:
+    """The per-row kernels or the BLAS tiles: as forced, else by the number of rows."""
+    return x.shape[0] < BLAS_MIN_ROWS if forced is None else forced
+
+
 class LinearRunner:
     """Runs `Linear` layers; owns the thread pool and per-thread tile buffers of the BLAS path."""
 
@@ -42,7 +47,7 @@ class LinearRunner:
     def many(self, layers: list[Linear], x: np.ndarray, row_kernels: bool | None = None) -> list[np.ndarray]:
         """Several layers on the same input (q/k/v): activations are rounded once, and on the
         integer path all products run in one parallel pass."""
-        row_kernels = x.shape[0] < BLAS_MIN_ROWS if row_kernels is None else row_kernels
+        row_kernels = _row_kernels(x, row_kernels)
         if row_kernels and self._integer_types(layers):
             outputs = tuple(np.empty((x.shape[0], layer.out_features), dtype=np.float32) for layer in layers)
             weights = tuple(layer.data for layer in layers)
@@ -77,7 +82,7 @@ class LinearRunner:
         self, layer: Linear, x: np.ndarray, residual: np.ndarray, row_kernels: bool | None = None
     ) -> None:
         """residual (n, out_features) += x @ W.T (+ bias): the integer path writes it in place."""
-        row_kernels = x.shape[0] < BLAS_MIN_ROWS if row_kernels is None else row_kernels
+        row_kernels = _row_kernels(x, row_kernels)
         if row_kernels and self._integer_types([layer]):
             matmul_q8_group((layer.data,), (int(layer.ggml_type),), x, (residual,), True)
             if layer.bias is not None:
@@ -89,7 +94,7 @@ class LinearRunner:
         """SwiGLU's first half: silu(x @ W_gate.T) * (x @ W_up.T), (n, ffn); one fused pass on
         the integer path."""
         layers = [gate, up]
-        row_kernels = x.shape[0] < BLAS_MIN_ROWS if row_kernels is None else row_kernels
+        row_kernels = _row_kernels(x, row_kernels)
         if row_kernels and self._integer_types(layers) and gate.bias is None and up.bias is None:
             out = np.empty((x.shape[0], gate.out_features), dtype=np.float32)  # (n, ffn)
             gated_q8(gate.data, int(gate.ggml_type), up.data, int(up.ggml_type), x, out)

@@ -56,6 +56,7 @@ def convert_hf_to_gguf(
     )
     stored = _read_all_shards(model_dir)
     source_bytes: dict[str, int] = {}
+    has_output = "lm_head.weight" in stored and not config.get("tie_word_embeddings")
     for hf_name, tensor in stored.items():
         if IGNORED_HF_NAMES.fullmatch(hf_name):
             continue
@@ -64,7 +65,6 @@ def convert_hf_to_gguf(
             raise ConversionError(f"tensor {hf_name!r} has no GGUF counterpart for arch {arch!r}")
         if gguf_name == "output.weight" and config.get("tie_word_embeddings"):
             continue
-        has_output = "lm_head.weight" in stored and not config.get("tie_word_embeddings")
         ggml_type = _tensor_type(gguf_name, tensor.shape, mix, config["num_hidden_layers"], has_output)
         permute_heads = None
         if arch == "llama":

@@ -28,10 +28,9 @@ from edge.kernels.vector_ir import (
     I16,
     I32,
     USE_AVX2,
-    RowSum,
-    activation_rows,
     call_intrinsic,
     indices,
+    kernel_operands,
     load,
     load_f16,
     load_f16_pair,
@@ -118,16 +117,8 @@ def _make_rows_dot(ggml_type: int, count: int):
         signature = types.UniTuple(types.float32, count)(row, xq, xd, xs, first)
 
         def codegen(context, builder, sig, args):
-            row_a, xq_a, xd_a, xs_a = (
-                context.make_array(t)(context, builder, a)
-                for t, a in zip(sig.args[:4], args[:4], strict=True)
-            )
-            num_blocks = cgutils.unpack_tuple(builder, xd_a.shape, sig.args[2].ndim)[-1]
-            weights = builder.bitcast(row_a.data, I8.as_pointer())
-            x_rows, d_rows, s_rows = activation_rows(
-                builder, (xq_a, xd_a, xs_a), sig.args[1:4], args[4], count
-            )
-            row_sums = [RowSum(builder) for _ in range(count)]
+            weights, num_blocks, rows, row_sums = kernel_operands(context, builder, sig, args, count)
+            x_rows, d_rows, s_rows = rows
             with cgutils.for_range(builder, num_blocks) as loop:
                 b = loop.index
                 block = builder.gep(weights, [builder.mul(b, ir.Constant(b.type, block_bytes))])

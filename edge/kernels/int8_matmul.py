@@ -33,6 +33,7 @@ from edge.kernels.kquant_dot import (
     dot_q6_k_q8_k,
     dot_q6_k_q8_k_rows,
 )
+from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
 
 INT8_TYPES = frozenset(BLOCK_BYTES) | frozenset(SUPER_BLOCK_BYTES)
 _ROWS_PER_TASK = 16
@@ -43,22 +44,18 @@ def _is_k_quant(ggml_type):
     return ggml_type in (Q4_K, Q5_K, Q6_K)
 
 
+# (ggml type id,) -> elements / bytes of one block, for the integer types (0 elsewhere)
+_BLOCK_ELEMENTS = np.zeros(max(INT8_TYPES) + 1, np.int64)
+_BLOCK_BYTES = np.zeros(max(INT8_TYPES) + 1, np.int64)
+for _type in INT8_TYPES:
+    _BLOCK_ELEMENTS[_type] = BLOCK_GEOMETRY[GGMLType(_type)].block_size
+    _BLOCK_BYTES[_type] = BLOCK_GEOMETRY[GGMLType(_type)].type_size
+
+
 @njit(cache=True, inline="always")
 def _block(ggml_type):
     """(elements, bytes) of one block of the type."""
-    if ggml_type == Q4_K:
-        return 256, 144
-    if ggml_type == Q5_K:
-        return 256, 176
-    if ggml_type == Q6_K:
-        return 256, 210
-    if ggml_type == Q8_0:
-        return 32, 34
-    if ggml_type == Q5_1:
-        return 32, 24
-    if ggml_type == Q5_0:
-        return 32, 22
-    return 32, 20 if ggml_type == Q4_1 else 18
+    return _BLOCK_ELEMENTS[ggml_type], _BLOCK_BYTES[ggml_type]
 
 
 @njit(cache=True, inline="always")

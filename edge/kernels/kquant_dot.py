@@ -28,11 +28,10 @@ from edge.kernels.vector_ir import (
     I8,
     I16,
     I32,
-    RowSum,
-    activation_rows,
     broadcast,
     horizontal_sum,
     indices,
+    kernel_operands,
     load,
     load_f16,
     load_f16_pair,
@@ -141,16 +140,8 @@ def _make_rows_dot(ggml_type: int, count: int):
         signature = types.UniTuple(types.float32, count)(row, xq, xd, bsums, first)
 
         def codegen(context, builder, sig, args):
-            row_a, xq_a, xd_a, bsums_a = (
-                context.make_array(t)(context, builder, a)
-                for t, a in zip(sig.args[:4], args[:4], strict=True)
-            )
-            num_super_blocks = cgutils.unpack_tuple(builder, xd_a.shape, sig.args[2].ndim)[-1]
-            weights = builder.bitcast(row_a.data, I8.as_pointer())
-            x_rows, d_rows, bsums_rows = activation_rows(
-                builder, (xq_a, xd_a, bsums_a), sig.args[1:4], args[4], count
-            )
-            row_sums = [RowSum(builder) for _ in range(count)]
+            weights, num_super_blocks, rows, row_sums = kernel_operands(context, builder, sig, args, count)
+            x_rows, d_rows, bsums_rows = rows
             with cgutils.for_range(builder, num_super_blocks) as loop:
                 s = loop.index
                 block = builder.gep(weights, [builder.mul(s, ir.Constant(s.type, block_bytes))])

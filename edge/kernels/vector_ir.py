@@ -142,6 +142,17 @@ class RowSum:
         )
 
 
+def kernel_operands(context, builder, sig, args, count: int):
+    """The common start of a rows-dot kernel (row, three activation arrays, first): the weight
+    row as i8*, the number of blocks (the second array's last axis), per activation array the
+    pointers to its `count` rows, and one RowSum per row."""
+    arrays = [context.make_array(t)(context, builder, a) for t, a in zip(sig.args[:4], args[:4], strict=True)]
+    num_blocks = cgutils.unpack_tuple(builder, arrays[2].shape, sig.args[2].ndim)[-1]
+    weights = builder.bitcast(arrays[0].data, I8.as_pointer())
+    rows = activation_rows(builder, arrays[1:], sig.args[1:4], args[4], count)
+    return weights, num_blocks, rows, [RowSum(builder) for _ in range(count)]
+
+
 def activation_rows(builder, arrays, array_types, first, count: int):
     """Per C-contiguous array, the pointers to its rows first .. first+count-1 (the kernels read
     `count` activation rows against each weight row); a 1-D array is the one row itself."""
