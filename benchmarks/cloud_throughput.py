@@ -1,18 +1,24 @@
-"""Cloud engine vs Hugging Face transformers generate, on one seeded workload, in one run.
+"""Cloud engine vs transformers static batching (and vLLM's CPU build), one seeded workload, one run.
 
-    .venv/bin/python benchmarks/cloud_throughput.py [--model FILE] [--num-requests 64]
+    .venv/bin/python benchmarks/cloud_throughput.py [--model FILE] [--num-requests 16]
+        [--dtypes bfloat16,float32] [--rounds 3] [--vllm-python /path/to/venv/bin/python]
 
 Workload (seed 0): prompts of 32-256 random tokens, outputs of 16-256 tokens, greedy, EOS ignored.
-Engines, each in a fresh process: ours (continuous batching, paged KV cache), transformers with
-static batches of 16 and with batch size 1. Reported: generated tokens/s, wall time, peak RSS,
-mean KV-cache fill at saturation (ours). A second workload puts a long shared system prompt in
-front of every prompt: prefix-cache hit rate and the speedup over the same run without caching.
-Prints a table with ratios and writes benchmarks/results/cloud_throughput.json.
+Systems, each in a fresh process per run, in alternating order round by round: ours (`cloud.LLM`:
+continuous batching, paged KV cache), transformers `generate` with one static batch per 16
+requests, and vLLM's offline `LLM` when `--vllm-python` names a Python that has it (setup:
+docs/benchmarks.md; not in CI). Reported per dtype: median generated tokens/s, wall time, start to
+ready (construct the engine, load the weights), peak RSS, mean KV-cache fill at saturation (ours),
+and ours / each. A last section puts a shared system prompt in front of every prompt: prefix-cache
+hit rate and the speedup over the same run without caching. Writes
+benchmarks/results/cloud_throughput.json.
 """
 
 import argparse
 import json
+import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -20,6 +26,7 @@ from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results" / "cloud_throughput.json"
 SYSTEM_PROMPT_TOKENS = 192
+STARTED = time.perf_counter()
 
 
 def workload(num_requests: int, vocab_size: int, shared_prefix: bool) -> list[tuple[list[int], int]]:
@@ -34,51 +41,53 @@ def workload(num_requests: int, vocab_size: int, shared_prefix: bool) -> list[tu
     return requests
 
 
-def run_ours(model: str, num_requests: int, shared_prefix: bool, prefix_caching: bool) -> dict:
+def finish(generated: int, wall: float, ready: float, **extra) -> dict:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"generated_tokens": generated, "wall_s": wall, "tokens_per_s": generated / wall} | {
+        "ready_s": ready,
+        "peak_rss_mib": peak,
+        **extra,
+    }
+
+
+def run_ours(model: str, num_requests: int, dtype: str, shared_prefix: bool, caching: bool) -> dict:
     from cloud import LLM, SamplingParams
     from shared.engine import EngineRequest
 
-    llm = LLM(
-        model,
-        kv_cache_gib=1.0,
-        max_num_seqs=64,
-        max_num_batched_tokens=1024,
-        enable_prefix_caching=prefix_caching,
-    )
-    requests = workload(num_requests, llm.engine.model_config.vocab_size, shared_prefix)
+    llm = LLM(model, dtype=dtype, kv_cache_gib=1.0, max_num_seqs=64, enable_prefix_caching=caching)
+    ready = time.perf_counter() - STARTED
     engine = llm.engine
+    requests = workload(num_requests, engine.model_config.vocab_size, shared_prefix)
+    fills, generated = [], 0
+    started = time.perf_counter()
     for index, (prompt, max_tokens) in enumerate(requests):
         params = SamplingParams(temperature=0, max_tokens=max_tokens, ignore_eos=True)
         engine.add(EngineRequest(f"r{index}", prompt, params))
-    fills, generated = [], 0
-    started = time.perf_counter()
     while engine.has_work():
         generated += len(engine.step().outputs)
         if engine.scheduler.waiting:  # saturated: requests are queueing for room
             fills.append(engine.metrics.kv_cache_fill)
-    wall = time.perf_counter() - started
     manager = engine.block_manager
-    return {
-        "generated_tokens": generated,
-        "wall_s": wall,
-        "tokens_per_s": generated / wall,
-        "mean_kv_fill_at_saturation": sum(fills) / len(fills) if fills else None,
-        "prefix_hit_rate": manager.num_prefix_hits / manager.num_prefix_queries
-        if manager.num_prefix_queries
-        else 0,
-        "preemptions": engine.scheduler.num_preemptions,
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    }
+    queries = manager.num_prefix_queries
+    return finish(
+        generated,
+        time.perf_counter() - started,
+        ready,
+        mean_kv_fill_at_saturation=statistics.fmean(fills) if fills else None,
+        prefix_hit_rate=manager.num_prefix_hits / queries if queries else 0.0,
+        preemptions=engine.scheduler.num_preemptions,
+    )
 
 
-def run_transformers(model: str, num_requests: int, batch_size: int) -> dict:
+def run_transformers(model: str, num_requests: int, dtype: str, batch_size: int) -> dict:
     import torch
     import transformers
 
     path = Path(model)
     hf = transformers.AutoModelForCausalLM.from_pretrained(
-        path.parent, gguf_file=path.name, torch_dtype=torch.float32
+        path.parent, gguf_file=path.name, dtype=getattr(torch, dtype)
     ).eval()
+    ready = time.perf_counter() - STARTED
     requests = workload(num_requests, hf.config.vocab_size, shared_prefix=False)
     generated = 0
     started = time.perf_counter()
@@ -98,22 +107,119 @@ def run_transformers(model: str, num_requests: int, batch_size: int) -> dict:
                 pad_token_id=0,
             )
             generated += sum(n for _, n in batch)  # useful tokens only
-    wall = time.perf_counter() - started
-    return {
-        "generated_tokens": generated,
-        "wall_s": wall,
-        "tokens_per_s": generated / wall,
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    }
+    return finish(generated, time.perf_counter() - started, ready)
 
 
-def worker(*args: str) -> dict:
+def run_vllm(checkpoint: str, num_requests: int, dtype: str) -> dict:
+    """Under a Python with vLLM's CPU build: its offline LLM on the same token prompts."""
+    from vllm import LLM, SamplingParams
+
+    llm = LLM(model=checkpoint, dtype=dtype, max_model_len=2048, seed=0)
+    ready = time.perf_counter() - STARTED
+    vocab_size = llm.llm_engine.model_config.get_vocab_size()
+    requests = workload(num_requests, vocab_size, shared_prefix=False)
+    prompts = [{"prompt_token_ids": prompt} for prompt, _ in requests]
+    params = [SamplingParams(temperature=0, max_tokens=n, ignore_eos=True) for _, n in requests]
+    started = time.perf_counter()
+    outputs = llm.generate(prompts, params, use_tqdm=False)
+    generated = sum(len(o.outputs[0].token_ids) for o in outputs)
+    return finish(generated, time.perf_counter() - started, ready)
+
+
+def worker(python: str, *args: str, env: dict | None = None) -> dict:
+    command = [python, __file__, "--worker", *args]
     result = subprocess.run(
-        [sys.executable, __file__, "--worker", *args], capture_output=True, text=True, check=False
+        command, capture_output=True, text=True, check=False, env={**os.environ, **(env or {})}
     )
     if result.returncode != 0:
-        raise SystemExit(result.stderr)
+        raise SystemExit(f"{' '.join(args)} failed:\n{result.stderr[-3000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def hf_checkpoint(model: str) -> str:
+    """The model as a Hugging Face checkpoint (what vLLM loads), converted once."""
+    directory = Path(model).with_suffix(".hf")
+    if not directory.exists():
+        hybridgw = Path(sys.executable).parent / "hybridgw"
+        subprocess.run([str(hybridgw), "convert", model, str(directory), "--to", "safetensors"], check=True)
+    return str(directory)
+
+
+def run_worker(args: argparse.Namespace) -> None:
+    kind, dtype, *rest = args.worker
+    n = args.num_requests
+    if kind == "ours":
+        result = run_ours(args.model, n, dtype, rest[0] == "shared", rest[1] == "cache")
+    elif kind == "vllm":
+        result = run_vllm(rest[0], n, dtype)
+    else:
+        result = run_transformers(args.model, n, dtype, int(rest[0]))
+    print(json.dumps(result))
+
+
+def systems(args: argparse.Namespace, dtype: str) -> dict[str, tuple]:
+    """label -> the worker's (python, arguments, env)."""
+    common = ["--model", args.model, "--num-requests", str(args.num_requests)]
+    found = {
+        "hybridgw cloud": (sys.executable, ["ours", dtype, "plain", "cache", *common], None),
+        "transformers, static batches of 16": (sys.executable, ["hf", dtype, "16", *common], None),
+    }
+    if args.vllm_python:
+        vllm_args = ["vllm", dtype, hf_checkpoint(args.model), *common]
+        found["vLLM CPU build"] = (args.vllm_python, vllm_args, {"VLLM_CPU_KVCACHE_SPACE": "1"})
+    return found
+
+
+def measure(args: argparse.Namespace) -> dict[str, dict[str, list[dict]]]:
+    """dtype -> label -> the runs, rounds alternating the order of the systems."""
+    runs: dict[str, dict[str, list[dict]]] = {}
+    for round_index in range(args.rounds):
+        for dtype in args.dtypes:
+            order = list(systems(args, dtype).items())
+            for label, (python, worker_args, env) in order[:: 1 if round_index % 2 == 0 else -1]:
+                result = worker(python, *worker_args, env=env)
+                runs.setdefault(dtype, {}).setdefault(label, []).append(result)
+                print(f"round {round_index + 1} {dtype:9} {label:36} {result['tokens_per_s']:7.1f} tok/s")
+    return runs
+
+
+def median_of(results: list[dict], key: str):
+    values = [r[key] for r in results if r.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
+def report(runs: dict[str, dict[str, list[dict]]], args: argparse.Namespace) -> dict:
+    print(f"\n{args.num_requests} requests, model {Path(args.model).name}, CPU, medians of {args.rounds}")
+    print(
+        f"{'dtype':9} {'system':36} {'tok/s':>7} {'wall s':>7} {'ready s':>8} {'RSS MiB':>8} {'ours/it':>8}"
+    )
+    summary = {}
+    for dtype, by_label in runs.items():
+        ours = median_of(by_label["hybridgw cloud"], "tokens_per_s")
+        for label, results in by_label.items():
+            tokens_per_s = median_of(results, "tokens_per_s")
+            row = {key: median_of(results, key) for key in ("wall_s", "ready_s", "peak_rss_mib")}
+            row |= {"tokens_per_s": tokens_per_s, "ours_over_it": ours / tokens_per_s, "runs": results}
+            summary.setdefault(dtype, {})[label] = row
+            print(
+                f"{dtype:9} {label:36} {tokens_per_s:7.1f} {row['wall_s']:7.1f} {row['ready_s']:8.1f} "
+                f"{row['peak_rss_mib']:8.0f} {row['ours_over_it']:8.2f}"
+            )
+        fill = median_of(by_label["hybridgw cloud"], "mean_kv_fill_at_saturation")
+        print(f"{dtype:9} mean KV-cache fill at saturation (ours): {fill}")
+    return summary
+
+
+def prefix_section(args: argparse.Namespace) -> dict:
+    dtype, common = args.dtypes[0], ["--model", args.model, "--num-requests", str(args.num_requests)]
+    cached = worker(sys.executable, "ours", dtype, "shared", "cache", *common)
+    plain = worker(sys.executable, "ours", dtype, "shared", "nocache", *common)
+    speedup = cached["tokens_per_s"] / plain["tokens_per_s"]
+    print(
+        f"shared {SYSTEM_PROMPT_TOKENS}-token system prompt ({dtype}): prefix-cache hit rate "
+        f"{cached['prefix_hit_rate']:.2%}, speedup with caching {speedup:.2f}x"
+    )
+    return {"cached": cached, "uncached": plain, "speedup": speedup}
 
 
 def main() -> None:
@@ -121,8 +227,10 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--model")
-    parser.add_argument("--num-requests", type=int, default=64)
-    parser.add_argument("--batch1-requests", type=int, default=None, help="requests for the batch-size-1 run")
+    parser.add_argument("--num-requests", type=int, default=16)
+    parser.add_argument("--dtypes", type=lambda s: s.split(","), default=["bfloat16", "float32"])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--vllm-python", help="a Python with vLLM's CPU build (skipped without)")
     parser.add_argument("--worker", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.model is None:
@@ -130,53 +238,12 @@ def main() -> None:
 
         args.model = str(pull(DEFAULT_MODEL))
     if args.worker is not None:
-        kind, *rest = args.worker
-        if kind == "ours":
-            shared, caching = rest[0] == "shared", rest[1] == "cache"
-            print(json.dumps(run_ours(args.model, args.num_requests, shared, caching)))
-        else:
-            print(json.dumps(run_transformers(args.model, args.num_requests, int(rest[0]))))
-        return
-    n, n1 = str(args.num_requests), args.batch1_requests or args.num_requests
-    ours = worker("ours", "plain", "cache", "--model", args.model, "--num-requests", n)
-    static16 = worker("hf", "16", "--model", args.model, "--num-requests", n)
-    static1 = worker("hf", "1", "--model", args.model, "--num-requests", str(n1))
-    shared_cached = worker("ours", "shared", "cache", "--model", args.model, "--num-requests", n)
-    shared_plain = worker("ours", "shared", "nocache", "--model", args.model, "--num-requests", n)
-    rows = [
-        ("hybridgw cloud", ours),
-        ("transformers, static batches of 16", static16),
-        (f"transformers, batch size 1 ({n1} requests)", static1),
-    ]
-    print(f"{args.num_requests} requests, model {Path(args.model).name}, float32, CPU")
-    print(f"{'engine':44} {'tokens/s':>9} {'wall s':>8} {'peak RSS MiB':>13} {'ours / it':>10}")
-    for label, result in rows:
-        ratio = ours["tokens_per_s"] / result["tokens_per_s"]
-        print(
-            f"{label:44} {result['tokens_per_s']:>9.1f} {result['wall_s']:>8.1f} "
-            f"{result['peak_rss_mib']:>13.0f} {ratio:>10.2f}"
-        )
-    print(f"mean KV-cache fill at saturation (ours): {ours['mean_kv_fill_at_saturation']}")
-    speedup = shared_cached["tokens_per_s"] / shared_plain["tokens_per_s"]
-    print(
-        f"shared {SYSTEM_PROMPT_TOKENS}-token system prompt: prefix-cache hit rate "
-        f"{shared_cached['prefix_hit_rate']:.2%}, speedup with caching {speedup:.2f}x"
-    )
+        return run_worker(args)
+    summary = report(measure(args), args)
+    prefix = prefix_section(args)
     RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "num_requests": args.num_requests,
-                "ours": ours,
-                "transformers_static16": static16,
-                "transformers_batch1": static1,
-                "shared_prefix_cached": shared_cached,
-                "shared_prefix_uncached": shared_plain,
-                "prefix_cache_speedup": speedup,
-            },
-            indent=2,
-        )
-    )
+    record = {"num_requests": args.num_requests, "rounds": args.rounds, "by_dtype": summary, "prefix": prefix}
+    RESULTS.write_text(json.dumps(record, indent=2))
     print(f"saved {RESULTS}")
 
 

@@ -58,7 +58,11 @@ class BlockManager:
         return tuple(self.hash_to_block_id)[-limit:]
 
     def block_table(self, request_id: str) -> list[int]:
-        return [block.block_id for block in self.req_to_blocks.get(request_id, [])]
+        return [block.block_id for block in self.blocks_of(request_id)]
+
+    def blocks_of(self, request_id: str) -> list[KVCacheBlock]:
+        """The request's blocks in order: the live list (read it, never change it)."""
+        return self.req_to_blocks.get(request_id, [])
 
     # -- prefix cache ----------------------------------------------------------------------
 
@@ -85,6 +89,8 @@ class BlockManager:
     def _block_hashes(self, request: Request) -> list[int]:
         """Chained hashes of the request's full blocks, extended incrementally."""
         hashes = self.req_to_block_hashes.setdefault(request.request_id, [])
+        if (len(hashes) + 1) * self.block_size > request.num_tokens:
+            return hashes  # no new full block: nothing to read (the common decode step)
         tokens = request.all_token_ids
         while (len(hashes) + 1) * self.block_size <= len(tokens):
             start = len(hashes) * self.block_size

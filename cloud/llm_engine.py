@@ -12,6 +12,7 @@ from pathlib import Path
 
 import torch
 
+from cloud.attention_backend import attention_backend_for
 from cloud.block_manager import BlockManager
 from cloud.config import CacheConfig, SchedulerConfig
 from cloud.engine_args import kv_cache_gib_for, resolve_dtype
@@ -21,6 +22,7 @@ from cloud.model_runner import ModelRunner
 from cloud.request import Request, RequestStatus
 from cloud.scheduler import Scheduler
 from cloud.weights import load_weights
+from shared.batch_sampler import sample_batch
 from shared.engine import EngineRequest, InvalidRequestError, NodeStats, StepOutput, StepResult
 from shared.grammar_matcher import GrammarCompiler
 from shared.request_state import request_grammar, validate_prompt
@@ -89,7 +91,14 @@ class LLMEngine:
             _end_of_generation_ids(self.metadata),
         )
         self.grammars = grammar_compiler(model, self.metadata, config.vocab_size)
-        self.runner = ModelRunner(LlamaModel(config, tensors), config, num_blocks, block_size)
+        self.runner = ModelRunner(
+            LlamaModel(config, tensors, attention_backend_for(self.device, dtype)),
+            config,
+            num_blocks,
+            block_size,
+            self.max_model_len,
+            max_num_seqs,
+        )
         self.metrics = EngineMetrics(self.scheduler, self.block_manager)
         self.rates = StepRates()  # measured prefill and decode speed, for the gateway's router
         self._pending_forks: dict[str, int] = {}  # request id -> n, forked once its prompt is computed
@@ -158,17 +167,21 @@ class LLMEngine:
         request_ids, logits, prompt_rows = self.runner.execute_model(output, self.block_manager)
         offset = len(request_ids)  # prompt-logprob rows follow the sampling rows
         for request, wanted in prompt_rows:
-            request.record_prompt_logprobs(logits[offset : offset + len(wanted)].numpy(), wanted)
+            request.record_prompt_logprobs(logits[offset : offset + len(wanted)].cpu().numpy(), wanted)
             offset += len(wanted)
         requests = {r.request_id: r for r in output.scheduled}
-        sampled, now = {}, time.monotonic()
-        for row, request_id in enumerate(request_ids):
-            request = requests[request_id]
-            sampled[request_id] = request.sampler.sample(logits[row].numpy())
-            request.first_token_time = request.first_token_time or now
+        now = time.monotonic()
+        tokens = (
+            sample_batch(logits[: len(request_ids)], [requests[r].sampler for r in request_ids])
+            if request_ids
+            else []
+        )
+        sampled = dict(zip(request_ids, tokens, strict=True))
+        for request_id in request_ids:
+            requests[request_id].first_token_time = requests[request_id].first_token_time or now
         forks = [(requests[r], logits[row]) for row, r in enumerate(request_ids) if r in self._pending_forks]
         finished = self.scheduler.update_from_output(output, sampled)
-        children = [child for parent, row in forks for child in self._fork(parent, row.numpy(), now)]
+        children = [child for parent, row in forks for child in self._fork(parent, row, now)]
         finished += [child for child in children if child.is_finished]
         self.metrics.record_finished(finished)
         self.rates.record_step(  # the whole step, sampling included: what a request waits for
@@ -204,7 +217,7 @@ class LLMEngine:
         the same logits."""
         count = self._pending_forks.pop(parent.request_id)
         children = []
-        for index in range(1, count):
+        for index in range(1, count):  # (vocab,) logits: each child samples from the same row
             params = replace(
                 parent.sampling_params,
                 n=1,
@@ -224,7 +237,7 @@ class LLMEngine:
             child.num_cached_tokens = parent.num_cached_tokens
             child.status = RequestStatus.RUNNING
             self.block_manager.fork(parent, child)
-            token = child.sampler.sample(logits)
+            (token,) = sample_batch(logits[None], [child.sampler])
             child.output_token_ids.append(token.token_id)
             child.output_logprobs.append(token)
             child.first_token_time = now

@@ -20,6 +20,7 @@ class AttentionMetadata:
     seq_lens: list[int]  # (R,) context length of each request after this step
     block_tables: torch.Tensor  # (R, max_blocks) int64, padded with block 0 (masked by seq_lens)
     positions: torch.Tensor  # (T,) int64
+    num_computed_tokens: list[int]  # (R,) tokens of each request already in the cache before this step
 
 
 def write_kv(k_cache, v_cache, k, v, slot_mapping) -> None:
@@ -37,7 +38,7 @@ def paged_attention(q, k_cache, v_cache, metadata: AttentionMetadata) -> torch.T
         _decode_batch(q, k_cache, v_cache, metadata, decodes, out)
     for r in range(len(seq_lens)):
         if starts[r + 1] - starts[r] != 1:
-            _attend_one(q, k_cache, v_cache, metadata, r, out)
+            attend_one(q, k_cache, v_cache, metadata, r, out)
     return out
 
 
@@ -46,7 +47,8 @@ def _gather(cache: torch.Tensor, block_table: torch.Tensor, length: int) -> torc
     return cache[block_table].flatten(0, 1)[:length]
 
 
-def _attend_one(q, k_cache, v_cache, metadata, r, out) -> None:
+def attend_one(q, k_cache, v_cache, metadata, r, out) -> None:
+    """Request r's queries against its context gathered from the cache, into out."""
     start, end, length = metadata.query_start_loc[r], metadata.query_start_loc[r + 1], metadata.seq_lens[r]
     num_blocks = -(-length // k_cache.shape[1])
     table = metadata.block_tables[r, :num_blocks]

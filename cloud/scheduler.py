@@ -22,6 +22,8 @@ class SchedulerOutput:
     scheduled: list[Request] = field(default_factory=list)  # in batch order
     preempted: list[Request] = field(default_factory=list)
     block_copies: list[tuple[int, int]] = field(default_factory=list)  # copy-on-write (src, dst)
+    # requests that finished, were aborted or preempted since the last step: their rows go
+    finished_req_ids: set[str] = field(default_factory=set)
 
     @property
     def total_num_scheduled_tokens(self) -> int:
@@ -44,6 +46,7 @@ class Scheduler:
         self.running: list[Request] = []
         self.requests: dict[str, Request] = {}
         self.num_preemptions = 0
+        self.finished_req_ids: set[str] = set()  # since the last schedule()
 
     def add_request(self, request: Request) -> None:
         self.requests[request.request_id] = request
@@ -70,6 +73,7 @@ class Scheduler:
         elif request in self.waiting:
             self.waiting.remove(request)
         self.block_manager.free(request)
+        self.finished_req_ids.add(request_id)
         request.status = RequestStatus.FINISHED_ABORTED
         return request
 
@@ -87,6 +91,8 @@ class Scheduler:
         budget = self._schedule_running(output, self.config.max_num_batched_tokens)
         self._schedule_waiting(output, budget)
         output.block_copies = self.block_manager.take_pending_copies()
+        output.finished_req_ids, self.finished_req_ids = self.finished_req_ids, set()
+        output.finished_req_ids.update(r.request_id for r in output.preempted)
         return output
 
     def _schedule_running(self, output: SchedulerOutput, budget: int) -> int:
@@ -179,6 +185,7 @@ class Scheduler:
                 self.running.remove(request)
                 self.requests.pop(request.request_id, None)
                 self.block_manager.free(request)
+                self.finished_req_ids.add(request.request_id)
                 finished.append(request)
         return finished
 
@@ -189,6 +196,7 @@ class Scheduler:
         if request.is_finished:
             self.requests.pop(request.request_id)
             self.block_manager.free(request)
+            self.finished_req_ids.add(request.request_id)
         else:
             self.running.append(request)
 

@@ -28,7 +28,7 @@ def load_weights(path: str | Path, dtype: torch.dtype, device: torch.device):
         name: _to_torch(quants.dequantize(tensor.data, tensor.ggml_type), dtype, device)
         for name, tensor in reader.tensors.items()
     }
-    return config, unfused(tensors, config), reader.metadata
+    return config, fused(tensors, config), reader.metadata
 
 
 def _load_checkpoint(directory: Path, dtype: torch.dtype, device: torch.device):
@@ -52,34 +52,40 @@ def _load_checkpoint(directory: Path, dtype: torch.dtype, device: torch.device):
             tensors[name] = _to_torch(values, dtype, device)
     if not tensors:
         raise ConversionError(f"{directory} has no *.safetensors weights")
-    return config, unfused(tensors, config), None
+    return config, fused(tensors, config), None
 
 
-def unfused(tensors: dict[str, torch.Tensor], config) -> dict[str, torch.Tensor]:
-    """Phi-3's fused attn_qkv and gate-then-up ffn_up as the separate weights the model reads."""
+def fused(tensors: dict[str, torch.Tensor], config) -> dict[str, torch.Tensor]:
+    """Each layer's q, k, v as one `attn_qkv` (weight and bias) and gate, up as one `ffn_gate_up`:
+    two matmuls where there were five. Phi-3 ships them fused already (its `ffn_up` holds gate
+    then up); their shapes are checked."""
     for layer in range(config.num_layers):
         p = f"blk.{layer}"
-        qkv = tensors.pop(f"{p}.attn_qkv.weight", None)
-        if qkv is not None:
-            sizes = [config.q_dim, config.kv_dim, config.kv_dim]
-            if tuple(qkv.shape) != (sum(sizes), config.hidden_size):
-                raise GGUFError(
-                    f"{p}.attn_qkv.weight has shape {tuple(qkv.shape)}, not ({sum(sizes)}, hidden)"
-                )
-            for name, part in zip(("attn_q", "attn_k", "attn_v"), qkv.split(sizes), strict=True):
-                tensors[f"{p}.{name}.weight"] = part.contiguous()
-        if f"{p}.ffn_gate.weight" not in tensors and f"{p}.ffn_up.weight" in tensors:
-            gate_up = tensors.pop(f"{p}.ffn_up.weight")
-            if tuple(gate_up.shape) != (2 * config.ffn_size, config.hidden_size):
-                raise GGUFError(
-                    f"{p}.ffn_up.weight has shape {tuple(gate_up.shape)} and no ffn_gate beside it"
-                )
-            gate, up = gate_up.split(config.ffn_size)
-            tensors[f"{p}.ffn_gate.weight"], tensors[f"{p}.ffn_up.weight"] = (
-                gate.contiguous(),
-                up.contiguous(),
-            )
+        _fuse(tensors, f"{p}.attn_qkv", [f"{p}.attn_q", f"{p}.attn_k", f"{p}.attn_v"])
+        qkv = tensors[f"{p}.attn_qkv.weight"]
+        if tuple(qkv.shape) != (config.q_dim + 2 * config.kv_dim, config.hidden_size):
+            raise GGUFError(f"{p}.attn_qkv.weight has shape {tuple(qkv.shape)}, not (q + 2 kv, hidden)")
+        if f"{p}.ffn_gate.weight" in tensors:
+            _fuse(tensors, f"{p}.ffn_gate_up", [f"{p}.ffn_gate", f"{p}.ffn_up"])
+        elif f"{p}.ffn_up.weight" in tensors:
+            tensors[f"{p}.ffn_gate_up.weight"] = tensors.pop(f"{p}.ffn_up.weight")
+        gate_up = tensors.get(f"{p}.ffn_gate_up.weight")
+        if gate_up is None or tuple(gate_up.shape) != (2 * config.ffn_size, config.hidden_size):
+            shape = None if gate_up is None else tuple(gate_up.shape)
+            raise GGUFError(f"{p}: the gate and up projections have shape {shape}, not (2 ffn, hidden)")
     return tensors
+
+
+def _fuse(tensors: dict[str, torch.Tensor], fused_name: str, names: list[str]) -> None:
+    """Concatenate the rows of `names` (weights, and biases where all have one) into fused_name."""
+    for suffix in ("weight", "bias"):
+        parts = [tensors.get(f"{name}.{suffix}") for name in names]
+        if all(part is not None for part in parts):
+            tensors[f"{fused_name}.{suffix}"] = torch.cat(parts)
+            for name in names:
+                del tensors[f"{name}.{suffix}"]
+        elif any(part is not None for part in parts):
+            raise GGUFError(f"only some of {', '.join(names)} have a {suffix}")
 
 
 def _to_torch(values: np.ndarray, dtype: torch.dtype, device: torch.device) -> torch.Tensor:

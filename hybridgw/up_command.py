@@ -109,7 +109,8 @@ def _up(args: argparse.Namespace) -> int:
         config, server = load_config(args.config, embedded=embedded)
     except ConfigError as error:
         raise SystemExit(f"hybridgw: error: {error}") from None
-    host, port = args.host or server.host, args.port or server.port
+    host = args.host or server.host
+    port = server.port if args.port is None else args.port  # 0: any free port
     ensure_can_listen(host, port)  # before the model pull and the nodes
     if not args.model:
         pull(DEFAULT_MODEL)  # to the demo model's path, when absent

@@ -102,13 +102,10 @@ class Sampler:
         logits = self._penalized(logits.astype(np.float64))
         if self._biased.size:
             logits[self._biased] += self._bias
-        self._constrain(logits)
+        self.constrain(logits)
         logprobs = logits - _logsumexp(logits)
         token_id = int(np.argmax(logits)) if params.temperature == 0 else self._draw(logits)
-        self.output_counts[token_id] += 1
-        self.num_generated += 1
-        if self.grammar is not None:
-            self.grammar.accept(token_id)
+        self.record(token_id)
         top = []
         if params.logprobs:
             best = np.argpartition(-logprobs, params.logprobs - 1)[: params.logprobs]
@@ -116,10 +113,22 @@ class Sampler:
             top = [(int(i), float(logprobs[i])) for i in best if np.isfinite(logprobs[i])]
         return SampledToken(token_id, float(logprobs[token_id]), top)
 
-    def _constrain(self, logits: np.ndarray) -> None:
+    def record(self, token_id: int) -> None:
+        """The token this request got: counted for penalties and min_tokens, fed to its grammar."""
+        self.output_counts[token_id] += 1
+        self.num_generated += 1
+        if self.grammar is not None:
+            self.grammar.accept(token_id)
+
+    @property
+    def holds_back(self) -> bool:
+        """Whether min_tokens still keeps the end-of-generation and stop tokens from being sampled."""
+        return self.num_generated < self.params.min_tokens and self._held_back.size > 0
+
+    def constrain(self, logits: np.ndarray) -> None:
         """min_tokens, then the grammar; where the grammar allows only what min_tokens holds
         back (it is complete), the grammar wins."""
-        held = self.num_generated < self.params.min_tokens and self._held_back.size
+        held = self.holds_back
         if self.grammar is None:
             if held:
                 logits[self._held_back] = -np.inf

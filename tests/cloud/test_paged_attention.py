@@ -1,43 +1,95 @@
-"""Paged attention through block tables equals dense causal attention."""
+"""Paged attention through block tables equals dense causal attention, on every backend."""
 
+import pytest
 import torch
 import torch.nn.functional as F
 
-from cloud.paged_attention import AttentionMetadata, paged_attention, write_kv
+from cloud.attention_backend import CpuPagedAttention, TorchReferenceAttention
+from cloud.paged_attention import AttentionMetadata, write_kv
+
+NUM_BLOCKS, BLOCK_SIZE, KV_HEADS, HEADS, HEAD_DIM = 16, 4, 2, 6, 8
+# request 0: 6 cached + 3 new (a continued chunk); 1: 9 cached + 1 (decode); 2: decode;
+# 3: a fresh prompt of 7 (nothing cached); 4: a decode at the very first token of a block
+LENGTHS, NEW = [9, 10, 5, 7, 13], [3, 1, 1, 7, 1]
+TABLES = [[7, 2, 9], [0, 11, 4], [5, 3], [12, 1], [6, 8, 10, 13]]
 
 
-def test_paged_equals_dense_for_mixed_prefill_and_decode():
-    torch.manual_seed(0)
-    num_blocks, block_size, kv_heads, heads, head_dim = 12, 4, 2, 4, 8
-    k_cache = torch.zeros(num_blocks, block_size, kv_heads, head_dim)
+def mixed_batch(dtype: torch.dtype):
+    """Caches holding every request's context (the new tokens too, for the reference), the
+    new tokens' q/k/v, metadata, and each request's whole k/v."""
+    generator = torch.Generator().manual_seed(0)
+    randn = lambda *shape: torch.randn(*shape, generator=generator).to(dtype)  # noqa: E731
+    full_k = [randn(n, KV_HEADS, HEAD_DIM) for n in LENGTHS]
+    full_v = [randn(n, KV_HEADS, HEAD_DIM) for n in LENGTHS]
+    queries = [randn(n, HEADS, HEAD_DIM) for n in NEW]
+    slots = [
+        torch.tensor([table[p // BLOCK_SIZE] * BLOCK_SIZE + p % BLOCK_SIZE for p in range(n)])
+        for table, n in zip(TABLES, LENGTHS, strict=True)
+    ]
+    k_cache = torch.zeros(NUM_BLOCKS, BLOCK_SIZE, KV_HEADS, HEAD_DIM, dtype=dtype)
     v_cache = torch.zeros_like(k_cache)
-    # request 0: 6 cached tokens + 3 new (chunk); request 1: 9 cached + 1 new (decode); request 2: decode
-    lengths, new = [9, 10, 5], [3, 1, 1]
-    tables = [[7, 2, 9], [0, 11, 4], [5, 3]]
-    full_k = [torch.randn(n, kv_heads, head_dim) for n in lengths]
-    full_v = [torch.randn(n, kv_heads, head_dim) for n in lengths]
-    for r, table in enumerate(tables):
-        slots = torch.tensor(
-            [table[p // block_size] * block_size + p % block_size for p in range(lengths[r])]
-        )
-        write_kv(k_cache, v_cache, full_k[r], full_v[r], slots)
-    queries = [torch.randn(n, heads, head_dim) for n in new]
-    positions = torch.cat([torch.arange(lengths[r] - new[r], lengths[r]) for r in range(3)])
+    for r in range(len(LENGTHS)):  # the context before this step
+        cached = LENGTHS[r] - NEW[r]
+        write_kv(k_cache, v_cache, full_k[r][:cached], full_v[r][:cached], slots[r][:cached])
+    starts = [0]
+    for n in NEW:
+        starts.append(starts[-1] + n)
     metadata = AttentionMetadata(
-        slot_mapping=torch.zeros(0, dtype=torch.int64),
-        query_start_loc=[0, 3, 4, 5],
-        seq_lens=lengths,
-        block_tables=torch.tensor([t + [0] * (3 - len(t)) for t in tables]),
-        positions=positions,
+        slot_mapping=torch.cat([s[n - new :] for s, n, new in zip(slots, LENGTHS, NEW, strict=True)]),
+        query_start_loc=starts,
+        seq_lens=LENGTHS,
+        block_tables=torch.tensor([t + [0] * (4 - len(t)) for t in TABLES]),
+        positions=torch.cat([torch.arange(n - new, n) for n, new in zip(LENGTHS, NEW, strict=True)]),
+        num_computed_tokens=[n - new for n, new in zip(LENGTHS, NEW, strict=True)],
     )
-    out = paged_attention(torch.cat(queries), k_cache, v_cache, metadata)
-    start = 0
-    for r in range(3):
-        q = queries[r].transpose(0, 1)  # (heads, new, d)
-        k = full_k[r].repeat_interleave(2, dim=1).transpose(0, 1)  # (heads, len, d)
-        v = full_v[r].repeat_interleave(2, dim=1).transpose(0, 1)
-        query_pos = torch.arange(lengths[r] - new[r], lengths[r])
-        mask = torch.arange(lengths[r])[None, :] <= query_pos[:, None]
-        expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask).transpose(0, 1)
-        torch.testing.assert_close(out[start : start + new[r]], expected, rtol=1e-5, atol=1e-5)
-        start += new[r]
+    new_k = torch.cat([k[n - new :] for k, n, new in zip(full_k, LENGTHS, NEW, strict=True)])
+    new_v = torch.cat([v[n - new :] for v, n, new in zip(full_v, LENGTHS, NEW, strict=True)])
+    return k_cache, v_cache, torch.cat(queries), new_k, new_v, metadata, full_k, full_v
+
+
+def dense(queries, full_k, full_v):
+    """Each request's queries against its whole context, causally, in float32."""
+    out, start = [], 0
+    for r, n in enumerate(NEW):
+        q = queries[start : start + n].float().transpose(0, 1)  # (heads, new, d)
+        k = full_k[r].float().repeat_interleave(HEADS // KV_HEADS, dim=1).transpose(0, 1)
+        v = full_v[r].float().repeat_interleave(HEADS // KV_HEADS, dim=1).transpose(0, 1)
+        query_pos = torch.arange(LENGTHS[r] - n, LENGTHS[r])
+        mask = torch.arange(LENGTHS[r])[None, :] <= query_pos[:, None]
+        out.append(F.scaled_dot_product_attention(q, k, v, attn_mask=mask).transpose(0, 1))
+        start += n
+    return torch.cat(out)
+
+
+@pytest.mark.parametrize("backend", [TorchReferenceAttention, CpuPagedAttention])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_backend_writes_the_cache_and_equals_dense(backend, dtype):
+    k_cache, v_cache, queries, new_k, new_v, metadata, full_k, full_v = mixed_batch(dtype)
+    attention = backend()
+    out = attention.forward(queries, new_k, new_v, k_cache, v_cache, attention.plan(metadata))
+    tolerance = {"rtol": 1e-5, "atol": 1e-5} if dtype == torch.float32 else {"rtol": 2e-2, "atol": 2e-2}
+    torch.testing.assert_close(out.float(), dense(queries, full_k, full_v), **tolerance)
+    assert out.dtype == dtype
+    for r, table in enumerate(TABLES):  # the new tokens' K/V landed in their slots
+        last = LENGTHS[r] - 1
+        block, offset = table[last // BLOCK_SIZE], last % BLOCK_SIZE
+        assert torch.equal(k_cache[block, offset], full_k[r][last])
+        assert torch.equal(v_cache[block, offset], full_v[r][last])
+
+
+def test_kernel_backend_equals_the_reference_in_float32():
+    outputs = []
+    for backend in (TorchReferenceAttention(), CpuPagedAttention()):
+        k_cache, v_cache, queries, new_k, new_v, metadata, _, _ = mixed_batch(torch.float32)
+        outputs.append(backend.forward(queries, new_k, new_v, k_cache, v_cache, backend.plan(metadata)))
+    torch.testing.assert_close(outputs[0], outputs[1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("backend", [TorchReferenceAttention, CpuPagedAttention])
+def test_attention_reads_only_through_the_block_table(backend):
+    k_cache, v_cache, queries, new_k, new_v, metadata, full_k, full_v = mixed_batch(torch.float32)
+    unused = [b for b in range(NUM_BLOCKS) if all(b not in t for t in TABLES)]
+    k_cache[unused], v_cache[unused] = 1e4, 1e4  # garbage where no request points
+    attention = backend()
+    out = attention.forward(queries, new_k, new_v, k_cache, v_cache, attention.plan(metadata))
+    torch.testing.assert_close(out, dense(queries, full_k, full_v), rtol=1e-5, atol=1e-5)

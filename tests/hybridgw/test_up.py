@@ -6,6 +6,7 @@ import subprocess
 import sys
 import threading
 import time
+import typing
 
 import openai
 import pytest
@@ -19,7 +20,10 @@ from tests.fixtures.process_logs import logged_port
 class Up:
     """`hybridgw up` as a user runs it, in its own process tree."""
 
+    started: typing.ClassVar[list["Up"]] = []  # killed after each test, whatever its outcome
+
     def __init__(self, *args: str):
+        Up.started.append(self)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "hybridgw", "up", *args],
             stdout=subprocess.PIPE,
@@ -55,6 +59,20 @@ class Up:
     def stop(self) -> int:
         self.process.send_signal(signal.SIGINT)
         return self.process.wait(timeout=60)
+
+
+@pytest.fixture(autouse=True)
+def no_up_outlives_its_test():
+    yield
+    while Up.started:
+        process = Up.started.pop().process
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)  # up stops its nodes
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 def _chat(client: openai.OpenAI, headers: dict[str, str]) -> str:

@@ -1,0 +1,1 @@
+"""Compiled CPU kernels of the cloud engine (numba), called through cloud/attention_backend.py."""
