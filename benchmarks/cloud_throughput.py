@@ -27,6 +27,7 @@ from pathlib import Path
 RESULTS = Path(__file__).parent / "results" / "cloud_throughput.json"
 SYSTEM_PROMPT_TOKENS = 192
 STARTED = time.perf_counter()
+RESULT_MARK = "cloud_throughput result: "  # the worker's line among whatever an engine prints
 
 
 def workload(num_requests: int, vocab_size: int, shared_prefix: bool) -> list[tuple[list[int], int]]:
@@ -133,7 +134,8 @@ def worker(python: str, *args: str, env: dict | None = None) -> dict:
     )
     if result.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed:\n{result.stderr[-3000:]}")
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    lines = [line for line in result.stdout.splitlines() if line.startswith(RESULT_MARK)]
+    return json.loads(lines[-1].removeprefix(RESULT_MARK))
 
 
 def hf_checkpoint(model: str) -> str:
@@ -154,7 +156,7 @@ def run_worker(args: argparse.Namespace) -> None:
         result = run_vllm(rest[0], n, dtype)
     else:
         result = run_transformers(args.model, n, dtype, int(rest[0]))
-    print(json.dumps(result))
+    print(RESULT_MARK + json.dumps(result), flush=True)
 
 
 def systems(args: argparse.Namespace, dtype: str) -> dict[str, tuple]:

@@ -1,11 +1,16 @@
 """The llama family in PyTorch (gpt-fast style): one forward over a flat batch of tokens of many
 requests, with K/V written to and read from the paged cache through `AttentionMetadata`."""
 
+from functools import partial
+
 import torch
 import torch.nn.functional as F
 
 from cloud.attention_backend import AttentionBackend, TorchReferenceAttention
+from cloud.cpu_linear import PackedLinearWeight, can_pack
 from formats.model_config import ModelConfig
+
+LINEARS = ("attn_qkv", "attn_output", "ffn_gate_up", "ffn_down")  # each layer's matmuls
 
 
 class LlamaModel:
@@ -19,8 +24,12 @@ class LlamaModel:
         self.qkv_sizes = [config.q_dim, config.kv_dim, config.kv_dim]
         self.tensors = tensors
         self.embedding = tensors["token_embd.weight"]  # (vocab, hidden)
-        self.lm_head = tensors.get("output.weight", self.embedding)  # (vocab, hidden)
+        lm_head = tensors.get("output.weight", self.embedding)  # (vocab, hidden)
         device = self.embedding.device
+        pack = can_pack(self.embedding.dtype, device)
+        names = [f"blk.{i}.{n}" for i in range(config.num_layers) for n in LINEARS] + ["output"]
+        self.linears = {name: _linear_for(tensors, name, pack) for name in names[:-1]}
+        self.lm_head = PackedLinearWeight(lm_head) if pack else partial(F.linear, weight=lm_head)
         inv_freq = (
             config.rope_theta
             ** -(torch.arange(0, config.rope_dim, 2, dtype=torch.float64, device=device) / config.rope_dim)
@@ -50,7 +59,7 @@ class LlamaModel:
         for layer, (k_cache, v_cache) in enumerate(kv_caches):
             p = f"blk.{layer}"
             h = _rms_norm(x, w[f"{p}.attn_norm.weight"], config.rms_eps)
-            q, k, v = _linear(h, w, f"{p}.attn_qkv").split(self.qkv_sizes, dim=-1)
+            q, k, v = self.linears[f"{p}.attn_qkv"](h).split(self.qkv_sizes, dim=-1)
             q = q.view(-1, config.num_heads, config.head_dim)
             k = k.view(-1, config.num_kv_heads, config.head_dim)
             v = v.view(-1, config.num_kv_heads, config.head_dim)
@@ -61,16 +70,16 @@ class LlamaModel:
             attended = self.attention.forward(
                 q, k, v, k_cache, v_cache, attention_plan
             )  # (T, heads, head_dim)
-            x = x + _linear(attended.reshape(len(x), -1), w, f"{p}.attn_output")
+            x = x + self.linears[f"{p}.attn_output"](attended.reshape(len(x), -1))
             h = _rms_norm(x, w[f"{p}.ffn_norm.weight"], config.rms_eps)
-            gate, up = _linear(h, w, f"{p}.ffn_gate_up").chunk(2, dim=-1)
+            gate, up = self.linears[f"{p}.ffn_gate_up"](h).chunk(2, dim=-1)
             gated = F.silu(gate) * up
-            x = x + _linear(gated, w, f"{p}.ffn_down")
+            x = x + self.linears[f"{p}.ffn_down"](gated)
         return _rms_norm(x, w["output_norm.weight"], config.rms_eps)
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """(R, hidden) -> (R, vocab) float32."""
-        return (hidden @ self.lm_head.T).float()
+        return self.lm_head(hidden).float()
 
     def _rope(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
         """x (T, heads, head_dim), cos/sin (T, 1, rot/2); llama arch rotates adjacent pairs, qwen2
@@ -90,9 +99,13 @@ class LlamaModel:
         return torch.cat([rotated, x[..., rot:]], dim=-1)
 
 
-def _linear(x: torch.Tensor, w: dict[str, torch.Tensor], name: str) -> torch.Tensor:
-    bias = w.get(f"{name}.bias")
-    return F.linear(x, w[f"{name}.weight"], bias)
+def _linear_for(tensors: dict[str, torch.Tensor], name: str, pack: bool):
+    """x (T, in) -> (T, out) for the weight `name`: packed for oneDNN (the plain weight then
+    leaves the tensors: it would only take memory), else F.linear on it."""
+    bias = tensors.get(f"{name}.bias")
+    if pack:
+        return PackedLinearWeight(tensors.pop(f"{name}.weight"), bias)
+    return partial(F.linear, weight=tensors[f"{name}.weight"], bias=bias)
 
 
 def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:

@@ -47,11 +47,12 @@ def paged_decode_attention(query, key_cache, value_cache, block_tables, seq_lens
         length, first_head = seq_lens[b], kv_head * group
         scores = np.empty((group, length), dtype=np.float32)  # (group, length)
         for t in range(length):
-            block, offset = block_tables[b, t // block_size], t % block_size
+            key = key_cache[block_tables[b, t // block_size], t % block_size, kv_head]  # (D,)
             for h in range(group):
+                row = query[b, first_head + h]  # (D,)
                 total = np.float32(0.0)
                 for d in range(head_dim):
-                    total += query[b, first_head + h, d] * widen(key_cache[block, offset, kv_head, d])
+                    total += row[d] * widen(key[d])
                 scores[h, t] = total * scale
         for h in range(group):
             peak = scores[h].max()
@@ -62,9 +63,9 @@ def paged_decode_attention(query, key_cache, value_cache, block_tables, seq_lens
             scores[h] /= norm
         accumulated = np.zeros((group, head_dim), dtype=np.float32)
         for t in range(length):
-            block, offset = block_tables[b, t // block_size], t % block_size
+            value = value_cache[block_tables[b, t // block_size], t % block_size, kv_head]  # (D,)
             for h in range(group):
-                weight = scores[h, t]
+                weight, row = scores[h, t], accumulated[h]
                 for d in range(head_dim):
-                    accumulated[h, d] += weight * widen(value_cache[block, offset, kv_head, d])
+                    row[d] += weight * widen(value[d])
         out[b, first_head : first_head + group] = accumulated
