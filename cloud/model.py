@@ -27,8 +27,8 @@ class LlamaModel:
         lm_head = tensors.get("output.weight", self.embedding)  # (vocab, hidden)
         device = self.embedding.device
         pack = can_pack(self.embedding.dtype, device)
-        names = [f"blk.{i}.{n}" for i in range(config.num_layers) for n in LINEARS] + ["output"]
-        self.linears = {name: _linear_for(tensors, name, pack) for name in names[:-1]}
+        names = [f"blk.{i}.{n}" for i in range(config.num_layers) for n in LINEARS]
+        self.linears = {name: _linear_for(tensors, name, pack) for name in names}
         self.lm_head = PackedLinearWeight(lm_head) if pack else partial(F.linear, weight=lm_head)
         inv_freq = (
             config.rope_theta
