@@ -43,14 +43,8 @@ def test_a_packed_model_keeps_no_plain_copy_of_its_matmul_weights(tiny_model_ten
 
 
 @pytest.fixture
-def tiny_model_tensors(tmp_path):
+def tiny_model_tensors(tiny_llama_gguf):
     from cloud.weights import load_weights
-    from formats.convert_hf import convert_hf_to_gguf
-    from formats.ggml_types import GGMLType
-    from tests.fixtures.hf_checkpoints import write_hf_checkpoint
 
-    write_hf_checkpoint(tmp_path, "llama", weight_scale=4.0)
-    path = tmp_path / "model.gguf"
-    convert_hf_to_gguf(tmp_path, path, GGMLType.F32, progress=False)
-    config, tensors, _ = load_weights(path, torch.float32, torch.device("cpu"))
+    config, tensors, _ = load_weights(tiny_llama_gguf, torch.float32, torch.device("cpu"))
     return config, tensors

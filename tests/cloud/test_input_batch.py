@@ -2,7 +2,6 @@
 allocation and copy-on-write; rows are freed and reused; per-step work does not grow with the
 tokens generated."""
 
-import pytest
 import torch
 
 from cloud import LLM, SamplingParams
@@ -51,7 +50,7 @@ def test_rows_are_freed_reused_and_grown():
     assert again == rows[1] and batch.token_ids[again, 0] == 42 and batch.block_table[again, 0] == 7
 
 
-def test_decode_steps_do_not_reread_whole_requests(tiny_checkpoint_gguf, monkeypatch):
+def test_decode_steps_do_not_reread_whole_requests(tiny_llama_gguf, monkeypatch):
     """A request's whole token list is read only when one of its blocks fills (for its prefix
     hash), not every step."""
     reads = []
@@ -59,7 +58,7 @@ def test_decode_steps_do_not_reread_whole_requests(tiny_checkpoint_gguf, monkeyp
     monkeypatch.setattr(
         RequestState, "all_token_ids", property(lambda self: reads.append(1) or original.fget(self))
     )
-    llm = LLM(str(tiny_checkpoint_gguf), num_blocks=64, block_size=4)
+    llm = LLM(str(tiny_llama_gguf), num_blocks=64, block_size=4)
     params = SamplingParams(temperature=0, max_tokens=40, ignore_eos=True)
     prompts = [[5, 17, 200, 33, 7], [91, 250, 7]]
     for index, prompt in enumerate(prompts):
@@ -70,19 +69,6 @@ def test_decode_steps_do_not_reread_whole_requests(tiny_checkpoint_gguf, monkeyp
         steps += 1
     full_blocks = sum((len(p) + 40) // 4 for p in prompts)
     assert steps >= 40 and len(reads) <= full_blocks + len(prompts)
-
-
-@pytest.fixture(scope="module")
-def tiny_checkpoint_gguf(tmp_path_factory):
-    from formats.convert_hf import convert_hf_to_gguf
-    from formats.ggml_types import GGMLType
-    from tests.fixtures.hf_checkpoints import write_hf_checkpoint
-
-    directory = tmp_path_factory.mktemp("tiny-hf-batch")
-    write_hf_checkpoint(directory, "llama", weight_scale=4.0)
-    path = directory / "model.f32.gguf"
-    convert_hf_to_gguf(directory, path, GGMLType.F32, progress=False)
-    return path
 
 
 def test_token_ids_are_int32_rows():
