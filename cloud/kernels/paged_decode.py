@@ -4,24 +4,15 @@ One query per request attends to its first `seq_lens[b]` cached tokens, found bl
 through `block_tables[b]`; nothing is gathered. The work is split over (request, KV head) pairs:
 the query heads of one group share every K/V row they load. K and V are float32, or bfloat16
 held as their raw 16 bits (uint16), widened to float32 as they are read; accumulation is float32
-and the softmax is exact (scores kept per group, then normalized), as in the reference.
+and the softmax is exact to float32 rounding (scores kept per group, then normalized; the
+exponentials vectorized by `fast_exp`), as in the reference.
 """
 
 import numpy as np
-from llvmlite import ir
 from numba import njit, prange, types
-from numba.extending import intrinsic, overload
+from numba.extending import overload
 
-
-@intrinsic
-def _bits_to_float32(typingctx, bits):
-    """uint32 -> the float32 with those bits."""
-    sig = types.float32(types.uint32)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.FloatType())
-
-    return sig, codegen
+from shared.fast_math import bits_to_float32, fast_exp
 
 
 def widen(value):
@@ -31,7 +22,7 @@ def widen(value):
 @overload(widen, inline="always")
 def _widen(value):
     if value == types.uint16:
-        return lambda value: _bits_to_float32(types.uint32(value) << types.uint32(16))
+        return lambda value: bits_to_float32(types.uint32(value) << types.uint32(16))
     return lambda value: np.float32(value)
 
 
@@ -58,7 +49,7 @@ def paged_decode_attention(query, key_cache, value_cache, block_tables, seq_lens
             peak = scores[h].max()
             norm = np.float32(0.0)
             for t in range(length):
-                scores[h, t] = np.exp(scores[h, t] - peak)
+                scores[h, t] = fast_exp(scores[h, t] - peak)
                 norm += scores[h, t]
             scores[h] /= norm
         accumulated = np.zeros((group, head_dim), dtype=np.float32)

@@ -1,12 +1,11 @@
 """Causal attention of new tokens over their own slot's KV cache (grouped-query); the cache holds
 float16 bit patterns, read 8 lanes at a time by edge/kernels/f16_vectors.py."""
 
-import math
-
 import numba
 import numpy as np
 
 from edge.kernels.f16_vectors import axpy_f16, dot_f16
+from shared.fast_math import fast_exp
 
 
 @numba.njit(cache=True, parallel=True, fastmath=True)
@@ -30,7 +29,7 @@ def attention(q, k_cache, v_cache, slot_ids, positions, num_heads, scale, out):
             best = max(best, scores[p])
         total = np.float32(0.0)
         for p in range(length):
-            scores[p] = np.float32(math.exp(scores[p] - best))
+            scores[p] = fast_exp(scores[p] - best)
             total += scores[p]
         accumulated = np.zeros(head_dim, np.float32)  # (head_dim,)
         for p in range(length):

@@ -6,6 +6,7 @@ import numba
 import numpy as np
 
 from edge.kernels.dequant_blocks import dequantize_row
+from shared.fast_math import fast_exp
 
 
 @numba.njit(cache=True, parallel=True, fastmath=True)
@@ -52,7 +53,7 @@ def silu_mul(gate, up, out):
     for t in numba.prange(n):
         for i in range(d):
             g = gate[t, i]
-            out[t, i] = g / (np.float32(1.0) + np.float32(math.exp(-g))) * up[t, i]
+            out[t, i] = g / (np.float32(1.0) + fast_exp(-g)) * up[t, i]
 
 
 @numba.njit(cache=True, parallel=True)
