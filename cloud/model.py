@@ -8,6 +8,8 @@ import torch.nn.functional as F
 
 from cloud.attention_backend import AttentionBackend, TorchReferenceAttention
 from cloud.cpu_linear import PackedLinearWeight, can_pack
+from cloud.rms_norm import rms_norm, rms_norm_torch
+from cloud.rotary import RotaryEmbedding
 from formats.model_config import ModelConfig
 
 LINEARS = ("attn_qkv", "attn_output", "ffn_gate_up", "ffn_down")  # each layer's matmuls
@@ -30,17 +32,7 @@ class LlamaModel:
         names = [f"blk.{i}.{n}" for i in range(config.num_layers) for n in LINEARS]
         self.linears = {name: _linear_for(tensors, name, pack) for name in names}
         self.lm_head = PackedLinearWeight(lm_head) if pack else partial(F.linear, weight=lm_head)
-        inv_freq = (
-            config.rope_theta
-            ** -(torch.arange(0, config.rope_dim, 2, dtype=torch.float64, device=device) / config.rope_dim)
-            / config.rope_scale
-        )
-        if config.rope_factors:  # Llama 3 rope scaling: each frequency divided by its factor
-            inv_freq = inv_freq / torch.tensor(config.rope_factors, dtype=torch.float64, device=device)
-        positions = torch.arange(config.context_length, dtype=torch.float64, device=device)
-        angles = torch.outer(positions, inv_freq)  # (max_pos, rope_dim/2)
-        self.cos = angles.cos().to(torch.float32)
-        self.sin = angles.sin().to(torch.float32)
+        self.rotary = RotaryEmbedding(config, device, self.embedding.dtype)
 
     def forward(
         self,
@@ -51,52 +43,36 @@ class LlamaModel:
         ],  # per layer (num_blocks, block_size, kv_heads, head_dim)
         attention_plan,  # what self.attention.plan() made of this step's AttentionMetadata
     ) -> torch.Tensor:
-        """Hidden states (T, hidden) after the final norm."""
+        """Hidden states (T, hidden) after the final norm; each layer's residual add is fused into
+        the norm that follows it."""
         config, w = self.config, self.tensors
-        x = self.embedding[input_ids]  # (T, hidden)
-        cos = self.cos[positions][:, None, :].to(x.dtype)  # (T, 1, rope_dim/2)
-        sin = self.sin[positions][:, None, :].to(x.dtype)
+        x = self.embedding[input_ids]  # (T, hidden): the residual stream, added to in place
+        rotary_tables = self.rotary.tables(positions, x.dtype)
+        h = rms_norm(x, w["blk.0.attn_norm.weight"], config.rms_eps)
         for layer, (k_cache, v_cache) in enumerate(kv_caches):
             p = f"blk.{layer}"
-            h = _rms_norm(x, w[f"{p}.attn_norm.weight"], config.rms_eps)
             q, k, v = self.linears[f"{p}.attn_qkv"](h).split(self.qkv_sizes, dim=-1)
             q = q.view(-1, config.num_heads, config.head_dim)
             k = k.view(-1, config.num_kv_heads, config.head_dim)
             v = v.view(-1, config.num_kv_heads, config.head_dim)
             if f"{p}.attn_q_norm.weight" in w:  # Qwen3: each head normalized before the rotation
-                q = _rms_norm(q, w[f"{p}.attn_q_norm.weight"], config.rms_eps)
-                k = _rms_norm(k, w[f"{p}.attn_k_norm.weight"], config.rms_eps)
-            q, k = self._rope(q, cos, sin), self._rope(k, cos, sin)
-            attended = self.attention.forward(
-                q, k, v, k_cache, v_cache, attention_plan
-            )  # (T, heads, head_dim)
-            x = x + self.linears[f"{p}.attn_output"](attended.reshape(len(x), -1))
-            h = _rms_norm(x, w[f"{p}.ffn_norm.weight"], config.rms_eps)
+                q = rms_norm_torch(q, w[f"{p}.attn_q_norm.weight"], config.rms_eps)
+                k = rms_norm_torch(k, w[f"{p}.attn_k_norm.weight"], config.rms_eps)
+            q, k = self.rotary.rotate(q, k, rotary_tables)
+            attended = self.attention.forward(q, k, v, k_cache, v_cache, attention_plan)  # (T, heads, D)
+            attention_out = self.linears[f"{p}.attn_output"](attended.reshape(len(x), -1))
+            h = rms_norm(attention_out, w[f"{p}.ffn_norm.weight"], config.rms_eps, residual=x)
             gate, up = self.linears[f"{p}.ffn_gate_up"](h).chunk(2, dim=-1)
-            gated = F.silu(gate) * up
-            x = x + self.linears[f"{p}.ffn_down"](gated)
-        return _rms_norm(x, w["output_norm.weight"], config.rms_eps)
+            mlp_out = self.linears[f"{p}.ffn_down"](F.silu(gate) * up)
+            next_norm = (
+                f"blk.{layer + 1}.attn_norm.weight" if layer + 1 < config.num_layers else "output_norm.weight"
+            )
+            h = rms_norm(mlp_out, w[next_norm], config.rms_eps, residual=x)
+        return h
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """(R, hidden) -> (R, vocab) float32."""
         return self.lm_head(hidden).float()
-
-    def _rope(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-        """x (T, heads, head_dim), cos/sin (T, 1, rot/2); llama arch rotates adjacent pairs, qwen2
-        (NEOX) the two halves."""
-        rot = self.config.rope_dim
-        half = rot // 2
-        if self.config.is_neox_rope:
-            a, b = x[..., :half], x[..., half:rot]
-        else:
-            a, b = x[..., 0:rot:2], x[..., 1:rot:2]
-        ra, rb = a * cos - b * sin, a * sin + b * cos
-        rotated = (
-            torch.stack([ra, rb], dim=-1).flatten(-2)
-            if not self.config.is_neox_rope
-            else torch.cat([ra, rb], -1)
-        )
-        return torch.cat([rotated, x[..., rot:]], dim=-1)
 
 
 def _linear_for(tensors: dict[str, torch.Tensor], name: str, pack: bool):
@@ -106,7 +82,3 @@ def _linear_for(tensors: dict[str, torch.Tensor], name: str, pack: bool):
     if pack:
         return PackedLinearWeight(tensors.pop(f"{name}.weight"), bias)
     return partial(F.linear, weight=tensors[f"{name}.weight"], bias=bias)
-
-
-def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
-    return F.rms_norm(x.float(), x.shape[-1:], eps=eps).to(x.dtype) * weight

@@ -30,6 +30,17 @@ def bits_to_float32(typingctx, bits):
     return sig, codegen
 
 
+@intrinsic
+def float32_to_bits(typingctx, value):
+    """float32 -> its bits as uint32."""
+    sig = types.uint32(types.float32)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+
+    return sig, codegen
+
+
 @njit(inline="always", fastmath=True)
 def fast_exp(x):
     """e**x for float32 x, within 5 ulp for x in [EXP_LOWEST, EXP_HIGHEST]; x is clamped to it."""

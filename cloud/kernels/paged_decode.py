@@ -9,21 +9,10 @@ exponentials vectorized by `fast_exp`), as in the reference.
 """
 
 import numpy as np
-from numba import njit, prange, types
-from numba.extending import overload
+from numba import njit, prange
 
-from shared.fast_math import bits_to_float32, fast_exp
-
-
-def widen(value):
-    """A cached K/V element as float32 (a uint16 is the upper half of a float32: bfloat16)."""
-
-
-@overload(widen, inline="always")
-def _widen(value):
-    if value == types.uint16:
-        return lambda value: bits_to_float32(types.uint32(value) << types.uint32(16))
-    return lambda value: np.float32(value)
+from cloud.kernels.bfloat16 import widen
+from shared.fast_math import fast_exp
 
 
 @njit(parallel=True, cache=True, nogil=True, fastmath={"reassoc", "contract", "nsz", "arcp"})

@@ -1,0 +1,47 @@
+"""RMSNorm of the cloud engine (vLLM's RMSNorm): `rms_norm(x, weight, eps, residual=None)`.
+
+Given a residual, x is first added into it in place (the layer's skip connection) and the sum is
+normalized. On the CPU in float32 or bfloat16 both go through one numba pass per row
+(cloud/kernels/rms_norm.py); elsewhere through torch, in transformers' order: statistics in
+float32, the normalized row rounded to the model's dtype, then scaled by the weight.
+"""
+
+import torch
+import torch.nn.functional as F
+
+from cloud.kernels import rms_norm as kernels
+
+KERNEL_DTYPES = {torch.float32: torch.float32, torch.bfloat16: torch.uint16}  # tensor -> numpy view
+
+
+def rms_norm(
+    x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.Tensor | None = None
+) -> torch.Tensor:
+    """x (T, hidden) -> (T, hidden); with `residual` (T, hidden): residual += x, then its norm."""
+    if not _runs_kernel(x, weight, residual):
+        if residual is not None:
+            residual += x
+            x = residual
+        return rms_norm_torch(x, weight, eps)
+    view = KERNEL_DTYPES[x.dtype]
+    out = torch.empty_like(x)
+    arrays = [t.view(view).numpy() for t in (x, weight, out)]
+    if residual is None:
+        kernels.rms_norm(arrays[0], arrays[1], eps, arrays[2])
+    else:
+        kernels.fused_add_rms_norm(arrays[0], residual.view(view).numpy(), arrays[1], eps, arrays[2])
+    return out
+
+
+def rms_norm_torch(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    return F.rms_norm(x.float(), x.shape[-1:], eps=eps).to(x.dtype) * weight
+
+
+def _runs_kernel(x: torch.Tensor, weight: torch.Tensor, residual: torch.Tensor | None) -> bool:
+    tensors = (x, weight) if residual is None else (x, weight, residual)
+    return (
+        x.device.type == "cpu"
+        and x.dim() == 2
+        and x.dtype in KERNEL_DTYPES
+        and all(t.dtype == x.dtype and t.is_contiguous() for t in tensors)
+    )

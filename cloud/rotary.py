@@ -1,0 +1,62 @@
+"""Rotary position embedding (vLLM's RotaryEmbedding): the cos/sin tables of every position, and
+`rotate(q, k, tables)` for the tokens of one step.
+
+On the CPU in float32 or bfloat16 the rotation runs in place through a numba kernel
+(cloud/kernels/rotary.py): it computes in float32 and rounds once. Elsewhere (CUDA, float16) it
+is the torch formulation (`rotate_torch`), which the kernel is tested against.
+"""
+
+import torch
+
+from cloud.kernels.rotary import rotate_in_place
+from formats.model_config import ModelConfig
+
+KERNEL_DTYPES = {torch.float32: torch.float32, torch.bfloat16: torch.uint16}  # tensor -> numpy view
+
+
+class RotaryEmbedding:
+    def __init__(self, config: ModelConfig, device: torch.device, dtype: torch.dtype):
+        self.rotary_dim, self.is_neox = config.rope_dim, config.is_neox_rope
+        inv_freq = (
+            config.rope_theta
+            ** -(torch.arange(0, config.rope_dim, 2, dtype=torch.float64, device=device) / config.rope_dim)
+            / config.rope_scale
+        )
+        if config.rope_factors:  # Llama 3 rope scaling: each frequency divided by its factor
+            inv_freq = inv_freq / torch.tensor(config.rope_factors, dtype=torch.float64, device=device)
+        positions = torch.arange(config.context_length, dtype=torch.float64, device=device)
+        angles = torch.outer(positions, inv_freq)  # (max_pos, rotary_dim/2)
+        self.cos = angles.cos().to(torch.float32)
+        self.sin = angles.sin().to(torch.float32)
+        self.in_place = device.type == "cpu" and dtype in KERNEL_DTYPES
+
+    def tables(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos, sin (T, rotary_dim/2) of this step's positions: float32 for the kernel, else the
+        compute dtype with a head axis, (T, 1, rotary_dim/2)."""
+        cos, sin = self.cos[positions], self.sin[positions]
+        if self.in_place:
+            return cos, sin
+        return cos[:, None, :].to(dtype), sin[:, None, :].to(dtype)
+
+    def rotate(self, q: torch.Tensor, k: torch.Tensor, tables) -> tuple[torch.Tensor, torch.Tensor]:
+        """q (T, heads, head_dim), k (T, kv_heads, head_dim) -> rotated (in place on the CPU)."""
+        cos, sin = tables
+        if not self.in_place:
+            return self.rotate_torch(q, cos, sin), self.rotate_torch(k, cos, sin)
+        cos, sin = cos.numpy(), sin.numpy()
+        for x in (q, k):
+            view = x.view(KERNEL_DTYPES[x.dtype]).numpy()
+            rotate_in_place(view, cos, sin, self.rotary_dim, self.is_neox)
+        return q, k
+
+    def rotate_torch(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        """x (T, heads, head_dim), cos/sin (T, 1, rotary_dim/2) -> a rotated copy; llama's GGUF
+        layout rotates adjacent pairs, NEOX the two halves."""
+        rot, half = self.rotary_dim, self.rotary_dim // 2
+        if self.is_neox:
+            a, b = x[..., :half], x[..., half:rot]
+        else:
+            a, b = x[..., 0:rot:2], x[..., 1:rot:2]
+        ra, rb = a * cos - b * sin, a * sin + b * cos
+        rotated = torch.cat([ra, rb], -1) if self.is_neox else torch.stack([ra, rb], dim=-1).flatten(-2)
+        return torch.cat([rotated, x[..., rot:]], dim=-1)
