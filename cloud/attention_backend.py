@@ -42,7 +42,7 @@ class TorchReferenceAttention:
 @dataclass(slots=True)
 class CpuPlan:
     metadata: AttentionMetadata
-    decode_rows: torch.Tensor  # (B,) token rows of the decode queries
+    decode_rows: np.ndarray  # (B,) int64 token rows of the decode queries
     decode_tables: np.ndarray  # (B, max_blocks) int64
     decode_lens: np.ndarray  # (B,) int64
     chunks: list[int]  # requests with a prompt chunk
@@ -54,7 +54,7 @@ class CpuPagedAttention:
         decodes = [r for r in range(len(metadata.seq_lens)) if starts[r + 1] - starts[r] == 1]
         return CpuPlan(
             metadata,
-            torch.tensor([starts[r] for r in decodes], dtype=torch.int64),
+            np.array([starts[r] for r in decodes], dtype=np.int64),
             metadata.block_tables[decodes].numpy(),
             np.array([metadata.seq_lens[r] for r in decodes], dtype=np.int64),
             [r for r in range(len(metadata.seq_lens)) if starts[r + 1] - starts[r] != 1],
@@ -65,29 +65,23 @@ class CpuPagedAttention:
         write_kv(k_cache, v_cache, k, v, metadata.slot_mapping)
         out = torch.empty_like(q)
         if len(plan.decode_rows):
-            out[plan.decode_rows] = self._decode(q[plan.decode_rows], k_cache, v_cache, plan).to(q.dtype)
+            view = KERNEL_DTYPES[k_cache.dtype]
+            paged_decode_attention(
+                q.view(view).numpy(),
+                plan.decode_rows,
+                k_cache.view(view).numpy(),
+                v_cache.view(view).numpy(),
+                plan.decode_tables,
+                plan.decode_lens,
+                q.shape[-1] ** -0.5,
+                out.view(view).numpy(),
+            )
         for r in plan.chunks:
             start, end = metadata.query_start_loc[r], metadata.query_start_loc[r + 1]
             if metadata.num_computed_tokens[r] == 0:  # the whole context is this chunk
                 out[start:end] = _causal(q[start:end], k[start:end], v[start:end])
             else:
                 attend_one(q, k_cache, v_cache, metadata, r, out)
-        return out
-
-    @staticmethod
-    def _decode(queries, k_cache, v_cache, plan: CpuPlan) -> torch.Tensor:
-        """queries (B, heads, D) -> (B, heads, D) float32."""
-        view = KERNEL_DTYPES[k_cache.dtype]
-        out = torch.empty(queries.shape, dtype=torch.float32)
-        paged_decode_attention(
-            queries.float().contiguous().numpy(),
-            k_cache.view(view).numpy(),
-            v_cache.view(view).numpy(),
-            plan.decode_tables,
-            plan.decode_lens,
-            queries.shape[-1] ** -0.5,
-            out.numpy(),
-        )
         return out
 
 
