@@ -17,10 +17,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from cloud.kernel_arrays import has_kernels, kernel_array
 from cloud.kernels.paged_decode import paged_decode_attention
 from cloud.paged_attention import AttentionMetadata, attend_one, paged_attention, write_kv
-
-KERNEL_DTYPES = {torch.float32: torch.float32, torch.bfloat16: torch.uint16}  # cache dtype -> kernel view
 
 
 class AttentionBackend(Protocol):
@@ -65,16 +64,15 @@ class CpuPagedAttention:
         write_kv(k_cache, v_cache, k, v, metadata.slot_mapping)
         out = torch.empty_like(q)
         if len(plan.decode_rows):
-            view = KERNEL_DTYPES[k_cache.dtype]
             paged_decode_attention(
-                q.view(view).numpy(),
+                kernel_array(q),
                 plan.decode_rows,
-                k_cache.view(view).numpy(),
-                v_cache.view(view).numpy(),
+                kernel_array(k_cache),
+                kernel_array(v_cache),
                 plan.decode_tables,
                 plan.decode_lens,
                 q.shape[-1] ** -0.5,
-                out.view(view).numpy(),
+                kernel_array(out),
             )
         for r in plan.chunks:
             start, end = metadata.query_start_loc[r], metadata.query_start_loc[r + 1]
@@ -99,6 +97,6 @@ def _causal(q, k, v) -> torch.Tensor:
 
 def attention_backend_for(device: torch.device, dtype: torch.dtype) -> AttentionBackend:
     """The compiled paged kernel where it runs (CPU, float32 or bfloat16), else the reference."""
-    if device.type == "cpu" and dtype in KERNEL_DTYPES:
+    if has_kernels(device, dtype):
         return CpuPagedAttention()
     return TorchReferenceAttention()

@@ -6,6 +6,7 @@ from functools import partial
 import torch
 import torch.nn.functional as F
 
+from cloud.activation import silu_and_mul
 from cloud.attention_backend import AttentionBackend, TorchReferenceAttention
 from cloud.cpu_linear import PackedLinearWeight, can_pack
 from cloud.rms_norm import rms_norm, rms_norm_torch
@@ -62,8 +63,7 @@ class LlamaModel:
             attended = self.attention.forward(q, k, v, k_cache, v_cache, attention_plan)  # (T, heads, D)
             attention_out = self.linears[f"{p}.attn_output"](attended.reshape(len(x), -1))
             h = rms_norm(attention_out, w[f"{p}.ffn_norm.weight"], config.rms_eps, residual=x)
-            gate, up = self.linears[f"{p}.ffn_gate_up"](h).chunk(2, dim=-1)
-            mlp_out = self.linears[f"{p}.ffn_down"](F.silu(gate) * up)
+            mlp_out = self.linears[f"{p}.ffn_down"](silu_and_mul(self.linears[f"{p}.ffn_gate_up"](h)))
             next_norm = (
                 f"blk.{layer + 1}.attn_norm.weight" if layer + 1 < config.num_layers else "output_norm.weight"
             )

@@ -9,9 +9,8 @@ float32, the normalized row rounded to the model's dtype, then scaled by the wei
 import torch
 import torch.nn.functional as F
 
+from cloud.kernel_arrays import has_kernels, kernel_array
 from cloud.kernels import rms_norm as kernels
-
-KERNEL_DTYPES = {torch.float32: torch.float32, torch.bfloat16: torch.uint16}  # tensor -> numpy view
 
 
 def rms_norm(
@@ -23,13 +22,13 @@ def rms_norm(
             residual += x
             x = residual
         return rms_norm_torch(x, weight, eps)
-    view = KERNEL_DTYPES[x.dtype]
     out = torch.empty_like(x)
-    arrays = [t.view(view).numpy() for t in (x, weight, out)]
     if residual is None:
-        kernels.rms_norm(arrays[0], arrays[1], eps, arrays[2])
+        kernels.rms_norm(kernel_array(x), kernel_array(weight), eps, kernel_array(out))
     else:
-        kernels.fused_add_rms_norm(arrays[0], residual.view(view).numpy(), arrays[1], eps, arrays[2])
+        kernels.fused_add_rms_norm(
+            kernel_array(x), kernel_array(residual), kernel_array(weight), eps, kernel_array(out)
+        )
     return out
 
 
@@ -40,8 +39,7 @@ def rms_norm_torch(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.T
 def _runs_kernel(x: torch.Tensor, weight: torch.Tensor, residual: torch.Tensor | None) -> bool:
     tensors = (x, weight) if residual is None else (x, weight, residual)
     return (
-        x.device.type == "cpu"
+        has_kernels(x.device, x.dtype)
         and x.dim() == 2
-        and x.dtype in KERNEL_DTYPES
         and all(t.dtype == x.dtype and t.is_contiguous() for t in tensors)
     )

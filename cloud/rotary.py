@@ -8,10 +8,9 @@ is the torch formulation (`rotate_torch`), which the kernel is tested against.
 
 import torch
 
+from cloud.kernel_arrays import has_kernels, kernel_array
 from cloud.kernels.rotary import rotate_in_place
 from formats.model_config import ModelConfig
-
-KERNEL_DTYPES = {torch.float32: torch.float32, torch.bfloat16: torch.uint16}  # tensor -> numpy view
 
 
 class RotaryEmbedding:
@@ -28,7 +27,7 @@ class RotaryEmbedding:
         angles = torch.outer(positions, inv_freq)  # (max_pos, rotary_dim/2)
         self.cos = angles.cos().to(torch.float32)
         self.sin = angles.sin().to(torch.float32)
-        self.in_place = device.type == "cpu" and dtype in KERNEL_DTYPES
+        self.in_place = has_kernels(device, dtype)
 
     def tables(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
         """cos, sin (T, rotary_dim/2) of this step's positions: float32 for the kernel, else the
@@ -45,8 +44,7 @@ class RotaryEmbedding:
             return self.rotate_torch(q, cos, sin), self.rotate_torch(k, cos, sin)
         cos, sin = cos.numpy(), sin.numpy()
         for x in (q, k):
-            view = x.view(KERNEL_DTYPES[x.dtype]).numpy()
-            rotate_in_place(view, cos, sin, self.rotary_dim, self.is_neox)
+            rotate_in_place(kernel_array(x), cos, sin, self.rotary_dim, self.is_neox)
         return q, k
 
     def rotate_torch(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:

@@ -1,8 +1,10 @@
-"""The RMSNorm kernels against the torch formulation, with and without the fused residual add."""
+"""The CPU kernels of the layer's elementwise parts against their torch formulations: RMSNorm
+with and without the fused residual add, and SiLU-and-multiply."""
 
 import pytest
 import torch
 
+from cloud.activation import silu_and_mul, silu_and_mul_torch
 from cloud.rms_norm import rms_norm, rms_norm_torch
 
 EPS = 1e-5
@@ -17,8 +19,8 @@ def _inputs(dtype, rows=7, width=96):
 
 
 def _assert_close(actual, expected, dtype):
-    """float32: to rounding; bfloat16: at most one unit in the last place (the float32 sums
-    of squares are ordered differently)."""
+    """float32: to rounding; bfloat16: at most one unit in the last place (float32 sums in
+    another order, another exp)."""
     if dtype == torch.float32:
         torch.testing.assert_close(actual, expected, rtol=1e-6, atol=1e-6)
     else:
@@ -49,3 +51,11 @@ def test_other_dtypes_take_the_torch_path():
     expected_sum = residual + x
     out = rms_norm(x, weight, EPS, residual=residual)
     assert torch.equal(residual, expected_sum) and torch.equal(out, rms_norm_torch(expected_sum, weight, EPS))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_silu_and_mul_equals_torch(dtype):
+    gate_up = torch.cat(_inputs(dtype, width=48)[:2], dim=-1)  # (7, 96): gate, then up
+    out = silu_and_mul(gate_up)
+    assert out.shape == (7, 48) and out.dtype == dtype
+    _assert_close(out, silu_and_mul_torch(gate_up), dtype)
