@@ -34,7 +34,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--dtype",
         choices=("float32", "bfloat16", "float16"),
         default=None,
-        help="compute dtype (default: bfloat16 on CUDA, float32 on CPU)",
+        help="compute dtype (default: bfloat16 on CUDA and on CPUs with bfloat16 instructions, else float32)",
     )
     cloud.add_argument(
         "--threads", type=int, default=None, help="torch CPU threads (default: torch's, one per core)"
@@ -97,14 +97,9 @@ def _cloud(args: argparse.Namespace) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = default_device()
-    dtype = (
-        getattr(torch, args.dtype)
-        if args.dtype
-        else (torch.bfloat16 if device.type == "cuda" else torch.float32)
-    )
     engine = LLMEngine(
         str(args.model),
-        dtype=dtype,
+        dtype=args.dtype or "auto",
         device=device,
         block_size=args.block_size,
         num_blocks=args.num_blocks,

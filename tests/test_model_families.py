@@ -74,7 +74,8 @@ def test_the_conversion_keeps_what_the_family_needs(family):
 @pytest.mark.parametrize("source", ["gguf", "safetensors"])
 def test_the_cloud_engine_equals_transformers(family, source):
     _, _, directory, gguf_path, expected = family
-    llm = LLM(str(gguf_path if source == "gguf" else directory), num_blocks=64, block_size=4)
+    source_path = str(gguf_path if source == "gguf" else directory)
+    llm = LLM(source_path, dtype="float32", num_blocks=64, block_size=4)  # transformers' dtype
     assert [o.token_ids for o in llm.generate(PROMPTS, GREEDY)] == expected
 
 

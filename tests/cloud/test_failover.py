@@ -24,7 +24,7 @@ MAX_TOKENS = 600
 
 
 def _greedy(model_path) -> list[int]:
-    engine = LLMEngine(str(model_path), num_blocks=256, block_size=16)
+    engine = LLMEngine(str(model_path), dtype="float32", num_blocks=256, block_size=16)
     engine.add(
         EngineRequest("x", PROMPT, SamplingParams(temperature=0, max_tokens=MAX_TOKENS, ignore_eos=True))
     )
@@ -48,7 +48,9 @@ async def _owners(client, reply: str) -> list[tuple[str, bool]]:
 async def test_a_paused_worker_that_wakes_up_is_fenced_off(tiny_model, redis_url, redis_keys):
     model_path = tiny_model(GGMLType.F32, config=config_for(GGMLType.F32, context_length=4096))
     expected = _greedy(model_path)
-    command = ["cloud", "--model", str(model_path), "--redis", redis_url, "--prefix", redis_keys.prefix]
+    # the reference's dtype and the taker's (RunningWorker): tokens are compared bit for bit
+    command = ["cloud", "--model", str(model_path), "--dtype", "float32", "--redis", redis_url]
+    command += ["--prefix", redis_keys.prefix]
     command += ["--name", "paused", "--claim-idle-ms", "500", "--grpc-port", "0"]
     paused = subprocess.Popen(
         [sys.executable, "-m", "hybridgw", *command],

@@ -53,14 +53,16 @@ PROMPTS = [
 @pytest.mark.parametrize("source", ["gguf", "safetensors"])
 def test_tiny_greedy_equals_transformers(tiny_checkpoint, source):
     model, directory, gguf_path = tiny_checkpoint
-    llm = LLM(str(gguf_path if source == "gguf" else directory), num_blocks=64, block_size=4)
+    source_path = str(gguf_path if source == "gguf" else directory)
+    llm = LLM(source_path, dtype="float32", num_blocks=64, block_size=4)  # transformers' dtype
     outputs = llm.generate(PROMPTS, GREEDY)
     for prompt, output in zip(PROMPTS, outputs, strict=True):
         assert output.token_ids == _hf_greedy(model, prompt, 24)
         assert output.finish_reason == "length"
 
 
-def test_output_is_independent_of_batch_preemption_and_prefix_hits(tiny_checkpoint):
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_output_is_independent_of_batch_preemption_and_prefix_hits(tiny_checkpoint, dtype):
     _, _, gguf_path = tiny_checkpoint
     rng = np.random.default_rng(0)
     shared = rng.integers(0, 320, 12).tolist()
@@ -70,17 +72,17 @@ def test_output_is_independent_of_batch_preemption_and_prefix_hits(tiny_checkpoi
     ]
     lengths = [int(n) for n in rng.integers(4, 30, 32)]
     params = [SamplingParams(temperature=0, max_tokens=n, ignore_eos=True) for n in lengths]
-    alone = LLM(str(gguf_path), num_blocks=64, block_size=4)
+    alone = LLM(str(gguf_path), dtype=dtype, num_blocks=64, block_size=4)
     expected = [alone.generate([p], [sp])[0].token_ids for p, sp in zip(prompts, params, strict=True)]
     # 32 requests at once, few blocks (forces preemption), prefix caching on (shared prompts hit)
-    batched = LLM(str(gguf_path), num_blocks=60, block_size=4, max_num_batched_tokens=64)
+    batched = LLM(str(gguf_path), dtype=dtype, num_blocks=60, block_size=4, max_num_batched_tokens=64)
     outputs = batched.generate(prompts, params)
     assert [o.token_ids for o in outputs] == expected
     assert batched.engine.scheduler.num_preemptions > 0
     assert batched.engine.block_manager.num_prefix_hits > 0
     assert sum(o.num_cached_tokens for o in outputs) > 0
     # and without prefix caching
-    plain = LLM(str(gguf_path), num_blocks=200, block_size=4, enable_prefix_caching=False)
+    plain = LLM(str(gguf_path), dtype=dtype, num_blocks=200, block_size=4, enable_prefix_caching=False)
     assert [o.token_ids for o in plain.generate(prompts, params)] == expected
 
 
@@ -157,7 +159,7 @@ def test_the_context_is_no_longer_than_the_kv_cache(tiny_checkpoint):
 
 
 def test_the_offline_api_takes_vllms_engine_arguments(tiny_checkpoint):
-    from cloud.engine_args import free_memory_bytes
+    from cloud.engine_args import cpu_has_bfloat16, free_memory_bytes
 
     _, _, gguf_path = tiny_checkpoint
     bf16 = LLM(str(gguf_path), dtype="bfloat16", num_blocks=64, block_size=4, enforce_eager=True)
@@ -165,7 +167,8 @@ def test_the_offline_api_takes_vllms_engine_arguments(tiny_checkpoint):
     assert LLM(str(gguf_path), dtype=torch.float32, num_blocks=8).engine.runner.kv_caches[0][0].dtype == (
         torch.float32
     )
-    assert LLM(str(gguf_path), num_blocks=8).engine.runner.kv_caches[0][0].dtype == torch.float32  # auto, CPU
+    auto = torch.bfloat16 if cpu_has_bfloat16() else torch.float32  # this CPU's flags decide
+    assert LLM(str(gguf_path), num_blocks=8).engine.runner.kv_caches[0][0].dtype == auto
     for bad, message in (
         ({"dtype": "float8"}, "dtype 'float8' is not supported"),
         ({"dtype": torch.int8}, "is not supported"),
@@ -175,7 +178,7 @@ def test_the_offline_api_takes_vllms_engine_arguments(tiny_checkpoint):
     ):
         with pytest.raises(ValueError, match=message):
             LLM(str(gguf_path), num_blocks=8, **bad)
-    share = LLM(str(gguf_path), gpu_memory_utilization=0.001, block_size=4)  # of the free memory
+    share = LLM(str(gguf_path), dtype="float32", gpu_memory_utilization=0.001, block_size=4)  # of free memory
     config = share.engine.model_config
     bytes_per_block = 2 * config.num_layers * 4 * config.kv_dim * 4
     expected = 0.001 * free_memory_bytes(torch.device("cpu")) / bytes_per_block
@@ -193,3 +196,14 @@ def test_a_seeded_llm_repeats_its_sampled_outputs(tiny_checkpoint):
     first = run(7)
     assert run(7) == first and run(8) != first
     assert len({tuple(ids) for ids in first}) == len(PROMPTS)  # each request its own derived seed
+
+
+def test_auto_dtype_follows_the_cpus_bfloat16_instructions(tmp_path):
+    from cloud.engine_args import cpu_has_bfloat16
+
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni\n")
+    assert cpu_has_bfloat16(cpuinfo)
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw\n")  # no bfloat16
+    assert not cpu_has_bfloat16(cpuinfo)
+    assert not cpu_has_bfloat16(tmp_path / "absent")  # not Linux: float32, which runs anywhere

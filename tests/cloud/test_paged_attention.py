@@ -14,14 +14,14 @@ LENGTHS, NEW = [9, 10, 5, 7, 13], [3, 1, 1, 7, 1]
 TABLES = [[7, 2, 9], [0, 11, 4], [5, 3], [12, 1], [6, 8, 10, 13]]
 
 
-def mixed_batch(dtype: torch.dtype):
-    """Caches holding every request's context (the new tokens too, for the reference), the
-    new tokens' q/k/v, metadata, and each request's whole k/v."""
+def mixed_batch(dtype: torch.dtype, new: list[int] = NEW):
+    """Caches holding every request's context before its `new` tokens, the new tokens' q/k/v,
+    metadata, and each request's whole k/v (the same values whatever the split)."""
     generator = torch.Generator().manual_seed(0)
     randn = lambda *shape: torch.randn(*shape, generator=generator).to(dtype)  # noqa: E731
     full_k = [randn(n, KV_HEADS, HEAD_DIM) for n in LENGTHS]
     full_v = [randn(n, KV_HEADS, HEAD_DIM) for n in LENGTHS]
-    queries = [randn(n, HEADS, HEAD_DIM) for n in NEW]
+    full_q = [randn(n, HEADS, HEAD_DIM) for n in LENGTHS]
     slots = [
         torch.tensor([table[p // BLOCK_SIZE] * BLOCK_SIZE + p % BLOCK_SIZE for p in range(n)])
         for table, n in zip(TABLES, LENGTHS, strict=True)
@@ -29,28 +29,29 @@ def mixed_batch(dtype: torch.dtype):
     k_cache = torch.zeros(NUM_BLOCKS, BLOCK_SIZE, KV_HEADS, HEAD_DIM, dtype=dtype)
     v_cache = torch.zeros_like(k_cache)
     for r in range(len(LENGTHS)):  # the context before this step
-        cached = LENGTHS[r] - NEW[r]
+        cached = LENGTHS[r] - new[r]
         write_kv(k_cache, v_cache, full_k[r][:cached], full_v[r][:cached], slots[r][:cached])
     starts = [0]
-    for n in NEW:
+    for n in new:
         starts.append(starts[-1] + n)
     metadata = AttentionMetadata(
-        slot_mapping=torch.cat([s[n - new :] for s, n, new in zip(slots, LENGTHS, NEW, strict=True)]),
+        slot_mapping=torch.cat([s[n - new :] for s, n, new in zip(slots, LENGTHS, new, strict=True)]),
         query_start_loc=starts,
         seq_lens=LENGTHS,
         block_tables=torch.tensor([t + [0] * (4 - len(t)) for t in TABLES]),
-        positions=torch.cat([torch.arange(n - new, n) for n, new in zip(LENGTHS, NEW, strict=True)]),
-        num_computed_tokens=[n - new for n, new in zip(LENGTHS, NEW, strict=True)],
+        positions=torch.cat([torch.arange(n - new, n) for n, new in zip(LENGTHS, new, strict=True)]),
+        num_computed_tokens=[n - new for n, new in zip(LENGTHS, new, strict=True)],
     )
-    new_k = torch.cat([k[n - new :] for k, n, new in zip(full_k, LENGTHS, NEW, strict=True)])
-    new_v = torch.cat([v[n - new :] for v, n, new in zip(full_v, LENGTHS, NEW, strict=True)])
-    return k_cache, v_cache, torch.cat(queries), new_k, new_v, metadata, full_k, full_v
+    new_k = torch.cat([k[n - new :] for k, n, new in zip(full_k, LENGTHS, new, strict=True)])
+    new_v = torch.cat([v[n - new :] for v, n, new in zip(full_v, LENGTHS, new, strict=True)])
+    queries = torch.cat([q[n - m :] for q, n, m in zip(full_q, LENGTHS, new, strict=True)])
+    return k_cache, v_cache, queries, new_k, new_v, metadata, full_k, full_v
 
 
 def dense(queries, full_k, full_v):
     """Each request's queries against its whole context, causally, in float32."""
     out, start = [], 0
-    for r, n in enumerate(NEW):
+    for r, n in enumerate(NEW):  # the default split
         q = queries[start : start + n].float().transpose(0, 1)  # (heads, new, d)
         k = full_k[r].float().repeat_interleave(HEADS // KV_HEADS, dim=1).transpose(0, 1)
         v = full_v[r].float().repeat_interleave(HEADS // KV_HEADS, dim=1).transpose(0, 1)
@@ -93,3 +94,22 @@ def test_attention_reads_only_through_the_block_table(backend):
     attention = backend()
     out = attention.forward(queries, new_k, new_v, k_cache, v_cache, attention.plan(metadata))
     torch.testing.assert_close(out, dense(queries, full_k, full_v), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_kernel_output_of_a_token_does_not_depend_on_the_split(dtype):
+    """The same tokens as decodes, continued chunks or whole fresh prompts, beside other requests
+    split otherwise: each token's attention output is bit for bit the same."""
+    attention, per_token = CpuPagedAttention(), {}
+    for new in (NEW, [1, 1, 1, 1, 1], [9, 4, 5, 7, 2], [2, 10, 3, 1, 13]):
+        k_cache, v_cache, queries, new_k, new_v, metadata, _, _ = mixed_batch(dtype, new)
+        out = attention.forward(queries, new_k, new_v, k_cache, v_cache, attention.plan(metadata))
+        start = 0
+        for r, n in enumerate(new):
+            for i in range(n):
+                key = (r, LENGTHS[r] - n + i)
+                per_token.setdefault(key, []).append(out[start + i])
+            start += n
+    assert sum(len(outputs) > 1 for outputs in per_token.values()) >= 10  # many seen twice or more
+    for outputs in per_token.values():
+        assert all(torch.equal(outputs[0], other) for other in outputs[1:])

@@ -69,7 +69,9 @@ async def _no_pending(client, keys) -> bool:
 
 class RunningWorker:
     def __init__(self, model_path, redis_url, keys, name="worker-a", claim_idle_ms=400, num_blocks=64):
-        self.engine = AsyncEngine(LLMEngine(model_path, num_blocks=num_blocks, block_size=4))
+        # float32: tests compare its tokens with float32 references'
+        engine = LLMEngine(model_path, dtype="float32", num_blocks=num_blocks, block_size=4)
+        self.engine = AsyncEngine(engine)
         self.client = redis_client.connect(redis_url)  # as `hybridgw cloud` connects
         self.worker = CloudWorker(
             self.engine, self.client, keys, name, max_active=4, claim_idle_ms=claim_idle_ms, heartbeat_s=0.1

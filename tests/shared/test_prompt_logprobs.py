@@ -66,7 +66,9 @@ def test_edge_prompt_logprobs_equal_a_direct_forward_whatever_the_chunks(tiny_pa
 @pytest.mark.parametrize("threshold", [4, 64])
 def test_cloud_prompt_logprobs_match_the_edge_whatever_the_chunks(tiny_path, threshold):
     edge = EdgeEngine(EngineConfig(str(tiny_path), num_slots=1, context_size=64))
-    cloud = LLMEngine(str(tiny_path), num_blocks=16, block_size=4, long_prefill_token_threshold=threshold)
+    cloud = LLMEngine(
+        str(tiny_path), dtype="float32", num_blocks=16, block_size=4, long_prefill_token_threshold=threshold
+    )
     _check(_first_output(cloud, PARAMS), _direct(edge), 2e-2)  # the edge's KV cache is f16
 
 
