@@ -285,6 +285,7 @@ TITLES = {
     "upstreams": "Existing engines behind the gateway",
     "upstreams-vllm": "vLLM behind the gateway",
     "edge-batched": "The edge node alone against llama-server (8 slots, batched row kernels)",
+    "routing-bf16-cloud": "Routing under load with the cloud engine's CPU kernels in bfloat16",
 }
 
 
