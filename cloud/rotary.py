@@ -30,11 +30,12 @@ class RotaryEmbedding:
         self.in_place = has_kernels(device, dtype)
 
     def tables(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-        """cos, sin (T, rotary_dim/2) of this step's positions: float32 for the kernel, else the
-        compute dtype with a head axis, (T, 1, rotary_dim/2)."""
+        """cos, sin (T, rotary_dim/2) of this step's positions: float32 numpy arrays for the
+        kernel (converted once per step, not per layer), else torch tensors of the compute dtype
+        with a head axis, (T, 1, rotary_dim/2)."""
         cos, sin = self.cos[positions], self.sin[positions]
         if self.in_place:
-            return cos, sin
+            return cos.numpy(), sin.numpy()
         return cos[:, None, :].to(dtype), sin[:, None, :].to(dtype)
 
     def rotate(self, q: torch.Tensor, k: torch.Tensor, tables) -> tuple[torch.Tensor, torch.Tensor]:
@@ -42,7 +43,6 @@ class RotaryEmbedding:
         cos, sin = tables
         if not self.in_place:
             return self.rotate_torch(q, cos, sin), self.rotate_torch(k, cos, sin)
-        cos, sin = cos.numpy(), sin.numpy()
         for x in (q, k):
             rotate_in_place(kernel_array(x), cos, sin, self.rotary_dim, self.is_neox)
         return q, k
