@@ -22,9 +22,12 @@ from edge.weights import ModelWeights
 from formats.gguf_reader import GGUFReader
 from formats.model_config import ModelConfig
 from formats.tokenizer.vocab import Vocab
+from shared.allocator import keep_freed_memory
+from shared.batch_sampler import sample_batch
 from shared.engine import EngineRequest, InvalidRequestError, NodeStats, StepOutput, StepResult
 from shared.grammar_matcher import GrammarCompiler
 from shared.request_state import request_grammar, validate_prompt
+from shared.sampling import SampledToken
 from shared.step_rates import MIN_PREFILL_TOKENS, StepRates
 
 BACKENDS = ("numba", "onnxruntime")
@@ -60,6 +63,7 @@ class EdgeEngine:
         started = time.perf_counter()
         self.config = config
         _limit_blas_threads()
+        keep_freed_memory()
         self.reader = GGUFReader(config.model_path)
         self.model_config = ModelConfig.from_reader(self.reader)
         self.vocab = Vocab.from_metadata(self.reader.metadata)
@@ -165,9 +169,9 @@ class EdgeEngine:
         for request, wanted in prompt_rows:
             request.record_prompt_logprobs(logits[offset : offset + len(wanted)], wanted)
             offset += len(wanted)
+        tokens = sample_batch(logits[: len(sampled)], [request.sampler for request in sampled])
         outputs = tuple(
-            self._append_token(request, row)
-            for request, row in zip(sampled, logits[: len(sampled)], strict=True)
+            self._append_token(request, token) for request, token in zip(sampled, tokens, strict=True)
         )
         self.rates.record_step(time.perf_counter() - started, num_prefill, len(token_ids) - num_prefill)
         return StepResult(outputs, self.stats())
@@ -213,8 +217,7 @@ class EdgeEngine:
                 budget -= chunk
         return batch
 
-    def _append_token(self, request: Request, logits: np.ndarray) -> StepOutput:
-        token = request.sampler.sample(logits)
+    def _append_token(self, request: Request, token: SampledToken) -> StepOutput:
         request.output_token_ids.append(token.token_id)
         if request.first_token_time is None:
             request.first_token_time = time.monotonic()

@@ -1,33 +1,41 @@
-"""Sampling a whole batch at once, on the engine's device (vLLM's Sampler).
+"""Sampling a whole batch at once, on the engine's own arrays (vLLM's Sampler), for both engines.
 
-The same chain as the per-request sampler (shared/sampling.py), as tensor operations over the
-batch: penalties, logit bias, min_tokens and grammar masks, logprobs; then greedy rows take the
-argmax while the other rows go through top-k, top-p and min-p on the sorted logits, temperature,
-and an inverse-CDF draw with one uniform from each request's own seeded generator — the draw
-numpy's `Generator.choice` makes, so a seed gives the same tokens either way (tested). Each
-request's `Sampler` keeps its state (generator, counts, grammar); this module only computes.
-All math is float64, as in the per-request sampler.
+One chain, written against the Python array API (array_api_compat), so the cloud engine runs it on
+torch tensors on its device and the edge on numpy arrays without importing torch: penalties,
+logit bias, min_tokens and grammar masks, logprobs; then greedy rows take the argmax while the
+other rows go through top-k, top-p and min-p on the sorted logits (llama.cpp's order),
+temperature, and an inverse-CDF draw with one uniform from each request's own seeded generator.
+Each request's `Sampler` (shared/sampling.py) keeps its state (generator, counts, grammar); this
+module only computes. All math is float64.
 """
 
-import torch
+from typing import Any
+
+import numpy as np
+from array_api_compat import array_namespace, device, is_numpy_array
 
 from shared.sampling import SampledToken, Sampler
 
+Array = Any  # numpy.ndarray or torch.Tensor: whatever the engine's logits are
 
-def sample_batch(logits: torch.Tensor, samplers: list[Sampler]) -> list[SampledToken]:
+
+def sample_batch(logits: Array, samplers: list[Sampler]) -> list[SampledToken]:
     """logits (R, vocab) float, row i for samplers[i] -> each row's next token, recorded in its
-    sampler (counts, grammar)."""
-    logits = logits.to(torch.float64)  # (R, vocab), a copy: the caller's logits stay untouched
-    _apply_penalties(logits, samplers)
-    _apply_bias_and_masks(logits, samplers)
-    logprobs = logits - torch.logsumexp(logits, dim=-1, keepdim=True)  # (R, vocab)
-    token_ids = torch.argmax(logits, dim=-1)  # (R,) greedy: the first maximum, as numpy
+    sampler (counts, grammar). The caller's logits stay untouched."""
+    if not samplers:  # a step of prompt chunks only
+        return []
+    xp = array_namespace(logits)
+    logits = xp.astype(logits, xp.float64, copy=True)  # (R, vocab)
+    _apply_penalties(xp, logits, samplers)
+    _apply_bias_and_masks(xp, logits, samplers)
+    peak = xp.max(logits, axis=-1, keepdims=True)  # (R, 1)
+    logprobs = logits - (peak + xp.log(xp.sum(xp.exp(logits - peak), axis=-1, keepdims=True)))
+    token_ids = xp.argmax(logits, axis=-1)  # (R,) greedy: the first maximum
     drawn = [row for row, sampler in enumerate(samplers) if sampler.params.temperature > 0]
     if drawn:
-        token_ids[drawn] = _draw(logits[drawn], [samplers[row] for row in drawn])
-    chosen = logprobs.gather(1, token_ids[:, None])[:, 0]  # (R,)
-    width = max(sampler.params.logprobs for sampler in samplers)
-    top_values, top_ids = torch.topk(logprobs, width, dim=-1) if width else (logprobs[:, :0],) * 2
+        token_ids[drawn] = _draw(xp, logits[drawn], [samplers[row] for row in drawn])
+    chosen = xp.take_along_axis(logprobs, token_ids[:, None], axis=1)[:, 0]  # (R,)
+    top_ids, top_values = _top(logprobs, max(sampler.params.logprobs for sampler in samplers))
     tokens = []
     rows = zip(token_ids.tolist(), chosen.tolist(), top_ids.tolist(), top_values.tolist(), strict=True)
     for sampler, (token_id, logprob, ids, values) in zip(samplers, rows, strict=True):
@@ -38,56 +46,84 @@ def sample_batch(logits: torch.Tensor, samplers: list[Sampler]) -> list[SampledT
     return tokens
 
 
-def _apply_penalties(logits: torch.Tensor, samplers: list[Sampler]) -> None:
+def _top(logprobs: Array, width: int) -> tuple[Array, Array]:
+    """logprobs (R, vocab) -> (ids, values), each (R, width), best first; ties by lower id. The
+    standard has no top-k, so each library's own partial selection."""
+    if width == 0:
+        return logprobs[:, :0], logprobs[:, :0]
+    if not is_numpy_array(logprobs):
+        values, ids = logprobs.topk(width, dim=-1)
+        return ids, values
+    best = np.argpartition(-logprobs, width - 1, axis=-1)[:, :width]  # (R, width), unordered
+    order = np.argsort(-np.take_along_axis(logprobs, best, axis=-1), axis=-1, kind="stable")
+    ids = np.take_along_axis(best, order, axis=-1)
+    return ids, np.take_along_axis(logprobs, ids, axis=-1)
+
+
+def _apply_penalties(xp, logits: Array, samplers: list[Sampler]) -> None:
     """Repetition penalty over prompt and output tokens; presence and frequency over the output."""
-    device = logits.device
+    on = device(logits)
     for row, sampler in enumerate(samplers):
         params = sampler.params
         if params.repetition_penalty != 1.0:
-            seen = torch.tensor(list((sampler.prompt_counts | sampler.output_counts).keys()), device=device)
-            values = logits[row, seen]
-            penalty = params.repetition_penalty
-            logits[row, seen] = torch.where(values > 0, values / penalty, values * penalty)
+            seen = xp.asarray(list((sampler.prompt_counts | sampler.output_counts).keys()), device=on)
+            if seen.shape[0]:
+                values = logits[row, seen]
+                penalty = params.repetition_penalty
+                logits[row, seen] = xp.where(values > 0, values / penalty, values * penalty)
         if (params.presence_penalty or params.frequency_penalty) and sampler.output_counts:
-            ids = torch.tensor(list(sampler.output_counts.keys()), device=device)
-            counts = torch.tensor(list(sampler.output_counts.values()), dtype=torch.float64, device=device)
+            ids = xp.asarray(list(sampler.output_counts.keys()), device=on)
+            counts = xp.asarray(list(sampler.output_counts.values()), dtype=xp.float64, device=on)
             logits[row, ids] -= params.presence_penalty + params.frequency_penalty * counts
 
 
-def _apply_bias_and_masks(logits: torch.Tensor, samplers: list[Sampler]) -> None:
+def _apply_bias_and_masks(xp, logits: Array, samplers: list[Sampler]) -> None:
     """logit_bias, then min_tokens and the grammar (masked on the host: the grammar engine
     fills numpy rows)."""
+    on = device(logits)
     for row, sampler in enumerate(samplers):
         bias = sampler.params.logit_bias
         if bias:
-            ids = torch.tensor(list(bias.keys()), device=logits.device)
-            logits[row, ids] += torch.tensor(list(bias.values()), dtype=torch.float64, device=logits.device)
-        if sampler.grammar is not None or sampler.holds_back:
-            host = logits[row].cpu()  # (vocab,); the same storage on a CPU engine
-            sampler.constrain(host.numpy())
-            logits[row] = host.to(logits.device)
+            ids = xp.asarray(list(bias.keys()), device=on)
+            logits[row, ids] += xp.asarray(list(bias.values()), dtype=xp.float64, device=on)
+        if sampler.grammar is None and not sampler.holds_back:
+            continue
+        if is_numpy_array(logits):
+            sampler.constrain(logits[row])  # (vocab,) a view: masked in place
+            continue
+        host = logits[row].cpu()  # (vocab,); the same storage on a CPU engine
+        sampler.constrain(host.numpy())
+        logits[row] = host.to(logits.device)
 
 
-def _draw(logits: torch.Tensor, samplers: list[Sampler]) -> torch.Tensor:
+def _draw(xp, logits: Array, samplers: list[Sampler]) -> Array:
     """logits (S, vocab) float64 of rows with temperature > 0 -> (S,) drawn token ids."""
-    device, vocab = logits.device, logits.shape[-1]
-    column = lambda values, dtype=torch.float64: torch.tensor(values, dtype=dtype, device=device)[:, None]  # noqa: E731
+    on, vocab = device(logits), logits.shape[-1]
+    column = lambda values, dtype=xp.float64: xp.asarray(values, dtype=dtype, device=on)[:, None]  # noqa: E731
     params = [sampler.params for sampler in samplers]
-    ordered, order = torch.sort(logits, dim=-1, descending=True, stable=True)  # (S, vocab)
-    ranks = torch.arange(vocab, device=device)[None, :]  # (1, vocab)
-    top_k = column([p.top_k or vocab for p in params], torch.int64)
-    keep = ranks < top_k  # (S, vocab)
-    probs = torch.exp(ordered - ordered[:, :1]) * keep
-    probs /= probs.sum(dim=-1, keepdim=True)
+    order = xp.argsort(logits, axis=-1, descending=True, stable=True)  # (S, vocab)
+    ordered = xp.take_along_axis(logits, order, axis=-1)
+    ranks = xp.arange(vocab, device=on)[None, :]  # (1, vocab)
+    keep = ranks < column([p.top_k or vocab for p in params], xp.int64)  # (S, vocab)
+    probs = xp.exp(ordered - ordered[:, :1]) * xp.astype(keep, xp.float64)
+    probs /= xp.sum(probs, axis=-1, keepdims=True)
     top_p = column([p.top_p for p in params])
-    cut = torch.searchsorted(torch.cumsum(probs, dim=-1), top_p) + 1  # (S, 1)
+    cut = _count_below(xp, xp.cumulative_sum(probs, axis=-1), top_p) + 1  # (S, 1)
     keep &= (ranks < cut) | (top_p >= 1.0)
     keep &= probs >= column([p.min_p for p in params]) * probs[:, :1]
-    scaled = torch.where(keep, ordered / column([p.temperature for p in params]), -torch.inf)
-    weights = torch.exp(scaled - scaled[:, :1])
-    weights /= weights.sum(dim=-1, keepdim=True)
-    cdf = torch.cumsum(weights, dim=-1)
+    scaled = xp.where(keep, ordered / column([p.temperature for p in params]), -xp.inf)
+    weights = xp.exp(scaled - scaled[:, :1])
+    weights /= xp.sum(weights, axis=-1, keepdims=True)
+    cdf = xp.cumulative_sum(weights, axis=-1)
     cdf = cdf / cdf[:, -1:]
     uniforms = column([sampler.rng.random() for sampler in samplers])  # (S, 1)
-    picked = torch.searchsorted(cdf, uniforms, right=True).clamp_(max=vocab - 1)  # (S, 1)
-    return order.gather(1, picked)[:, 0]
+    picked = xp.minimum(_count_below(xp, cdf, uniforms, inclusive=True), vocab - 1)  # (S, 1)
+    return xp.take_along_axis(order, picked, axis=-1)[:, 0]
+
+
+def _count_below(xp, rising: Array, bound: Array, inclusive: bool = False) -> Array:
+    """rising (S, n) non-decreasing rows, bound (S, 1) -> (S, 1) how many entries of each row lie
+    below its bound (at or below when inclusive): where the bound would be inserted, as
+    searchsorted's left (right) side gives it."""
+    below = rising <= bound if inclusive else rising < bound
+    return xp.sum(xp.astype(below, xp.int64), axis=-1, keepdims=True)

@@ -1,8 +1,9 @@
-"""Sampling parameters and the per-request sampler (numpy, one request at a time).
+"""Sampling parameters and each request's sampler state (generator, token counts, grammar).
 
-Order as in llama.cpp's default chain: penalties, then top-k, top-p and min-p on the penalized
-logits, then temperature, then a draw from the request's own seeded generator. Temperature 0 is
-greedy. Logprobs are those of the model's (penalized) distribution before truncation.
+The chain itself runs over the whole batch in shared/batch_sampler.py, on both engines. Order as
+in llama.cpp's default chain: penalties, then top-k, top-p and min-p on the penalized logits,
+then temperature, then a draw from the request's own seeded generator. Temperature 0 is greedy.
+Logprobs are those of the model's (penalized) distribution before truncation.
 """
 
 import math
@@ -89,29 +90,10 @@ class Sampler:
         self.params = params
         self.grammar = grammar
         self._held_back = np.fromiter(end_ids | set(params.stop_token_ids), dtype=np.int64)
-        self._biased = np.fromiter(params.logit_bias.keys(), dtype=np.int64)
-        self._bias = np.fromiter(params.logit_bias.values(), dtype=np.float64)
         self.num_generated = 0
         self.rng = np.random.default_rng(params.seed)
         self.prompt_counts = Counter(prompt_ids)
         self.output_counts: Counter[int] = Counter()
-
-    def sample(self, logits: np.ndarray) -> SampledToken:
-        """logits (vocab,) f32 -> the next token; records it for later penalties."""
-        params = self.params
-        logits = self._penalized(logits.astype(np.float64))
-        if self._biased.size:
-            logits[self._biased] += self._bias
-        self.constrain(logits)
-        logprobs = logits - _logsumexp(logits)
-        token_id = int(np.argmax(logits)) if params.temperature == 0 else self._draw(logits)
-        self.record(token_id)
-        top = []
-        if params.logprobs:
-            best = np.argpartition(-logprobs, params.logprobs - 1)[: params.logprobs]
-            best = best[np.argsort(-logprobs[best], kind="stable")]
-            top = [(int(i), float(logprobs[i])) for i in best if np.isfinite(logprobs[i])]
-        return SampledToken(token_id, float(logprobs[token_id]), top)
 
     def record(self, token_id: int) -> None:
         """The token this request got: counted for penalties and min_tokens, fed to its grammar."""
@@ -141,39 +123,6 @@ class Sampler:
             logits[self._held_back] = saved
             self.grammar.mask(logits)
 
-    def _penalized(self, logits: np.ndarray) -> np.ndarray:
-        params = self.params
-        if params.repetition_penalty != 1.0:
-            seen = np.fromiter((self.prompt_counts | self.output_counts).keys(), dtype=np.int64)
-            if seen.size:
-                values = logits[seen]
-                logits[seen] = np.where(
-                    values > 0, values / params.repetition_penalty, values * params.repetition_penalty
-                )
-        if (params.presence_penalty or params.frequency_penalty) and self.output_counts:
-            ids = np.fromiter(self.output_counts.keys(), dtype=np.int64)
-            counts = np.fromiter(self.output_counts.values(), dtype=np.float64)
-            logits[ids] -= params.presence_penalty + params.frequency_penalty * counts
-        return logits
-
-    def _draw(self, logits: np.ndarray) -> int:
-        params = self.params
-        order = np.argsort(-logits, kind="stable")
-        if params.top_k:
-            order = order[: params.top_k]
-        probs = np.exp(logits[order] - logits[order[0]])
-        probs /= probs.sum()
-        if params.top_p < 1.0:
-            keep = int(np.searchsorted(np.cumsum(probs), params.top_p) + 1)
-            order, probs = order[:keep], probs[:keep]
-        if params.min_p > 0.0:
-            keep = probs >= params.min_p * probs[0]
-            order, probs = order[keep], probs[keep]
-        scaled = logits[order] / params.temperature
-        probs = np.exp(scaled - scaled.max())
-        probs /= probs.sum()
-        return int(order[self.rng.choice(len(order), p=probs)])
-
 
 def prompt_token_logprobs(logits: np.ndarray, next_ids: np.ndarray, top: int) -> list[SampledToken]:
     """logits (k, vocab) of k prompt positions and the token that follows each, (k,): each
@@ -191,8 +140,3 @@ def prompt_token_logprobs(logits: np.ndarray, next_ids: np.ndarray, top: int) ->
             alternatives = [(int(i), float(logprobs[row, i])) for i in best]
         tokens.append(SampledToken(int(token_id), float(chosen[row]), alternatives))
     return tokens
-
-
-def _logsumexp(x: np.ndarray) -> float:
-    top = x.max()
-    return float(top + np.log(np.exp(x - top).sum()))

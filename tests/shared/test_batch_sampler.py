@@ -1,4 +1,5 @@
-"""The batched sampler on tensors gives what the per-request numpy sampler gives, seed for seed."""
+"""The batched sampler, on torch tensors (the cloud engine) and on numpy arrays (the edge), gives
+what the per-request reference sampler gives, seed for seed."""
 
 import numpy as np
 import pytest
@@ -6,6 +7,7 @@ import torch
 
 from shared.batch_sampler import sample_batch
 from shared.sampling import Sampler, SamplingParams
+from tests.fixtures.reference_sampler import reference_sample
 
 VOCAB = 400
 END_IDS = frozenset({3, 7})
@@ -30,15 +32,19 @@ def samplers_for(params: list[SamplingParams]) -> list[Sampler]:
     return [Sampler(p, prompt, end_ids=END_IDS) for p in params]
 
 
+ON_TORCH, ON_NUMPY = (lambda t: t), (lambda t: t.numpy())  # the cloud's arrays, the edge's
+
+
+@pytest.mark.parametrize("backend", [ON_TORCH, ON_NUMPY], ids=["torch", "numpy"])
 @pytest.mark.parametrize("scale", [1.0, 6.0])  # flat and peaked distributions
-def test_batch_equals_per_request_sampler_over_many_steps(scale):
+def test_batch_equals_per_request_sampler_over_many_steps(scale, backend):
     generator = torch.Generator().manual_seed(0)
     reference, batched = samplers_for(PARAMS), samplers_for(PARAMS)
     for step in range(40):
         logits = torch.randn(len(PARAMS), VOCAB, generator=generator) * scale  # (R, vocab) float32
         logits[:, 3] += 5.0 * (step % 2)  # an end token often on top: min_tokens must hold it back
-        expected = [s.sample(row.numpy()) for s, row in zip(reference, logits, strict=True)]
-        got = sample_batch(logits, batched)
+        expected = [reference_sample(s, row.numpy()) for s, row in zip(reference, logits, strict=True)]
+        got = sample_batch(backend(logits), batched)
         assert [t.token_id for t in got] == [t.token_id for t in expected], f"step {step}"
         for want, have in zip(expected, got, strict=True):
             assert have.logprob == pytest.approx(want.logprob, abs=1e-9)
@@ -63,8 +69,10 @@ def test_truncation_keeps_only_the_allowed_tokens():
     assert drawn <= {VOCAB - 1, VOCAB - 2, VOCAB - 3} and len(drawn) > 1
 
 
-def test_caller_logits_are_not_changed():
+@pytest.mark.parametrize("backend", [ON_TORCH, ON_NUMPY], ids=["torch", "numpy"])
+def test_caller_logits_are_not_changed(backend):
     logits = torch.randn(2, VOCAB)
     before = logits.clone()
-    sample_batch(logits, samplers_for([SamplingParams(temperature=0, logit_bias={1: 50.0})] * 2))
+    params = [SamplingParams(temperature=0, logit_bias={1: 50.0}, min_tokens=1)] * 2  # masked too
+    sample_batch(backend(logits), samplers_for(params))
     assert torch.equal(logits, before)

@@ -12,6 +12,7 @@ from edge.engine import EdgeEngine, EngineConfig
 from formats.ggml_types import GGMLType
 from formats.gguf_reader import GGUFReader
 from formats.tokenizer import GGUFTokenizer
+from shared.batch_sampler import sample_batch
 from shared.engine import EngineRequest, FinishReason, InvalidRequestError
 from shared.grammar_matcher import GrammarCompiler
 from shared.sampling import Sampler, SamplingParams
@@ -104,7 +105,7 @@ def test_sampler_masks_before_choosing(compiler, tokenizer):
     grammar = compiler.matcher(StructuredOutputsParams(regex="[0-9]+"))
     logits = np.zeros(tokenizer.vocab_size, dtype=np.float32)
     logits[tokenizer.encode("hello", add_special=False)[0]] = 100.0  # the favourite is forbidden
-    token = Sampler(SamplingParams(temperature=0, logprobs=3), [], grammar).sample(logits)
+    (token,) = sample_batch(logits[None], [Sampler(SamplingParams(temperature=0, logprobs=3), [], grammar)])
     assert re.fullmatch("[0-9]+", tokenizer.decode([token.token_id]))
     assert all(re.fullmatch("[0-9]+", tokenizer.decode([i])) for i, _ in token.top_logprobs)
     digits = sum(bool(re.fullmatch("[0-9]+", tokenizer.decode([i]))) for i in range(tokenizer.vocab_size))
