@@ -22,6 +22,7 @@ from cloud.model_runner import ModelRunner
 from cloud.request import Request, RequestStatus
 from cloud.scheduler import Scheduler
 from cloud.weights import load_weights
+from shared.allocator import keep_freed_memory
 from shared.batch_sampler import sample_batch
 from shared.engine import EngineRequest, InvalidRequestError, NodeStats, StepOutput, StepResult
 from shared.grammar_matcher import GrammarCompiler
@@ -61,6 +62,7 @@ class LLMEngine:
         """`dtype`: vLLM's names or a torch dtype (cloud/engine_args.py); the KV cache holds
         `num_blocks`, else `gpu_memory_utilization` of the free memory, else `kv_cache_gib`."""
         started = time.perf_counter()
+        keep_freed_memory()
         self.device = torch.device(device) if device is not None else default_device()
         dtype = resolve_dtype(dtype, self.device)
         self.model_config, tensors, self.metadata = load_weights(model, dtype, self.device)
