@@ -127,8 +127,9 @@ def run_vllm(checkpoint: str, num_requests: int, dtype: str) -> dict:
     return finish(generated, time.perf_counter() - started, ready)
 
 
-def worker(python: str, *args: str, env: dict | None = None) -> dict:
-    command = [python, __file__, "--worker", *args]
+def worker(python: str, *args: str, env: dict | None = None, script: str = __file__) -> dict:
+    """Runs `script --worker ARGS` in a fresh process; returns the result line it printed."""
+    command = [python, script, "--worker", *args]
     result = subprocess.run(
         command, capture_output=True, text=True, check=False, env={**os.environ, **(env or {})}
     )
@@ -136,6 +137,13 @@ def worker(python: str, *args: str, env: dict | None = None) -> dict:
         raise SystemExit(f"{' '.join(args)} failed:\n{result.stderr[-3000:]}")
     lines = [line for line in result.stdout.splitlines() if line.startswith(RESULT_MARK)]
     return json.loads(lines[-1].removeprefix(RESULT_MARK))
+
+
+def default_model() -> str:
+    """The demo model's file, pulled once."""
+    from formats.model_pull import DEFAULT_MODEL, pull
+
+    return str(pull(DEFAULT_MODEL))
 
 
 def hf_checkpoint(model: str) -> str:
@@ -235,10 +243,7 @@ def main() -> None:
     parser.add_argument("--vllm-python", help="a Python with vLLM's CPU build (skipped without)")
     parser.add_argument("--worker", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.model is None:
-        from formats.model_pull import DEFAULT_MODEL, pull
-
-        args.model = str(pull(DEFAULT_MODEL))
+    args.model = args.model or default_model()
     if args.worker is not None:
         return run_worker(args)
     summary = report(measure(args), args)
