@@ -3,8 +3,9 @@
 One chain, written against the Python array API (array_api_compat), so the cloud engine runs it on
 torch tensors on its device and the edge on numpy arrays without importing torch: penalties,
 logit bias, min_tokens and grammar masks, logprobs; then greedy rows take the argmax while the
-other rows go through top-k, top-p and min-p on the sorted logits (llama.cpp's order),
-temperature, and an inverse-CDF draw with one uniform from each request's own seeded generator.
+other rows go through top-k, top-p and min-p in descending order (llama.cpp's order), temperature,
+and an inverse-CDF draw with one uniform from each request's own seeded generator
+(shared/batch_draw.py: decided among each row's best tokens where it can be, without a sort).
 Each request's `Sampler` (shared/sampling.py) keeps its state (generator, counts, grammar); this
 module only computes. All math is float64.
 """
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 from array_api_compat import array_namespace, device, is_numpy_array
 
+from shared.batch_draw import draw
 from shared.sampling import SampledToken, Sampler
 
 Array = Any  # numpy.ndarray or torch.Tensor: whatever the engine's logits are
@@ -97,33 +99,7 @@ def _apply_bias_and_masks(xp, logits: Array, samplers: list[Sampler]) -> None:
 
 
 def _draw(xp, logits: Array, samplers: list[Sampler]) -> Array:
-    """logits (S, vocab) float64 of rows with temperature > 0 -> (S,) drawn token ids."""
-    on, vocab = device(logits), logits.shape[-1]
-    column = lambda values, dtype=xp.float64: xp.asarray(values, dtype=dtype, device=on)[:, None]  # noqa: E731
-    params = [sampler.params for sampler in samplers]
-    order = xp.argsort(logits, axis=-1, descending=True, stable=True)  # (S, vocab)
-    ordered = xp.take_along_axis(logits, order, axis=-1)
-    ranks = xp.arange(vocab, device=on)[None, :]  # (1, vocab)
-    keep = ranks < column([p.top_k or vocab for p in params], xp.int64)  # (S, vocab)
-    probs = xp.exp(ordered - ordered[:, :1]) * xp.astype(keep, xp.float64)
-    probs /= xp.sum(probs, axis=-1, keepdims=True)
-    top_p = column([p.top_p for p in params])
-    cut = _count_below(xp, xp.cumulative_sum(probs, axis=-1), top_p) + 1  # (S, 1)
-    keep &= (ranks < cut) | (top_p >= 1.0)
-    keep &= probs >= column([p.min_p for p in params]) * probs[:, :1]
-    scaled = xp.where(keep, ordered / column([p.temperature for p in params]), -xp.inf)
-    weights = xp.exp(scaled - scaled[:, :1])
-    weights /= xp.sum(weights, axis=-1, keepdims=True)
-    cdf = xp.cumulative_sum(weights, axis=-1)
-    cdf = cdf / cdf[:, -1:]
-    uniforms = column([sampler.rng.random() for sampler in samplers])  # (S, 1)
-    picked = xp.minimum(_count_below(xp, cdf, uniforms, inclusive=True), vocab - 1)  # (S, 1)
-    return xp.take_along_axis(order, picked, axis=-1)[:, 0]
-
-
-def _count_below(xp, rising: Array, bound: Array, inclusive: bool = False) -> Array:
-    """rising (S, n) non-decreasing rows, bound (S, 1) -> (S, 1) how many entries of each row lie
-    below its bound (at or below when inclusive): where the bound would be inserted, as
-    searchsorted's left (right) side gives it."""
-    below = rising <= bound if inclusive else rising < bound
-    return xp.sum(xp.astype(below, xp.int64), axis=-1, keepdims=True)
+    """logits (S, vocab) float64 of rows with temperature > 0 -> (S,) drawn token ids; one uniform
+    from each request's generator, in row order."""
+    uniforms = [sampler.rng.random() for sampler in samplers]
+    return draw(xp, logits, [sampler.params for sampler in samplers], uniforms)
