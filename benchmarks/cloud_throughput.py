@@ -84,10 +84,14 @@ def run_transformers(model: str, num_requests: int, dtype: str, batch_size: int)
     import torch
     import transformers
 
+    from cloud.llm_engine import default_device
+
+    device = default_device()  # the GPU where there is one, as ours
     path = Path(model)
     hf = transformers.AutoModelForCausalLM.from_pretrained(
         path.parent, gguf_file=path.name, dtype=getattr(torch, dtype)
-    ).eval()
+    )
+    hf = hf.to(device).eval()
     ready = time.perf_counter() - STARTED
     requests = workload(num_requests, hf.config.vocab_size, shared_prefix=False)
     generated = 0
@@ -100,8 +104,8 @@ def run_transformers(model: str, num_requests: int, dtype: str, batch_size: int)
             mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p, _ in batch])
             longest = max(n for _, n in batch)  # a static batch runs until its longest request ends
             hf.generate(
-                input_ids=ids,
-                attention_mask=mask,
+                input_ids=ids.to(device),
+                attention_mask=mask.to(device),
                 max_new_tokens=longest,
                 min_new_tokens=longest,
                 do_sample=False,

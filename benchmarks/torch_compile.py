@@ -42,6 +42,32 @@ def without_kernels() -> None:
         module.has_kernels = lambda device, dtype: False
 
 
+def opaque_linears() -> None:
+    """The oneDNN-packed linears stay as they are: inductor lowers their op only for weights frozen
+    into the graph, and these are the engine's own tensors."""
+    import torch
+
+    from cloud.cpu_linear import PackedLinearWeight
+
+    PackedLinearWeight.__call__ = torch.compiler.disable(PackedLinearWeight.__call__)
+
+
+def opaque_kernels() -> None:
+    """Dynamo leaves each kernel call to run as it is (it would trace the numpy views otherwise)."""
+    import torch
+
+    import cloud.attention_backend
+    import cloud.model
+    import cloud.rotary
+
+    for name in ("rms_norm", "silu_and_mul"):
+        setattr(cloud.model, name, torch.compiler.disable(getattr(cloud.model, name)))
+    for owner, name in ((cloud.rotary.RotaryEmbedding, "rotate"), (cloud.rotary.RotaryEmbedding, "tables")):
+        setattr(owner, name, torch.compiler.disable(getattr(owner, name)))
+    attention = cloud.attention_backend.CpuPagedAttention
+    attention.forward = torch.compiler.disable(attention.forward)
+
+
 def one_pass(engine, requests, index: int) -> float:
     from shared.engine import EngineRequest
     from shared.sampling import SamplingParams
@@ -62,10 +88,13 @@ def run_variant(model: str, num_requests: int, dtype: str, kernels: bool, compil
 
     if not kernels:
         without_kernels()
+    elif compiled:
+        opaque_kernels()
     llm = LLM(model, dtype=dtype, kv_cache_gib=1.0, max_num_seqs=64, enable_prefix_caching=False)
     engine = llm.engine
-    network = engine.model_runner.model
+    network = engine.runner.model
     if compiled:
+        opaque_linears()
         network.forward = torch.compile(network.forward, dynamic=True)
     requests = cloud_throughput.workload(num_requests, engine.model_config.vocab_size, False)
     started = time.perf_counter()
