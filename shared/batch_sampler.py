@@ -63,31 +63,41 @@ def _top(logprobs: Array, width: int) -> tuple[Array, Array]:
 
 
 def _apply_penalties(xp, logits: Array, samplers: list[Sampler]) -> None:
-    """Repetition penalty over prompt and output tokens; presence and frequency over the output."""
-    on = device(logits)
+    """Repetition penalty over prompt and output tokens, then presence and frequency over the
+    output: each one scatter over the batch, its (row, token) pairs gathered from every request's
+    token counts."""
+    repetition, occurrence = [], []
     for row, sampler in enumerate(samplers):
         params = sampler.params
         if params.repetition_penalty != 1.0:
-            seen = xp.asarray(list((sampler.prompt_counts | sampler.output_counts).keys()), device=on)
-            if seen.shape[0]:
-                values = logits[row, seen]
-                penalty = params.repetition_penalty
-                logits[row, seen] = xp.where(values > 0, values / penalty, values * penalty)
-        if (params.presence_penalty or params.frequency_penalty) and sampler.output_counts:
-            ids = xp.asarray(list(sampler.output_counts.keys()), device=on)
-            counts = xp.asarray(list(sampler.output_counts.values()), dtype=xp.float64, device=on)
-            logits[row, ids] -= params.presence_penalty + params.frequency_penalty * counts
+            seen = sampler.prompt_counts | sampler.output_counts
+            repetition += [(row, token_id, params.repetition_penalty) for token_id in seen]
+        if params.presence_penalty or params.frequency_penalty:
+            occurrence += [
+                (row, token_id, params.presence_penalty + params.frequency_penalty * count)
+                for token_id, count in sampler.output_counts.items()
+            ]
+    if repetition:
+        rows, ids, penalty = _columns(xp, logits, repetition)
+        values = logits[rows, ids]
+        logits[rows, ids] = xp.where(values > 0, values / penalty, values * penalty)
+    if occurrence:
+        rows, ids, amount = _columns(xp, logits, occurrence)
+        logits[rows, ids] -= amount
 
 
 def _apply_bias_and_masks(xp, logits: Array, samplers: list[Sampler]) -> None:
-    """logit_bias, then min_tokens and the grammar (masked on the host: the grammar engine
-    fills numpy rows)."""
-    on = device(logits)
+    """logit_bias (one scatter over the batch), then min_tokens and the grammar (masked on the
+    host, row by row: the grammar engine fills numpy rows)."""
+    bias = [
+        (row, token_id, value)
+        for row, sampler in enumerate(samplers)
+        for token_id, value in sampler.params.logit_bias.items()
+    ]
+    if bias:
+        rows, ids, values = _columns(xp, logits, bias)
+        logits[rows, ids] += values
     for row, sampler in enumerate(samplers):
-        bias = sampler.params.logit_bias
-        if bias:
-            ids = xp.asarray(list(bias.keys()), device=on)
-            logits[row, ids] += xp.asarray(list(bias.values()), dtype=xp.float64, device=on)
         if sampler.grammar is None and not sampler.holds_back:
             continue
         if is_numpy_array(logits):
@@ -96,6 +106,15 @@ def _apply_bias_and_masks(xp, logits: Array, samplers: list[Sampler]) -> None:
         host = logits[row].cpu()  # (vocab,); the same storage on a CPU engine
         sampler.constrain(host.numpy())
         logits[row] = host.to(logits.device)
+
+
+def _columns(xp, logits: Array, entries: list[tuple[int, int, float]]) -> tuple[Array, Array, Array]:
+    """(row, token id, value) entries -> rows (N,), token ids (N,), values (N,) float64 on the
+    logits' device."""
+    rows, ids, values = zip(*entries, strict=True)
+    on = device(logits)
+    as_index = lambda column: xp.asarray(column, dtype=xp.int64, device=on)  # noqa: E731
+    return as_index(rows), as_index(ids), xp.asarray(values, dtype=xp.float64, device=on)
 
 
 def _draw(xp, logits: Array, samplers: list[Sampler]) -> Array:
