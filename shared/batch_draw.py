@@ -68,16 +68,16 @@ class _Columns:
 def _draw_among_candidates(xp, logits: Array, c: _Columns) -> tuple[Array, Array]:
     """(S,) token ids and (S,) whether each row's draw was decided among its candidates."""
     vocab = logits.shape[-1]
-    order, known = _candidates(xp, logits, min(CANDIDATES, vocab))  # (S, C) and (S, 1)
-    ordered = xp.take_along_axis(logits, order, axis=-1)  # (S, C) descending
+    order, ordered, known = _candidates(xp, logits, min(CANDIDATES, vocab))  # (S, C) x2, (S, 1)
     peak = ordered[:, :1]
     ranks = xp.arange(order.shape[-1], device=c.on)[None, :]
     in_top_k = ranks < c.top_k
-    row_mass = xp.sum(xp.exp(logits - peak), axis=-1, keepdims=True)  # (S, 1): top-k off
     exp_prefix = xp.exp(ordered - peak) * xp.astype(in_top_k, xp.float64)
-    prefix_mass = xp.sum(exp_prefix, axis=-1, keepdims=True)
+    mass = xp.sum(exp_prefix, axis=-1, keepdims=True)  # (S, 1)
     whole_row = c.top_k >= vocab
-    probs = exp_prefix / xp.where(whole_row, row_mass, prefix_mass)
+    if bool(xp.any(whole_row)):  # top-k off: the softmax mass of the whole row, unsorted
+        mass = xp.where(whole_row, xp.sum(xp.exp(logits - peak), axis=-1, keepdims=True), mass)
+    probs = exp_prefix / mass
     cut = _count_below(xp, xp.cumulative_sum(probs, axis=-1), c.top_p) + 1
     nucleus = c.top_p < 1.0
     keep = in_top_k & ((ranks < cut) | ~nucleus) & (probs >= c.min_p * probs[:, :1])
@@ -93,10 +93,10 @@ def _draw_among_candidates(xp, logits: Array, c: _Columns) -> tuple[Array, Array
     return xp.take_along_axis(order, picked, axis=-1)[:, 0], decided[:, 0]
 
 
-def _candidates(xp, logits: Array, count: int) -> tuple[Array, Array]:
-    """Each row's `count` highest logits, in the full stable sort's order: (S, count) ids, and
-    (S, 1) how many leading positions are certainly those of the full sort (all but the ones
-    tied with the lowest candidate, whose equals outside may come first)."""
+def _candidates(xp, logits: Array, count: int) -> tuple[Array, Array, Array]:
+    """Each row's `count` highest logits, in the full stable sort's order: (S, count) ids, their
+    (S, count) logits, and (S, 1) how many leading positions are certainly those of the full sort
+    (all but the ones tied with the lowest candidate, whose equals outside may come first)."""
     if is_numpy_array(logits):
         ids = np.argpartition(-logits, count - 1, axis=-1)[:, :count] if count < logits.shape[-1] else None
         ids = np.broadcast_to(np.arange(count), logits.shape).copy() if ids is None else ids
@@ -105,11 +105,12 @@ def _candidates(xp, logits: Array, count: int) -> tuple[Array, Array]:
     ids = xp.sort(ids, axis=-1)  # by id, so that the stable sort below breaks ties by id
     order = xp.argsort(xp.take_along_axis(logits, ids, axis=-1), axis=-1, descending=True, stable=True)
     order = xp.take_along_axis(ids, order, axis=-1)
+    ordered = xp.take_along_axis(logits, order, axis=-1)
     if count == logits.shape[-1]:
-        return order, xp.full((order.shape[0], 1), count, dtype=xp.int64, device=device(logits))
-    lowest = xp.take_along_axis(logits, order[:, -1:], axis=-1)
-    above = xp.take_along_axis(logits, order, axis=-1) > lowest
-    return order, xp.sum(xp.astype(above, xp.int64), axis=-1, keepdims=True)
+        known = xp.full((order.shape[0], 1), count, dtype=xp.int64, device=device(logits))
+        return order, ordered, known
+    above = ordered > ordered[:, -1:]
+    return order, ordered, xp.sum(xp.astype(above, xp.int64), axis=-1, keepdims=True)
 
 
 def _row_weight(xp, logits: Array, peak: Array, c: _Columns) -> Array:

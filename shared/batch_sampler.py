@@ -31,13 +31,15 @@ def sample_batch(logits: Array, samplers: list[Sampler]) -> list[SampledToken]:
     _apply_penalties(xp, logits, samplers)
     _apply_bias_and_masks(xp, logits, samplers)
     peak = xp.max(logits, axis=-1, keepdims=True)  # (R, 1)
-    logprobs = logits - (peak + xp.log(xp.sum(xp.exp(logits - peak), axis=-1, keepdims=True)))
+    log_mass = peak + xp.log(xp.sum(xp.exp(logits - peak), axis=-1, keepdims=True))  # (R, 1)
     token_ids = xp.argmax(logits, axis=-1)  # (R,) greedy: the first maximum
     drawn = [row for row, sampler in enumerate(samplers) if sampler.params.temperature > 0]
     if drawn:
         token_ids[drawn] = _draw(xp, logits[drawn], [samplers[row] for row in drawn])
-    chosen = xp.take_along_axis(logprobs, token_ids[:, None], axis=1)[:, 0]  # (R,)
-    top_ids, top_values = _top(logprobs, max(sampler.params.logprobs for sampler in samplers))
+    # logprobs = logits - log_mass, taken only where they are reported (no (R, vocab) pass)
+    chosen = (xp.take_along_axis(logits, token_ids[:, None], axis=1) - log_mass)[:, 0]  # (R,)
+    top_ids, top_logits = _top(logits, max(sampler.params.logprobs for sampler in samplers))
+    top_values = top_logits - log_mass
     tokens = []
     rows = zip(token_ids.tolist(), chosen.tolist(), top_ids.tolist(), top_values.tolist(), strict=True)
     for sampler, (token_id, logprob, ids, values) in zip(samplers, rows, strict=True):
@@ -48,18 +50,18 @@ def sample_batch(logits: Array, samplers: list[Sampler]) -> list[SampledToken]:
     return tokens
 
 
-def _top(logprobs: Array, width: int) -> tuple[Array, Array]:
-    """logprobs (R, vocab) -> (ids, values), each (R, width), best first; ties by lower id. The
+def _top(logits: Array, width: int) -> tuple[Array, Array]:
+    """logits (R, vocab) -> (ids, values), each (R, width), best first; ties by lower id. The
     standard has no top-k, so each library's own partial selection."""
     if width == 0:
-        return logprobs[:, :0], logprobs[:, :0]
-    if not is_numpy_array(logprobs):
-        values, ids = logprobs.topk(width, dim=-1)
+        return logits[:, :0], logits[:, :0]
+    if not is_numpy_array(logits):
+        values, ids = logits.topk(width, dim=-1)
         return ids, values
-    best = np.argpartition(-logprobs, width - 1, axis=-1)[:, :width]  # (R, width), unordered
-    order = np.argsort(-np.take_along_axis(logprobs, best, axis=-1), axis=-1, kind="stable")
+    best = np.argpartition(-logits, width - 1, axis=-1)[:, :width]  # (R, width), unordered
+    order = np.argsort(-np.take_along_axis(logits, best, axis=-1), axis=-1, kind="stable")
     ids = np.take_along_axis(best, order, axis=-1)
-    return ids, np.take_along_axis(logprobs, ids, axis=-1)
+    return ids, np.take_along_axis(logits, ids, axis=-1)
 
 
 def _apply_penalties(xp, logits: Array, samplers: list[Sampler]) -> None:
