@@ -1,6 +1,6 @@
 """`silu_and_mul(gate_up)`: the llama MLP's activation, silu(gate) * up, from the fused gate/up
 matmul's output (T, 2 * ffn) -> (T, ffn). One numba pass on the CPU in float32 or bfloat16
-(cloud/kernels/activation.py), torch elsewhere."""
+(cloud/kernels/activation.py), torch elsewhere. Gemma's tanh-GELU gate is torch's."""
 
 import torch
 import torch.nn.functional as F
@@ -20,3 +20,12 @@ def silu_and_mul(gate_up: torch.Tensor) -> torch.Tensor:
 def silu_and_mul_torch(gate_up: torch.Tensor) -> torch.Tensor:
     gate, up = gate_up.chunk(2, dim=-1)
     return F.silu(gate) * up
+
+
+def gelu_tanh_and_mul(gate_up: torch.Tensor) -> torch.Tensor:
+    """Gemma's MLP activation (vLLM's GeluAndMul, approximate="tanh"): (T, 2 * ffn) -> (T, ffn)."""
+    gate, up = gate_up.chunk(2, dim=-1)
+    return F.gelu(gate, approximate="tanh") * up
+
+
+ACTIVATIONS = {"silu": silu_and_mul, "gelu_tanh": gelu_tanh_and_mul}  # ModelConfig.activation

@@ -25,17 +25,20 @@ from cloud.paged_attention import paged_attention as paged_attention_torch
 class AttentionBackend(Protocol):
     def plan(self, metadata: AttentionMetadata): ...
 
-    def forward(self, q, k, v, k_cache, v_cache, plan) -> torch.Tensor:
-        """q (T, heads, D), k/v (T, kv_heads, D) of this step's tokens -> (T, heads, D)."""
+    def forward(self, q, k, v, k_cache, v_cache, plan, scale: float | None = None, window: int = 0):
+        """q (T, heads, D), k/v (T, kv_heads, D) of this step's tokens -> (T, heads, D); q.k times
+        `scale` (default 1/sqrt(D)); window > 0: each query sees only the last `window` keys."""
 
 
 class TorchReferenceAttention:
     def plan(self, metadata: AttentionMetadata) -> AttentionMetadata:
         return metadata
 
-    def forward(self, q, k, v, k_cache, v_cache, plan: AttentionMetadata) -> torch.Tensor:
+    def forward(
+        self, q, k, v, k_cache, v_cache, plan: AttentionMetadata, scale=None, window=0
+    ) -> torch.Tensor:
         write_kv(k_cache, v_cache, k, v, plan.slot_mapping)
-        return paged_attention_torch(q, k_cache, v_cache, plan)
+        return paged_attention_torch(q, k_cache, v_cache, plan, scale, window)
 
 
 @dataclass(slots=True)
@@ -56,7 +59,7 @@ class CpuPagedAttention:
             slot_mapping=metadata.slot_mapping,
         )
 
-    def forward(self, q, k, v, k_cache, v_cache, plan: CpuPlan) -> torch.Tensor:
+    def forward(self, q, k, v, k_cache, v_cache, plan: CpuPlan, scale=None, window=0) -> torch.Tensor:
         write_kv(k_cache, v_cache, k, v, plan.slot_mapping)
         out = torch.empty_like(q)
         paged_attention(
@@ -66,7 +69,8 @@ class CpuPagedAttention:
             kernel_array(k_cache),
             kernel_array(v_cache),
             plan.block_tables,
-            q.shape[-1] ** -0.5,
+            q.shape[-1] ** -0.5 if scale is None else scale,
+            window,
             kernel_array(out),
         )
         return out

@@ -6,7 +6,7 @@ from functools import partial
 import torch
 import torch.nn.functional as F
 
-from cloud.activation import silu_and_mul
+from cloud.activation import ACTIVATIONS
 from cloud.attention_backend import AttentionBackend, TorchReferenceAttention
 from cloud.cpu_linear import PackedLinearWeight, can_pack
 from cloud.rms_norm import rms_norm, rms_norm_torch
@@ -34,6 +34,13 @@ class LlamaModel:
         self.linears = {name: _linear_for(tensors, name, pack) for name in names}
         self.lm_head = PackedLinearWeight(lm_head) if pack else partial(F.linear, weight=lm_head)
         self.rotary = RotaryEmbedding(config, device, self.embedding.dtype)
+        # Gemma 3's sliding layers rotate with their own base
+        self.local_rotary = (
+            RotaryEmbedding(config.local_rope(), device, self.embedding.dtype)
+            if config.sliding_layers
+            else None
+        )
+        self.activation = ACTIVATIONS[config.activation]
 
     def forward(
         self,
@@ -48,31 +55,55 @@ class LlamaModel:
         the norm that follows it."""
         config, w = self.config, self.tensors
         x = self.embedding[input_ids]  # (T, hidden): the residual stream, added to in place
-        rotary_tables = self.rotary.tables(positions, x.dtype)
+        if config.embedding_scale != 1.0:  # Gemma: by sqrt(hidden), rounded to the model's dtype
+            x.mul_(torch.tensor(config.embedding_scale, dtype=x.dtype))
+        rotary_tables = [rotary.tables(positions, x.dtype) if rotary else None for rotary in self._rotaries()]
         h = rms_norm(x, w["blk.0.attn_norm.weight"], config.rms_eps)
         for layer, (k_cache, v_cache) in enumerate(kv_caches):
             p = f"blk.{layer}"
-            q, k, v = self.linears[f"{p}.attn_qkv"](h).split(self.qkv_sizes, dim=-1)
-            q = q.view(-1, config.num_heads, config.head_dim)
-            k = k.view(-1, config.num_kv_heads, config.head_dim)
-            v = v.view(-1, config.num_kv_heads, config.head_dim)
-            if f"{p}.attn_q_norm.weight" in w:  # Qwen3: each head normalized before the rotation
-                q = rms_norm_torch(q, w[f"{p}.attn_q_norm.weight"], config.rms_eps)
-                k = rms_norm_torch(k, w[f"{p}.attn_k_norm.weight"], config.rms_eps)
-            q, k = self.rotary.rotate(q, k, rotary_tables)
-            attended = self.attention.forward(q, k, v, k_cache, v_cache, attention_plan)  # (T, heads, D)
-            attention_out = self.linears[f"{p}.attn_output"](attended.reshape(len(x), -1))
+            attention_out = self._attention_block(layer, h, (k_cache, v_cache), attention_plan, rotary_tables)
             h = rms_norm(attention_out, w[f"{p}.ffn_norm.weight"], config.rms_eps, residual=x)
-            mlp_out = self.linears[f"{p}.ffn_down"](silu_and_mul(self.linears[f"{p}.ffn_gate_up"](h)))
+            mlp_out = self.linears[f"{p}.ffn_down"](self.activation(self.linears[f"{p}.ffn_gate_up"](h)))
+            mlp_out = self._post_norm(f"{p}.post_ffw_norm.weight", mlp_out)
             next_norm = (
                 f"blk.{layer + 1}.attn_norm.weight" if layer + 1 < config.num_layers else "output_norm.weight"
             )
             h = rms_norm(mlp_out, w[next_norm], config.rms_eps, residual=x)
         return h
 
+    def _rotaries(self) -> list[RotaryEmbedding | None]:
+        return [self.rotary, self.local_rotary]
+
+    def _attention_block(self, layer: int, h, kv_cache, attention_plan, rotary_tables) -> torch.Tensor:
+        """Layer `layer`'s attention over the normed stream h (T, hidden) -> (T, hidden): per-head
+        q/k norms where the family has them (Qwen3, Gemma 3), RoPE (a sliding layer's own), the
+        paged cache, the output projection, and Gemma's post-attention norm."""
+        config, w, p = self.config, self.tensors, f"blk.{layer}"
+        q, k, v = self.linears[f"{p}.attn_qkv"](h).split(self.qkv_sizes, dim=-1)
+        q = q.view(-1, config.num_heads, config.head_dim)
+        k = k.view(-1, config.num_kv_heads, config.head_dim)
+        v = v.view(-1, config.num_kv_heads, config.head_dim)
+        if f"{p}.attn_q_norm.weight" in w:  # each head normalized before the rotation
+            q = rms_norm_torch(q, w[f"{p}.attn_q_norm.weight"], config.rms_eps)
+            k = rms_norm_torch(k, w[f"{p}.attn_k_norm.weight"], config.rms_eps)
+        window = config.layer_window(layer)
+        sliding = 1 if window else 0
+        q, k = self._rotaries()[sliding].rotate(q, k, rotary_tables[sliding])
+        attended = self.attention.forward(
+            q, k, v, *kv_cache, attention_plan, scale=config.softmax_scale, window=window
+        )  # (T, heads, D)
+        attention_out = self.linears[f"{p}.attn_output"](attended.reshape(len(h), -1))
+        return self._post_norm(f"{p}.post_attention_norm.weight", attention_out)
+
+    def _post_norm(self, name: str, x: torch.Tensor) -> torch.Tensor:
+        """Gemma normalizes each block's output before the residual add; others add it as is."""
+        return rms_norm(x, self.tensors[name], self.config.rms_eps) if self.config.has_post_norms else x
+
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        """(R, hidden) -> (R, vocab) float32."""
-        return self.lm_head(hidden).float()
+        """(R, hidden) -> (R, vocab) float32; Gemma's soft-capping, cap * tanh(logits / cap)."""
+        logits = self.lm_head(hidden).float()
+        cap = self.config.final_logit_softcap
+        return torch.tanh(logits / cap) * cap if cap else logits
 
 
 def _linear_for(tensors: dict[str, torch.Tensor], name: str, pack: bool):

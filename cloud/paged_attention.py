@@ -29,16 +29,19 @@ def write_kv(k_cache, v_cache, k, v, slot_mapping) -> None:
     v_cache.view(-1, *v_cache.shape[2:]).index_copy_(0, slot_mapping, v)
 
 
-def paged_attention(q, k_cache, v_cache, metadata: AttentionMetadata) -> torch.Tensor:
-    """q (T, heads, head_dim) -> (T, heads, head_dim)."""
+def paged_attention(
+    q, k_cache, v_cache, metadata: AttentionMetadata, scale: float | None = None, window: int = 0
+) -> torch.Tensor:
+    """q (T, heads, head_dim) -> (T, heads, head_dim); q.k times `scale` (default
+    1/sqrt(head_dim)); window > 0: a query at p sees keys p - window + 1 .. p only."""
     out = torch.empty_like(q)
     starts, seq_lens = metadata.query_start_loc, metadata.seq_lens
     decodes = [r for r in range(len(seq_lens)) if starts[r + 1] - starts[r] == 1]
     if decodes:
-        _decode_batch(q, k_cache, v_cache, metadata, decodes, out)
+        _decode_batch(q, k_cache, v_cache, metadata, decodes, out, scale, window)
     for r in range(len(seq_lens)):
         if starts[r + 1] - starts[r] != 1:
-            attend_one(q, k_cache, v_cache, metadata, r, out)
+            attend_one(q, k_cache, v_cache, metadata, r, out, scale, window)
     return out
 
 
@@ -47,18 +50,21 @@ def _gather(cache: torch.Tensor, block_table: torch.Tensor, length: int) -> torc
     return cache[block_table].flatten(0, 1)[:length]
 
 
-def attend_one(q, k_cache, v_cache, metadata, r, out) -> None:
+def attend_one(q, k_cache, v_cache, metadata, r, out, scale=None, window=0) -> None:
     """Request r's queries against its context gathered from the cache, into out."""
     start, end, length = metadata.query_start_loc[r], metadata.query_start_loc[r + 1], metadata.seq_lens[r]
     num_blocks = -(-length // k_cache.shape[1])
     table = metadata.block_tables[r, :num_blocks]
     keys, values = _gather(k_cache, table, length), _gather(v_cache, table, length)
     query_positions = metadata.positions[start:end]  # (q_len,)
-    mask = torch.arange(length, device=q.device)[None, :] <= query_positions[:, None]  # (q_len, length)
-    out[start:end] = _sdpa(q[start:end][None], keys[None], values[None], mask[None])[0]
+    key_positions = torch.arange(length, device=q.device)[None, :]  # (1, length)
+    mask = key_positions <= query_positions[:, None]  # (q_len, length)
+    if window > 0:
+        mask &= key_positions > query_positions[:, None] - window
+    out[start:end] = _sdpa(q[start:end][None], keys[None], values[None], mask[None], scale)[0]
 
 
-def _decode_batch(q, k_cache, v_cache, metadata, requests, out) -> None:
+def _decode_batch(q, k_cache, v_cache, metadata, requests, out, scale=None, window=0) -> None:
     lengths = torch.tensor([metadata.seq_lens[r] for r in requests], device=q.device)
     max_len = int(lengths.max())
     num_blocks = -(-max_len // k_cache.shape[1])
@@ -66,13 +72,21 @@ def _decode_batch(q, k_cache, v_cache, metadata, requests, out) -> None:
     keys = k_cache[tables].flatten(1, 2)[:, :max_len]  # (B, max_len, kv_heads, head_dim)
     values = v_cache[tables].flatten(1, 2)[:, :max_len]
     rows = torch.tensor([metadata.query_start_loc[r] for r in requests], device=q.device)
-    mask = torch.arange(max_len, device=q.device)[None, :] < lengths[:, None]  # (B, max_len)
-    out[rows] = _sdpa(q[rows][:, None], keys, values, mask[:, None, :])[:, 0]
+    key_positions = torch.arange(max_len, device=q.device)[None, :]  # (1, max_len)
+    mask = key_positions < lengths[:, None]  # (B, max_len)
+    if window > 0:
+        mask &= key_positions >= lengths[:, None] - window
+    out[rows] = _sdpa(q[rows][:, None], keys, values, mask[:, None, :], scale)[:, 0]
 
 
-def _sdpa(q, k, v, mask) -> torch.Tensor:
+def _sdpa(q, k, v, mask, scale=None) -> torch.Tensor:
     """q (B, q_len, heads, d), k/v (B, len, kv_heads, d), mask (B, q_len, len) -> (B, q_len, heads, d)."""
     attended = F.scaled_dot_product_attention(
-        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), attn_mask=mask[:, None], enable_gqa=True
+        q.transpose(1, 2),
+        k.transpose(1, 2),
+        v.transpose(1, 2),
+        attn_mask=mask[:, None],
+        enable_gqa=True,
+        scale=scale,
     )
     return attended.transpose(1, 2)

@@ -11,7 +11,7 @@ import torch
 from formats import quants
 from formats.errors import ConversionError, GGUFError
 from formats.gguf_reader import GGUFReader
-from formats.llama_names import IGNORED_HF_NAMES, hf_to_gguf_name, rope_permutation_heads, to_interleaved
+from formats.llama_names import IGNORED_HF_NAMES, hf_to_gguf_name, hf_values_to_gguf
 from formats.model_config import ModelConfig
 from formats.quants.floats import bf16_to_f32
 from formats.safetensors_io import read_safetensors
@@ -42,13 +42,11 @@ def _load_checkpoint(directory: Path, dtype: torch.dtype, device: torch.device):
         for hf_name, stored in read_safetensors(shard).items():
             if IGNORED_HF_NAMES.fullmatch(hf_name):
                 continue
-            name = hf_to_gguf_name(hf_name)
+            name = hf_to_gguf_name(hf_name, config.arch)
             if name is None:
                 raise ConversionError(f"tensor {hf_name!r} is not part of a {config.arch} model")
             values = bf16_to_f32(stored.data) if stored.dtype == "BF16" else stored.data.astype(np.float32)
-            heads = rope_permutation_heads(name, config.num_heads, config.num_kv_heads)
-            if config.arch == "llama" and heads is not None:
-                values = to_interleaved(values, heads)
+            values = hf_values_to_gguf(name, values, config.arch, config.num_heads, config.num_kv_heads)
             tensors[name] = _to_torch(values, dtype, device)
     if not tensors:
         raise ConversionError(f"{directory} has no *.safetensors weights")

@@ -43,10 +43,10 @@ class BatchRows:
             self.linear.add_into(layer, x[rows], part, row_kernels)
             residual[rows] = part
 
-    def gated(self, gate: Linear, up: Linear, x: np.ndarray) -> np.ndarray:
+    def gated(self, gate: Linear, up: Linear, x: np.ndarray, activation: str = "silu") -> np.ndarray:
         if self.uniform is not None:
-            return self.linear.gated(gate, up, x, self.uniform)
+            return self.linear.gated(gate, up, x, self.uniform, activation)
         out = np.empty((len(x), gate.out_features), dtype=np.float32)  # (n, ffn)
         for rows, row_kernels in self._parts():
-            out[rows] = self.linear.gated(gate, up, x[rows], row_kernels)
+            out[rows] = self.linear.gated(gate, up, x[rows], row_kernels, activation)
         return out

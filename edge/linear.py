@@ -14,7 +14,7 @@ import numpy as np
 
 from edge.kernels.activation_quant import round_through_q8
 from edge.kernels.int8_matmul import INT8_TYPES, gated_q8, matmul_q8_group
-from edge.kernels.layers import silu_mul
+from edge.kernels.layers import gelu_tanh_mul, silu_mul
 from edge.kernels.matmul import dequantize_rows, matmul
 from edge.weights import Linear
 from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
@@ -90,12 +90,24 @@ class LinearRunner:
         else:
             residual += self(layer, x, row_kernels)
 
-    def gated(self, gate: Linear, up: Linear, x: np.ndarray, row_kernels: bool | None = None) -> np.ndarray:
-        """SwiGLU's first half: silu(x @ W_gate.T) * (x @ W_up.T), (n, ffn); one fused pass on
-        the integer path."""
+    def gated(
+        self,
+        gate: Linear,
+        up: Linear,
+        x: np.ndarray,
+        row_kernels: bool | None = None,
+        activation: str = "silu",
+    ) -> np.ndarray:
+        """The gated MLP's first half: act(x @ W_gate.T) * (x @ W_up.T), (n, ffn), act silu
+        (SwiGLU; one fused pass on the integer path) or gelu_tanh (Gemma)."""
         layers = [gate, up]
         row_kernels = _row_kernels(x, row_kernels)
-        if row_kernels and self._integer_types(layers) and gate.bias is None and up.bias is None:
+        if activation == "gelu_tanh":
+            gate_out, up_out = self.many(layers, x, row_kernels)
+            gelu_tanh_mul(gate_out, up_out, gate_out)
+            return gate_out
+        fused = gate.bias is None and up.bias is None
+        if row_kernels and self._integer_types(layers) and fused:
             out = np.empty((x.shape[0], gate.out_features), dtype=np.float32)  # (n, ffn)
             gated_q8(gate.data, int(gate.ggml_type), up.data, int(up.ggml_type), x, out)
             return out

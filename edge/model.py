@@ -5,8 +5,6 @@ decode tokens of different sequences alike, each with its slot and position. Wei
 once per call; attention reads each token's own slot of the KV cache.
 """
 
-import math
-
 import numpy as np
 
 from edge.batch_rows import BatchRows
@@ -27,11 +25,13 @@ class LlamaModel:
         self.weights = weights
         self.linear = LinearRunner(num_threads)
         self.inv_freq = config.inv_freq()  # (rope_dim/2,)
-        self.scale = np.float32(1.0 / math.sqrt(config.head_dim))
+        self.local_inv_freq = config.local_rope().inv_freq() if config.sliding_layers else self.inv_freq
+        self.scale = np.float32(config.softmax_scale)
 
     def _attention(self, q, cache: KVCache, layer: int, slot_ids, positions, runs) -> np.ndarray:
         """Long chunks of one slot through BLAS; everything else through the numba kernel."""
         attended = np.empty_like(q)
+        window = self.config.layer_window(layer)
         if all(end - start < MIN_CHUNK for start, end in runs):  # decode steps: one kernel call
             attention(
                 q,
@@ -41,6 +41,7 @@ class LlamaModel:
                 positions,
                 self.config.num_heads,
                 self.scale,
+                window,
                 attended,
             )
             return attended
@@ -57,6 +58,7 @@ class LlamaModel:
                     self.config.num_heads,
                     float(self.scale),
                     self.linear.map,
+                    window,
                 )
                 short[start:end] = False
         if short.any():
@@ -70,6 +72,7 @@ class LlamaModel:
                 positions[rows],
                 self.config.num_heads,
                 self.scale,
+                window,
                 subset,
             )
             attended[rows] = subset
@@ -102,7 +105,11 @@ class LlamaModel:
             return np.empty((0, config.vocab_size), dtype=np.float32)
         last = np.ascontiguousarray(x[logits_rows])  # (m, hidden)
         rms_norm(last, weights.output_norm, config.rms_eps, last)
-        return self.linear(weights.output, last, row_kernels=True)  # (m, vocab), each row on its own
+        logits = self.linear(weights.output, last, row_kernels=True)  # (m, vocab), each row on its own
+        if config.final_logit_softcap:  # Gemma: cap * tanh(logits / cap)
+            cap = np.float32(config.final_logit_softcap)
+            np.multiply(np.tanh(np.divide(logits, cap, out=logits), out=logits), cap, out=logits)
+        return logits
 
     def final_hidden_states(self, token_ids, slot_ids, positions, cache: KVCache) -> np.ndarray:
         """(n, hidden) f32 after the output norm (what embeddings pool); fills the cache."""
@@ -115,6 +122,8 @@ class LlamaModel:
         config, weights = self.config, self.weights
         x = np.empty((len(token_ids), config.hidden_size), dtype=np.float32)  # (n, hidden)
         embed(weights.token_embedding.data, int(weights.token_embedding.ggml_type), token_ids, x)
+        if config.embedding_scale != 1.0:  # Gemma: by sqrt(hidden)
+            x *= np.float32(config.embedding_scale)
         normed = np.empty_like(x)
         runs = token_runs(slot_ids, positions)
         batch = BatchRows(self.linear, runs, len(token_ids))
@@ -122,16 +131,32 @@ class LlamaModel:
             rms_norm(x, layer.attn_norm, config.rms_eps, normed)
             # q (n, num_heads*head_dim), k and v (n, num_kv_heads*head_dim)
             q, k, v = batch.many([layer.wq, layer.wk, layer.wv], normed)
-            if layer.q_norm is not None:  # each head on its own (Qwen3), before the rotation
-                for projected, weight in ((q, layer.q_norm), (k, layer.k_norm)):
-                    heads = projected.reshape(-1, config.head_dim)  # (n * heads, head_dim), a view
-                    rms_norm(heads, weight, config.rms_eps, heads)
-            rope(q, positions, self.inv_freq, config.num_heads, config.head_dim, config.is_neox_rope)
-            rope(k, positions, self.inv_freq, config.num_kv_heads, config.head_dim, config.is_neox_rope)
+            self._rotate(q, k, positions, index, layer)
             cache.store(index, slot_ids, positions, k, v)  # rounded to f16, as llama.cpp's f16 cache
             attended = self._attention(q, cache, index, slot_ids, positions, runs)
-            batch.add_into(layer.wo, attended, x)
+            self._add_block_output(batch, layer.wo, attended, layer.post_attn_norm, x)
             rms_norm(x, layer.ffn_norm, config.rms_eps, normed)
-            activated = batch.gated(layer.w_gate, layer.w_up, normed)  # (n, ffn)
-            batch.add_into(layer.w_down, activated, x)
+            activated = batch.gated(layer.w_gate, layer.w_up, normed, config.activation)  # (n, ffn)
+            self._add_block_output(batch, layer.w_down, activated, layer.post_ffn_norm, x)
         return x
+
+    def _rotate(self, q, k, positions, index: int, layer) -> None:
+        """Per-head norms of q and k where the family has them (Qwen3, Gemma 3), then RoPE with
+        the layer's frequencies (a sliding layer of Gemma 3 has its own base), in place."""
+        config = self.config
+        if layer.q_norm is not None:  # each head on its own, before the rotation
+            for projected, weight in ((q, layer.q_norm), (k, layer.k_norm)):
+                heads = projected.reshape(-1, config.head_dim)  # (n * heads, head_dim), a view
+                rms_norm(heads, weight, config.rms_eps, heads)
+        inv_freq = self.local_inv_freq if config.layer_window(index) else self.inv_freq
+        rope(q, positions, inv_freq, config.num_heads, config.head_dim, config.is_neox_rope)
+        rope(k, positions, inv_freq, config.num_kv_heads, config.head_dim, config.is_neox_rope)
+
+    def _add_block_output(self, batch: BatchRows, linear, x, post_norm, residual) -> None:
+        """residual += x @ W.T, normalized first where the family has a post-norm (Gemma)."""
+        if post_norm is None:
+            batch.add_into(linear, x, residual)
+            return
+        (out,) = batch.many([linear], x)  # (n, hidden)
+        rms_norm(out, post_norm, self.config.rms_eps, out)
+        residual += out

@@ -27,6 +27,12 @@ def _check_supported(config: ModelConfig, weights: ModelWeights) -> None:
             f"the onnxruntime backend does not run {config.arch}'s per-head q/k norms, head size "
             "or partial rotary; use the numba backend"
         )
+    gemma = config.has_post_norms or config.sliding_layers or config.activation != "silu"
+    if gemma or config.embedding_scale != 1.0 or config.final_logit_softcap or config.attention_scale:
+        raise UnsupportedModelError(
+            f"the onnxruntime backend does not run {config.arch}'s post-norms, sliding window, GELU, "
+            "embedding scale, attention scale or logit soft-capping; use the numba backend"
+        )
 
 
 class OnnxLlamaModel:

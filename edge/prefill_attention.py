@@ -29,13 +29,17 @@ def attend_chunk(
     num_heads: int,
     scale: float,
     map_heads,
+    window: int = 0,  # > 0: each query sees only the last `window` positions, itself included
 ) -> np.ndarray:
     n, length = q.shape[0], keys.shape[0]
     num_kv_heads, head_dim = keys.shape[1], keys.shape[2]
     group = num_heads // num_kv_heads
     heads = q.reshape(n, num_kv_heads, group, head_dim)
     query_positions = first_position + np.arange(n)
-    masked = np.arange(length)[None, :] > query_positions[:, None]  # (n, length)
+    key_positions = np.arange(length)[None, :]  # (1, length)
+    masked = key_positions > query_positions[:, None]  # (n, length)
+    if window > 0:
+        masked |= key_positions <= query_positions[:, None] - window
     out = np.empty((n, num_kv_heads, group, head_dim), dtype=np.float32)
 
     def one_head(kv: int) -> None:

@@ -39,6 +39,8 @@ class LayerWeights:
     w_down: Linear
     q_norm: np.ndarray | None = None  # (head_dim,) f32: Qwen3's RMSNorm of every q head
     k_norm: np.ndarray | None = None  # (head_dim,) f32: and of every k head
+    post_attn_norm: np.ndarray | None = None  # (hidden,) f32: Gemma's norm of the attention output
+    post_ffn_norm: np.ndarray | None = None  # (hidden,) f32: and of the MLP's
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +93,10 @@ class _TensorViews:
         wq, wk, wv = self._attention(p)
         w_gate, w_up = self._gate_up(p)
         q_norm, k_norm = self._head_norms(p)
+        post_norms = [f"{p}.post_attention_norm.weight", f"{p}.post_ffw_norm.weight"]
+        post_attn_norm, post_ffn_norm = (
+            (self.vector(name, hidden) for name in post_norms) if config.has_post_norms else (None, None)
+        )
         return LayerWeights(
             attn_norm=self.vector(f"{p}.attn_norm.weight", hidden),
             wq=wq,
@@ -103,6 +109,8 @@ class _TensorViews:
             w_down=self.linear(f"{p}.ffn_down.weight", hidden, config.ffn_size),
             q_norm=q_norm,
             k_norm=k_norm,
+            post_attn_norm=post_attn_norm,
+            post_ffn_norm=post_ffn_norm,
         )
 
     def _attention(self, p: str) -> tuple[Linear, Linear, Linear]:
@@ -127,7 +135,9 @@ class _TensorViews:
 
     def _head_norms(self, p: str) -> tuple[np.ndarray | None, np.ndarray | None]:
         names = (f"{p}.attn_q_norm.weight", f"{p}.attn_k_norm.weight")
-        if self.config.arch != "qwen3" and not any(name in self.reader.tensors for name in names):
+        if self.config.arch not in ("qwen3", "gemma3") and not any(
+            name in self.reader.tensors for name in names
+        ):
             return None, None
         return self.vector(names[0], self.config.head_dim), self.vector(names[1], self.config.head_dim)
 

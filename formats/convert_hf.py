@@ -15,14 +15,15 @@ from formats import quants
 from formats.carried_metadata import imported_metadata
 from formats.convert_vocab import add_hf_vocab
 from formats.errors import ConversionError, QuantizationError
+from formats.gemma_settings import GEMMA3, GLOBAL_LAYER, default_sliding_layers, gemma_hf_settings
 from formats.ggml_types import GGMLType
+from formats.gguf_values import GGUFValueType
 from formats.gguf_writer import GGUFWriter
 from formats.llama_names import (
     HF_ARCHITECTURES,
     IGNORED_HF_NAMES,
     hf_to_gguf_name,
-    rope_permutation_heads,
-    to_interleaved,
+    hf_values_to_gguf,
 )
 from formats.progress import byte_progress
 from formats.quant_mixes import QuantMix, quant_mix, tensor_type
@@ -57,23 +58,19 @@ def convert_hf_to_gguf(
     stored = _read_all_shards(model_dir)
     source_bytes: dict[str, int] = {}
     has_output = "lm_head.weight" in stored and not config.get("tie_word_embeddings")
+    heads = config["num_attention_heads"], config.get("num_key_value_heads") or config["num_attention_heads"]
     for hf_name, tensor in stored.items():
         if IGNORED_HF_NAMES.fullmatch(hf_name):
             continue
-        gguf_name = hf_to_gguf_name(hf_name)
+        gguf_name = hf_to_gguf_name(hf_name, arch)
         if gguf_name is None:
             raise ConversionError(f"tensor {hf_name!r} has no GGUF counterpart for arch {arch!r}")
         if gguf_name == "output.weight" and config.get("tie_word_embeddings"):
             continue
         ggml_type = _tensor_type(gguf_name, tensor.shape, mix, config["num_hidden_layers"], has_output)
-        permute_heads = None
-        if arch == "llama":
-            permute_heads = rope_permutation_heads(
-                gguf_name,
-                config["num_attention_heads"],
-                config.get("num_key_value_heads", config["num_attention_heads"]),
-            )
-        writer.add_tensor(gguf_name, _producer(tensor, ggml_type, permute_heads), ggml_type, tensor.shape)
+        writer.add_tensor(
+            gguf_name, _producer(tensor, ggml_type, gguf_name, arch, heads), ggml_type, tensor.shape
+        )
         source_bytes[gguf_name] = tensor.data.nbytes
     bar = byte_progress(sum(source_bytes.values()), f"converting {model_dir.name}", progress)
     with bar:
@@ -88,12 +85,10 @@ def _tensor_type(
     return tensor_type(mix, name, shape, num_layers, has_output)
 
 
-def _producer(tensor: StoredTensor, ggml_type: GGMLType, permute_heads: int | None):
+def _producer(tensor: StoredTensor, ggml_type: GGMLType, gguf_name: str, arch: str, heads: tuple[int, int]):
     def produce() -> np.ndarray:
         values = bf16_to_f32(tensor.data) if tensor.dtype == "BF16" else tensor.data.astype(np.float32)
-        if permute_heads is not None:
-            values = to_interleaved(values, permute_heads)
-        return quants.quantize(values, ggml_type)
+        return quants.quantize(hf_values_to_gguf(gguf_name, values, arch, *heads), ggml_type)
 
     return produce
 
@@ -134,7 +129,7 @@ def _add_hparams(writer: GGUFWriter, config: dict[str, Any], arch: str, name: st
     writer.add_uint32(f"{arch}.feed_forward_length", config["intermediate_size"])
     writer.add_uint32(f"{arch}.attention.head_count", heads)
     writer.add_uint32(f"{arch}.attention.head_count_kv", int(config.get("num_key_value_heads") or heads))
-    rope = rope_settings(config, ConversionError)
+    rope = rope_settings(config, ConversionError, GLOBAL_LAYER if arch == GEMMA3 else None)
     rope_dim = rotary_dim(config, rope, head_dim, ConversionError)
     writer.add_uint32(f"{arch}.rope.dimension_count", rope_dim)
     if head_dim * heads != config["hidden_size"]:  # heads of their own size (Qwen3), as llama.cpp writes it
@@ -143,6 +138,8 @@ def _add_hparams(writer: GGUFWriter, config: dict[str, Any], arch: str, name: st
     writer.add_float32(f"{arch}.rope.freq_base", float(rope.get("rope_theta", 10000.0)))
     writer.add_float32(f"{arch}.attention.layer_norm_rms_epsilon", float(config.get("rms_norm_eps", 1e-6)))
     writer.add_uint32(f"{arch}.vocab_size", config["vocab_size"])
+    if arch == GEMMA3:
+        _add_gemma_hparams(writer, config)
     kind = rope.get("rope_type") or rope.get("type") or "default"
     if kind == "default":
         return
@@ -157,6 +154,22 @@ def _add_hparams(writer: GGUFWriter, config: dict[str, Any], arch: str, name: st
     if "original_max_position_embeddings" in rope:
         original = int(rope["original_max_position_embeddings"])
         writer.add_uint32(f"{arch}.rope.scaling.original_context_length", original)
+
+
+def _add_gemma_hparams(writer: GGUFWriter, config: dict[str, Any]) -> None:
+    """llama.cpp's keys for Gemma 3, plus those where llama.cpp has a fixed default that this
+    checkpoint may not share (the window pattern only when it is not every sixth layer)."""
+    gemma = gemma_hf_settings(config, ConversionError)
+    writer.add_uint32(
+        f"{GEMMA3}.attention.sliding_window", gemma["sliding_window"] or config["max_position_embeddings"]
+    )
+    if gemma["sliding_layers"] != default_sliding_layers(config["num_hidden_layers"]):
+        pattern = f"{GEMMA3}.attention.sliding_window_pattern"
+        writer.add_array(pattern, gemma["sliding_layers"], GGUFValueType.BOOL)
+    writer.add_float32(f"{GEMMA3}.rope.freq_base_swa", gemma["local_rope_theta"])
+    writer.add_float32(f"{GEMMA3}.attention.scale", gemma["attention_scale"])
+    if gemma["final_logit_softcap"]:
+        writer.add_float32(f"{GEMMA3}.final_logit_softcapping", gemma["final_logit_softcap"])
 
 
 def _read_all_shards(model_dir: Path) -> dict[str, StoredTensor]:

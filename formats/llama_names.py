@@ -4,7 +4,9 @@ llama.cpp's llama architecture applies RoPE to interleaved pairs while Hugging F
 rotates halves, so q/k projection rows are permuted on the way in (and back on the way out).
 Qwen2 and Qwen3 use the halves layout in both (GGUF archs `qwen2`, `qwen3` are NEOX RoPE): no
 permutation. Qwen3 adds a per-head RMSNorm of q and k (attn_q_norm, attn_k_norm) and may give its
-heads a size other than hidden / heads (`attention.key_length`).
+heads a size other than hidden / heads (`attention.key_length`). Gemma 3 (`gemma3`, NEOX RoPE too)
+names its four norms per layer its own way, and its RMSNorm multiplies by 1 + weight: GGUF stores
+the weight with the 1 added, as llama.cpp's converter does.
 """
 
 import re
@@ -17,6 +19,7 @@ HF_ARCHITECTURES = {
     "Qwen2ForCausalLM": "qwen2",
     "Qwen3ForCausalLM": "qwen3",
     "Phi3ForCausalLM": "phi3",
+    "Gemma3ForCausalLM": "gemma3",
 }
 GGUF_TO_HF_ARCHITECTURE = {
     "llama": ("LlamaForCausalLM", "llama"),
@@ -51,19 +54,40 @@ FUSED_LAYER_NAMES = {
     "self_attn.qkv_proj.weight": "attn_qkv.weight",
     "mlp.gate_up_proj.weight": "ffn_up.weight",  # gate rows, then up rows
 }
+# Where a family's layer names differ from the table above (llama.cpp's names for them)
+ARCH_LAYER_NAMES = {
+    "gemma3": {
+        "post_attention_layernorm.weight": "post_attention_norm.weight",  # after attention, before the add
+        "pre_feedforward_layernorm.weight": "ffn_norm.weight",
+        "post_feedforward_layernorm.weight": "post_ffw_norm.weight",
+    },
+}
+NORM_SHIFT_ARCHITECTURES = ("gemma3",)  # RMSNorm by (1 + weight): GGUF holds the sum
 _GGUF_LAYER_NAMES = {gguf: hf for hf, gguf in LAYER_NAMES.items()}
 _HF_LAYER = re.compile(r"model\.layers\.(\d+)\.(.+)")
 _GGUF_LAYER = re.compile(r"blk\.(\d+)\.(.+)")
 IGNORED_HF_NAMES = re.compile(r".*rotary_emb\.inv_freq$")
 
 
-def hf_to_gguf_name(name: str) -> str | None:
+def hf_to_gguf_name(name: str, arch: str = "llama") -> str | None:
     if name in GLOBAL_NAMES:
         return GLOBAL_NAMES[name]
     match = _HF_LAYER.fullmatch(name)
-    if match and (gguf := LAYER_NAMES.get(match.group(2)) or FUSED_LAYER_NAMES.get(match.group(2))):
-        return f"blk.{match.group(1)}.{gguf}"
-    return None
+    if not match:
+        return None
+    local = match.group(2)
+    gguf = ARCH_LAYER_NAMES.get(arch, {}).get(local) or LAYER_NAMES.get(local) or FUSED_LAYER_NAMES.get(local)
+    return f"blk.{match.group(1)}.{gguf}" if gguf else None
+
+
+def hf_values_to_gguf(gguf_name: str, values: np.ndarray, arch: str, num_heads: int, num_kv_heads: int):
+    """A checkpoint's float32 tensor in GGUF's layout: q/k rows interleaved for the llama arch's
+    RoPE, Gemma's norm weights with their 1 added."""
+    if arch == "llama" and (heads := rope_permutation_heads(gguf_name, num_heads, num_kv_heads)):
+        return to_interleaved(values, heads)
+    if arch in NORM_SHIFT_ARCHITECTURES and gguf_name.endswith("norm.weight"):
+        return values + np.float32(1.0)
+    return values
 
 
 def gguf_to_hf_name(name: str) -> str | None:

@@ -1,14 +1,15 @@
 """Hyperparameters of a llama-family model, from GGUF metadata or a Hugging Face config.json."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from formats.errors import GGUFError
 from formats.gguf_reader import GGUFReader
 
-SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2", "qwen3", "phi3")
-NEOX_ROPE_ARCHITECTURES = ("qwen2", "qwen3", "phi3")
+SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2", "qwen3", "phi3", "gemma3")
+NEOX_ROPE_ARCHITECTURES = ("qwen2", "qwen3", "phi3", "gemma3")
+POST_NORM_ARCHITECTURES = ("gemma3",)  # a norm after the attention and after the MLP as well
 
 
 class UnsupportedModelError(GGUFError):
@@ -31,10 +32,34 @@ class ModelConfig:
     context_length: int
     vocab_size: int
     rope_factors: tuple[float, ...] = ()  # (rope_dim/2,): each frequency divided by one (Llama 3)
+    # Gemma 3 (formats/gemma_settings.py); the defaults are the llama block's
+    sliding_window: int = 0  # keys a sliding layer's query sees, itself included
+    sliding_layers: tuple[bool, ...] = ()  # (num_layers,): True where a layer attends in the window
+    local_rope_theta: float = 0.0  # the sliding layers' rope base (unscaled)
+    attention_scale: float = 0.0  # what q.k is multiplied by (0: 1/sqrt(head_dim))
+    embedding_scale: float = 1.0  # the token embedding is multiplied by it
+    final_logit_softcap: float = 0.0  # logits -> cap * tanh(logits / cap) (0: none)
+    activation: str = "silu"  # of the gated MLP: "silu" or "gelu_tanh"
 
     @property
     def is_neox_rope(self) -> bool:
         return self.arch in NEOX_ROPE_ARCHITECTURES
+
+    @property
+    def has_post_norms(self) -> bool:
+        return self.arch in POST_NORM_ARCHITECTURES
+
+    @property
+    def softmax_scale(self) -> float:
+        return self.attention_scale or self.head_dim**-0.5
+
+    def layer_window(self, layer: int) -> int:
+        """How many keys (itself included) a query of `layer` sees; 0: the whole context."""
+        return self.sliding_window if self.sliding_layers and self.sliding_layers[layer] else 0
+
+    def local_rope(self) -> "ModelConfig":
+        """This config as the sliding layers rotate: their own base, no scaling (Gemma 3)."""
+        return replace(self, rope_theta=self.local_rope_theta, rope_scale=1.0, rope_factors=())
 
     @property
     def kv_dim(self) -> int:
@@ -56,15 +81,18 @@ class ModelConfig:
     @staticmethod
     def from_hf_config(config: dict) -> "ModelConfig":
         """From a Hugging Face config.json of an architecture `formats.llama_names` knows."""
+        from formats.gemma_settings import GEMMA3, GLOBAL_LAYER, gemma_hf_settings
         from formats.llama_names import HF_ARCHITECTURES
         from formats.rope_settings import context_window, llama3_frequency_factors, rope_settings, rotary_dim
 
         architecture = (config.get("architectures") or [None])[0]
         if architecture not in HF_ARCHITECTURES:
             raise UnsupportedModelError(f"architecture {architecture!r} is not supported")
+        arch = HF_ARCHITECTURES[architecture]
         heads = int(config["num_attention_heads"])
         head_dim = int(config.get("head_dim") or config["hidden_size"] // heads)
-        rope = rope_settings(config, UnsupportedModelError)
+        rope = rope_settings(config, UnsupportedModelError, GLOBAL_LAYER if arch == GEMMA3 else None)
+        gemma = gemma_hf_settings(config, UnsupportedModelError) if arch == GEMMA3 else {}
         rope_kind = rope.get("rope_type") or rope.get("type") or "default"
         if rope_kind not in ("default", "linear", "llama3"):
             raise UnsupportedModelError(f"rope scaling {rope_kind!r} is not supported")
@@ -73,7 +101,7 @@ class ModelConfig:
         if rope_kind == "llama3":
             factors = tuple(llama3_frequency_factors(rope, rope_dim, UnsupportedModelError).tolist())
         return ModelConfig(
-            arch=HF_ARCHITECTURES[architecture],
+            arch=arch,
             num_layers=int(config["num_hidden_layers"]),
             hidden_size=int(config["hidden_size"]),
             ffn_size=int(config["intermediate_size"]),
@@ -87,6 +115,7 @@ class ModelConfig:
             rms_eps=float(config.get("rms_norm_eps", 1e-6)),
             context_length=context_window(config),
             vocab_size=int(config["vocab_size"]),
+            **gemma,
         )
 
     @staticmethod
@@ -127,9 +156,10 @@ class ModelConfig:
         vocab_size = reader.get(f"{arch}.vocab_size") or (len(tokens) if isinstance(tokens, list) else None)
         if not isinstance(vocab_size, int) or vocab_size <= 0:
             raise GGUFError(f"{reader.path}: vocabulary size is unknown")
+        num_layers = integer("block_count")
         return ModelConfig(
             arch=arch,
-            num_layers=integer("block_count"),
+            num_layers=num_layers,
             hidden_size=hidden,
             ffn_size=integer("feed_forward_length"),
             num_heads=num_heads,
@@ -142,7 +172,15 @@ class ModelConfig:
             context_length=integer("context_length", 2048),
             vocab_size=vocab_size,
             rope_factors=_rope_factors(reader, rope_dim),
+            **_family_settings(reader, arch, num_layers, hidden, num_heads, head_dim),
         )
+
+
+def _family_settings(reader: GGUFReader, arch: str, *shape: int) -> dict:
+    """What a family adds to the llama block (Gemma 3), as ModelConfig fields."""
+    from formats.gemma_settings import GEMMA3, gemma_gguf_settings
+
+    return gemma_gguf_settings(reader, *shape) if arch == GEMMA3 else {}
 
 
 def _rope_factors(reader: GGUFReader, rope_dim: int) -> tuple[float, ...]:

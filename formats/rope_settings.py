@@ -8,16 +8,24 @@ import numpy as np
 from formats.errors import FormatError
 
 
-def rope_settings(config: dict[str, Any], error: type[FormatError]) -> dict[str, Any]:
+def rope_settings(
+    config: dict[str, Any], error: type[FormatError], layer_type: str | None = None
+) -> dict[str, Any]:
     """The rope base and scaling wherever transformers wrote them: `rope_parameters` (transformers
     5: rope_theta, rope_type, factor, ...) or the older top-level `rope_theta` and `rope_scaling`.
-    What cannot be read raises `error`."""
+    A family whose layer types rotate differently (Gemma 3) names the `layer_type` it asks for;
+    per-layer-type settings of any other family are refused. What cannot be read raises `error`."""
     parameters = config.get("rope_parameters")
     if parameters is not None:
         if not isinstance(parameters, dict):
             raise error("config.json: rope_parameters must be an object")
         if any(isinstance(v, dict) for v in parameters.values()):
-            raise error("config.json: per-layer-type rope_parameters are not supported")
+            if layer_type is None:
+                raise error("config.json: per-layer-type rope_parameters are not supported")
+            chosen = parameters.get(layer_type)
+            if not isinstance(chosen, dict):
+                raise error(f"config.json: rope_parameters has no object for {layer_type!r} layers")
+            return chosen
         return parameters
     scaling = config.get("rope_scaling") or {}
     if not isinstance(scaling, dict):
@@ -64,11 +72,18 @@ def rotary_dim(config: dict[str, Any], rope: dict[str, Any], head_dim: int, erro
 
 def context_window(config: dict[str, Any]) -> int:
     """The positions a model attends over: max_position_embeddings, capped by a sliding window
-    (within it, sliding-window attention is full attention, so nothing is approximated)."""
+    that every layer uses (within it, sliding-window attention is full attention, so nothing is
+    approximated). A model that mixes full and sliding layers (Gemma 3) is not capped: its
+    engines honour the window layer by layer."""
     window = config.get("sliding_window")
     length = int(config.get("max_position_embeddings", 2048))
+    layer_types = config.get("layer_types")
+    mixed = (isinstance(layer_types, list) and "full_attention" in layer_types) or any(
+        key in config
+        for key in ("sliding_window_pattern", "_sliding_window_pattern")  # Gemma 3, older
+    )
     return (
         min(length, int(window))
-        if isinstance(window, int) and not isinstance(window, bool) and window > 0
+        if isinstance(window, int) and not isinstance(window, bool) and window > 0 and not mixed
         else length
     )

@@ -29,6 +29,10 @@ FAMILIES = {
     "llama3": ("llama", ("rope_freqs.weight",)),
     "phi3": ("phi3", ("blk.0.attn_qkv.weight", "blk.1.ffn_up.weight")),  # fused, as llama.cpp keeps them
     "smollm2": ("llama", ("token_embd.weight",)),  # the demo model's shape: tied embeddings, 9/3 heads
+    "gemma3": (
+        "gemma3",
+        ("blk.0.post_attention_norm.weight", "blk.5.post_ffw_norm.weight", "blk.3.attn_k_norm.weight"),
+    ),
 }
 ONNX_RUNS = {"llama3", "smollm2"}  # the others need what its graph lacks
 
@@ -39,18 +43,18 @@ def family(request, tmp_path_factory):
     model, _ = write_hf_checkpoint(directory, request.param, weight_scale=4.0)
     gguf_path = directory / "model.f32.gguf"
     convert_hf_to_gguf(directory, gguf_path, GGMLType.F32, progress=False)
-    with torch.no_grad():
-        expected = [
-            model.generate(
-                torch.tensor([p]),
-                max_new_tokens=NUM_TOKENS,
-                min_new_tokens=NUM_TOKENS,
-                do_sample=False,
-                pad_token_id=0,
-            )[0, len(p) :].tolist()
-            for p in PROMPTS
-        ]
+    expected = [_transformers_greedy(model, prompt) for prompt in PROMPTS]
     return request.param, model, directory, gguf_path, expected
+
+
+def _transformers_greedy(model, prompt: list[int]) -> list[int]:
+    """The argmax of the model's full forward, token by token: what the engines' ignore_eos means
+    (generate's min_new_tokens would mask the end-of-sequence token instead of letting it win)."""
+    tokens = list(prompt)
+    with torch.no_grad():
+        for _ in range(NUM_TOKENS):
+            tokens.append(int(model(torch.tensor([tokens])).logits[0, -1].argmax()))
+    return tokens[len(prompt) :]
 
 
 def test_the_conversion_keeps_what_the_family_needs(family):
@@ -69,6 +73,26 @@ def test_the_conversion_keeps_what_the_family_needs(family):
         default = 100000.0 ** -(torch.arange(0, 16, 2, dtype=torch.float64) / 16)
         expected = (default / inv_freq.double()).float().numpy()
         np.testing.assert_allclose(reader.tensor("rope_freqs.weight").data, expected, rtol=1e-5)
+    if name == "gemma3":
+        _assert_gemma_conversion(model, reader)
+
+
+def _assert_gemma_conversion(model, reader: GGUFReader) -> None:
+    """llama.cpp's form: norm weights with the 1 added, its keys, its default window pattern."""
+    layer = model.model.layers[2]
+    norms = {"attn_norm": layer.input_layernorm, "post_ffw_norm": layer.post_feedforward_layernorm}
+    norms |= {"attn_q_norm": layer.self_attn.q_norm, "ffn_norm": layer.pre_feedforward_layernorm}
+    for gguf_name, norm in norms.items():
+        np.testing.assert_array_equal(
+            reader.tensor(f"blk.2.{gguf_name}.weight").data, norm.weight.detach().numpy() + 1
+        )
+    config = model.config
+    assert reader.get("gemma3.attention.sliding_window") == config.sliding_window
+    assert "gemma3.attention.sliding_window_pattern" not in reader.fields  # every sixth: llama.cpp's own
+    assert reader.get("gemma3.rope.freq_base_swa") == 10000.0 and reader.get("gemma3.rope.freq_base") == 1e6
+    assert reader.get("gemma3.rope.scaling.factor") == 8.0
+    assert reader.get("gemma3.attention.scale") == np.float32(config.query_pre_attn_scalar**-0.5)
+    assert reader.get("gemma3.final_logit_softcapping") == config.final_logit_softcapping
 
 
 @pytest.mark.parametrize("source", ["gguf", "safetensors"])
@@ -97,8 +121,8 @@ def _edge_greedy(engine: EdgeEngine) -> list[list[int]]:
 
 def test_the_gguf_exports_back_to_an_identical_checkpoint(family, tmp_path):
     name, model, _, gguf_path, _ = family
-    if name == "phi3":
-        with pytest.raises(ConversionError, match="cannot convert architecture 'phi3'"):
+    if name in ("phi3", "gemma3"):
+        with pytest.raises(ConversionError, match=f"cannot convert architecture '{name}'"):
             gguf_to_safetensors(gguf_path, tmp_path / "back", progress=False)
         return
     if name == "llama3":

@@ -9,9 +9,10 @@ from shared.fast_math import fast_exp
 
 
 @numba.njit(cache=True, parallel=True, fastmath=True)
-def attention(q, k_cache, v_cache, slot_ids, positions, num_heads, scale, out):
+def attention(q, k_cache, v_cache, slot_ids, positions, num_heads, scale, window, out):
     """q (n, num_heads*head_dim); k_cache/v_cache (num_slots, max_ctx, num_kv_heads, head_dim) uint16;
-    token t attends to positions 0..positions[t] of slot slot_ids[t] -> out (n, num_heads*head_dim).
+    token t attends to positions 0..positions[t] of slot slot_ids[t], or to the last `window` of
+    them when window > 0 (a sliding layer) -> out (n, num_heads*head_dim).
     """
     n = q.shape[0]
     num_kv_heads, head_dim = k_cache.shape[2], k_cache.shape[3]
@@ -19,21 +20,22 @@ def attention(q, k_cache, v_cache, slot_ids, positions, num_heads, scale, out):
     for job in numba.prange(n * num_heads):
         t, h = job // num_heads, job % num_heads
         slot, length, kv = slot_ids[t], positions[t] + 1, h // group
+        first = max(0, length - window) if window > 0 else 0
         query = np.empty(head_dim, np.float32)  # (head_dim,) pre-scaled
         for i in range(head_dim):
             query[i] = q[t, h * head_dim + i] * scale
-        scores = np.empty(length, np.float32)  # (length,)
+        scores = np.empty(length - first, np.float32)  # (keys seen,)
         best = -np.inf
-        for p in range(length):
-            scores[p] = dot_f16(query, k_cache[slot, p, kv])
-            best = max(best, scores[p])
+        for p in range(first, length):
+            scores[p - first] = dot_f16(query, k_cache[slot, p, kv])
+            best = max(best, scores[p - first])
         total = np.float32(0.0)
-        for p in range(length):
-            scores[p] = fast_exp(scores[p] - best)
-            total += scores[p]
+        for i in range(length - first):
+            scores[i] = fast_exp(scores[i] - best)
+            total += scores[i]
         accumulated = np.zeros(head_dim, np.float32)  # (head_dim,)
-        for p in range(length):
-            axpy_f16(accumulated, scores[p], v_cache[slot, p, kv])
+        for p in range(first, length):
+            axpy_f16(accumulated, scores[p - first], v_cache[slot, p, kv])
         inverse = np.float32(1.0) / total
         for i in range(head_dim):
             out[t, h * head_dim + i] = accumulated[i] * inverse

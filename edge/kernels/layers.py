@@ -1,4 +1,5 @@
-"""Elementwise and per-token kernels of the llama block: RMSNorm, RoPE, SwiGLU, embedding gather."""
+"""Elementwise and per-token kernels of the llama block: RMSNorm, RoPE, SwiGLU (and Gemma's
+tanh-GELU gate), embedding gather."""
 
 import math
 
@@ -54,6 +55,20 @@ def silu_mul(gate, up, out):
         for i in range(d):
             g = gate[t, i]
             out[t, i] = g / (np.float32(1.0) + fast_exp(-g)) * up[t, i]
+
+
+@numba.njit(cache=True, parallel=True, fastmath=True)
+def gelu_tanh_mul(gate, up, out):
+    """out = gelu_tanh(gate) * up, all (n, ffn): Gemma's MLP, as torch's gelu(approximate="tanh")."""
+    n, d = gate.shape
+    inner = np.float32(math.sqrt(2.0 / math.pi))
+    for t in numba.prange(n):
+        for i in range(d):
+            g = gate[t, i]
+            cdf = np.float32(0.5) * (
+                np.float32(1.0) + np.float32(math.tanh(inner * (g + np.float32(0.044715) * g * g * g)))
+            )
+            out[t, i] = g * cdf * up[t, i]
 
 
 @numba.njit(cache=True, parallel=True)

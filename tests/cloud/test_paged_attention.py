@@ -48,28 +48,32 @@ def mixed_batch(dtype: torch.dtype, new: list[int] = NEW):
     return k_cache, v_cache, queries, new_k, new_v, metadata, full_k, full_v
 
 
-def dense(queries, full_k, full_v):
-    """Each request's queries against its whole context, causally, in float32."""
+def dense(queries, full_k, full_v, scale=None, window=0):
+    """Each request's queries against its whole context (or the last `window` keys), causally,
+    in float32."""
     out, start = [], 0
     for r, n in enumerate(NEW):  # the default split
         q = queries[start : start + n].float().transpose(0, 1)  # (heads, new, d)
         k = full_k[r].float().repeat_interleave(HEADS // KV_HEADS, dim=1).transpose(0, 1)
         v = full_v[r].float().repeat_interleave(HEADS // KV_HEADS, dim=1).transpose(0, 1)
         query_pos = torch.arange(LENGTHS[r] - n, LENGTHS[r])
-        mask = torch.arange(LENGTHS[r])[None, :] <= query_pos[:, None]
-        out.append(F.scaled_dot_product_attention(q, k, v, attn_mask=mask).transpose(0, 1))
+        key_pos = torch.arange(LENGTHS[r])[None, :]
+        mask = (key_pos <= query_pos[:, None]) & ((key_pos > query_pos[:, None] - window) | (window == 0))
+        out.append(F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale).transpose(0, 1))
         start += n
     return torch.cat(out)
 
 
+@pytest.mark.parametrize("scale, window", [(None, 0), (0.2, 3)])  # the default; Gemma 3's sliding layer
 @pytest.mark.parametrize("backend", [TorchReferenceAttention, CpuPagedAttention])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_backend_writes_the_cache_and_equals_dense(backend, dtype):
+def test_backend_writes_the_cache_and_equals_dense(backend, dtype, scale, window):
     k_cache, v_cache, queries, new_k, new_v, metadata, full_k, full_v = mixed_batch(dtype)
     attention = backend()
-    out = attention.forward(queries, new_k, new_v, k_cache, v_cache, attention.plan(metadata))
+    plan = attention.plan(metadata)
+    out = attention.forward(queries, new_k, new_v, k_cache, v_cache, plan, scale=scale, window=window)
     tolerance = {"rtol": 1e-5, "atol": 1e-5} if dtype == torch.float32 else {"rtol": 2e-2, "atol": 2e-2}
-    torch.testing.assert_close(out.float(), dense(queries, full_k, full_v), **tolerance)
+    torch.testing.assert_close(out.float(), dense(queries, full_k, full_v, scale, window), **tolerance)
     assert out.dtype == dtype
     for r, table in enumerate(TABLES):  # the new tokens' K/V landed in their slots
         last = LENGTHS[r] - 1

@@ -8,7 +8,7 @@ import pytest
 from edge.kernels.activation_quant import round_through_q8
 from edge.kernels.attention import attention
 from edge.kernels.dequant_blocks import KERNEL_TYPES
-from edge.kernels.layers import embed, rms_norm, rope, silu_mul
+from edge.kernels.layers import embed, gelu_tanh_mul, rms_norm, rope, silu_mul
 from edge.kernels.matmul import dequantize_rows, matmul
 from edge.kv_cache import KVCache
 from formats import quants
@@ -136,13 +136,24 @@ def test_silu_mul():
     np.testing.assert_allclose(out, gate / (1 + np.exp(-gate.astype(np.float64))) * up, rtol=1e-5, atol=1e-6)
 
 
+def test_gelu_tanh_mul_equals_torchs_tanh_gelu():
+    import torch
+
+    gate, up = RNG.standard_normal((2, 3, 40)).astype(np.float32) * 3
+    out = np.empty_like(gate)
+    gelu_tanh_mul(gate, up, out)
+    expected = torch.nn.functional.gelu(torch.from_numpy(gate), approximate="tanh") * torch.from_numpy(up)
+    np.testing.assert_allclose(out, expected.numpy(), rtol=1e-5, atol=1e-6)
+
+
 def _f16_cache(*shape) -> np.ndarray:
     """A KV cache layer of random float16 values, as the kernels hold it (uint16 bit patterns)."""
     return RNG.standard_normal(shape).astype(np.float16).view(np.uint16)
 
 
+@pytest.mark.parametrize("window", [0, 3])  # the whole context; a sliding window of 3 (Gemma 3)
 @pytest.mark.parametrize("head_dim", [8, 12])  # whole 8-lane chunks, and a tail
-def test_attention_is_causal_grouped_softmax_over_the_slot(head_dim):
+def test_attention_is_causal_grouped_softmax_over_the_slot(head_dim, window):
     num_slots, max_ctx, num_kv, num_heads = 2, 16, 2, 4
     k_bits, v_bits = (
         _f16_cache(num_slots, max_ctx, num_kv, head_dim),
@@ -152,14 +163,15 @@ def test_attention_is_causal_grouped_softmax_over_the_slot(head_dim):
     q = RNG.standard_normal((3, num_heads * head_dim)).astype(np.float32)
     slots, positions = np.array([1, 0, 1], dtype=np.int32), np.array([4, 0, 9], dtype=np.int32)
     out = np.empty_like(q)
-    attention(q, k_bits, v_bits, slots, positions, num_heads, np.float32(0.3), out)
+    attention(q, k_bits, v_bits, slots, positions, num_heads, np.float32(0.3), window, out)
     for t in range(3):
+        seen = slice(max(0, positions[t] + 1 - window) if window else 0, positions[t] + 1)
         for h in range(num_heads):
-            keys = k_cache[slots[t], : positions[t] + 1, h // 2]
+            keys = k_cache[slots[t], seen, h // 2]
             scores = keys @ q[t, h * head_dim : (h + 1) * head_dim] * 0.3
             weights = np.exp(scores - scores.max())
             weights /= weights.sum()
-            expected = weights @ v_cache[slots[t], : positions[t] + 1, h // 2]
+            expected = weights @ v_cache[slots[t], seen, h // 2]
             np.testing.assert_allclose(
                 out[t, h * head_dim : (h + 1) * head_dim], expected, rtol=1e-5, atol=1e-5
             )
@@ -178,7 +190,8 @@ def test_every_block_type_has_a_kernel():
     }
 
 
-def test_blas_chunk_attention_equals_the_kernel():
+@pytest.mark.parametrize("window", [0, 7])
+def test_blas_chunk_attention_equals_the_kernel(window):
     from concurrent.futures import ThreadPoolExecutor
 
     from edge.prefill_attention import attend_chunk, token_runs
@@ -191,9 +204,9 @@ def test_blas_chunk_attention_equals_the_kernel():
     q = RNG.standard_normal((20, num_heads * head_dim)).astype(np.float32)
     slots, positions = np.full(20, 1, dtype=np.int32), np.arange(10, 30, dtype=np.int32)
     expected = np.empty_like(q)
-    attention(q, k_bits, v_bits, slots, positions, num_heads, np.float32(0.25), expected)
+    attention(q, k_bits, v_bits, slots, positions, num_heads, np.float32(0.25), window, expected)
     keys, values = (bits[1, :30].view(np.float16).astype(np.float32) for bits in (k_bits, v_bits))
     with ThreadPoolExecutor(2) as pool:
-        got = attend_chunk(q, keys, values, 10, num_heads, 0.25, pool.map)
+        got = attend_chunk(q, keys, values, 10, num_heads, 0.25, pool.map, window)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     assert token_runs(np.array([0, 0, 1, 1, 0]), np.array([3, 4, 0, 1, 5])) == [(0, 2), (2, 4), (4, 5)]
