@@ -167,7 +167,8 @@ assert not vector_ir.USE_AVX2 and not vector_ir.USE_F16C
 for scale in (3e-7, 6.0e-5, -1.5, 60000.0):  # f16 scales decoded with integer operations
     t.test_block_scales_decode_exactly_subnormal_to_large(np.float16(scale))
 from tests.edge.test_kernels import test_attention_is_causal_grouped_softmax_over_the_slot as attention
-attention(12)  # the float16 KV cache read with integer operations, 8-lane chunks and a tail
+attention(12, 0)  # the float16 KV cache read with integer operations, 8-lane chunks and a tail
+attention(12, 3)  # and within a sliding window
 for ggml_type in INT8_TYPES:
     data = random_weight(RNG, (24, 256), ggml_type)
     raw = np.ascontiguousarray(data).view(np.uint8).reshape(24, -1)
