@@ -33,13 +33,11 @@ class LlamaModel:
         names = [f"blk.{i}.{n}" for i in range(config.num_layers) for n in LINEARS]
         self.linears = {name: _linear_for(tensors, name, pack) for name in names}
         self.lm_head = PackedLinearWeight(lm_head) if pack else partial(F.linear, weight=lm_head)
-        self.rotary = RotaryEmbedding(config, device, self.embedding.dtype)
-        # Gemma 3's sliding layers rotate with their own base
-        self.local_rotary = (
-            RotaryEmbedding(config.local_rope(), device, self.embedding.dtype)
-            if config.sliding_layers
-            else None
-        )
+        # the rotations, and each layer's: Gemma 3's sliding layers rotate with their own base
+        self.rotaries = [RotaryEmbedding(config, device, self.embedding.dtype)]
+        if config.sliding_layers:
+            self.rotaries.append(RotaryEmbedding(config.local_rope(), device, self.embedding.dtype))
+        self.layer_rotary = [1 if config.layer_window(i) else 0 for i in range(config.num_layers)]
         self.activation = ACTIVATIONS[config.activation]
 
     def forward(
@@ -57,7 +55,7 @@ class LlamaModel:
         x = self.embedding[input_ids]  # (T, hidden): the residual stream, added to in place
         if config.embedding_scale != 1.0:  # Gemma: by sqrt(hidden), rounded to the model's dtype
             x.mul_(torch.tensor(config.embedding_scale, dtype=x.dtype))
-        rotary_tables = [rotary.tables(positions, x.dtype) if rotary else None for rotary in self._rotaries()]
+        rotary_tables = [rotary.tables(positions, x.dtype) for rotary in self.rotaries]
         h = rms_norm(x, w["blk.0.attn_norm.weight"], config.rms_eps)
         for layer, (k_cache, v_cache) in enumerate(kv_caches):
             p = f"blk.{layer}"
@@ -71,9 +69,6 @@ class LlamaModel:
             h = rms_norm(mlp_out, w[next_norm], config.rms_eps, residual=x)
         return h
 
-    def _rotaries(self) -> list[RotaryEmbedding | None]:
-        return [self.rotary, self.local_rotary]
-
     def _attention_block(self, layer: int, h, kv_cache, attention_plan, rotary_tables) -> torch.Tensor:
         """Layer `layer`'s attention over the normed stream h (T, hidden) -> (T, hidden): per-head
         q/k norms where the family has them (Qwen3, Gemma 3), RoPE (a sliding layer's own), the
@@ -86,11 +81,10 @@ class LlamaModel:
         if f"{p}.attn_q_norm.weight" in w:  # each head normalized before the rotation
             q = rms_norm_torch(q, w[f"{p}.attn_q_norm.weight"], config.rms_eps)
             k = rms_norm_torch(k, w[f"{p}.attn_k_norm.weight"], config.rms_eps)
-        window = config.layer_window(layer)
-        sliding = 1 if window else 0
-        q, k = self._rotaries()[sliding].rotate(q, k, rotary_tables[sliding])
+        rotary = self.layer_rotary[layer]
+        q, k = self.rotaries[rotary].rotate(q, k, rotary_tables[rotary])
         attended = self.attention.forward(
-            q, k, v, *kv_cache, attention_plan, scale=config.softmax_scale, window=window
+            q, k, v, *kv_cache, attention_plan, scale=config.softmax_scale, window=config.layer_window(layer)
         )  # (T, heads, D)
         attention_out = self.linears[f"{p}.attn_output"](attended.reshape(len(h), -1))
         return self._post_norm(f"{p}.post_attention_norm.weight", attention_out)

@@ -12,7 +12,7 @@ from edge.kernels.dequant_blocks import KERNEL_TYPES
 from formats.errors import GGUFError
 from formats.ggml_types import GGMLType
 from formats.gguf_reader import GGUFReader, Tensor
-from formats.model_config import ModelConfig
+from formats.model_config import HEAD_NORM_ARCHITECTURES, ModelConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +135,7 @@ class _TensorViews:
 
     def _head_norms(self, p: str) -> tuple[np.ndarray | None, np.ndarray | None]:
         names = (f"{p}.attn_q_norm.weight", f"{p}.attn_k_norm.weight")
-        if self.config.arch not in ("qwen3", "gemma3") and not any(
+        if self.config.arch not in HEAD_NORM_ARCHITECTURES and not any(
             name in self.reader.tensors for name in names
         ):
             return None, None

@@ -9,6 +9,7 @@ from formats.gguf_reader import GGUFReader
 
 SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2", "qwen3", "phi3", "gemma3")
 NEOX_ROPE_ARCHITECTURES = ("qwen2", "qwen3", "phi3", "gemma3")
+HEAD_NORM_ARCHITECTURES = ("qwen3", "gemma3")  # an RMSNorm of each q and k head
 POST_NORM_ARCHITECTURES = ("gemma3",)  # a norm after the attention and after the MLP as well
 
 
