@@ -1,6 +1,13 @@
-"""OpenAI-style errors: every failure the client sees is `{"error": {message, type, param, code}}`."""
+"""OpenAI-style errors: every failure the client sees is `{"error": {message, type, param, code}}`,
+and a request answered with one leaves its structured log line as any other request does."""
+
+import json
+import logging
+import time
 
 from aiohttp import web
+
+logger = logging.getLogger("hybridgw.gateway")
 
 
 class APIError(Exception):
@@ -46,18 +53,34 @@ def model_not_found(model: str) -> APIError:
 
 @web.middleware
 async def error_middleware(request: web.Request, handler):
+    started = time.perf_counter()
     try:
         return await handler(request)
     except APIError as error:
-        return error.response()
+        return _rejected(request, error, started)
     except web.HTTPRequestEntityTooLarge:
         from gateway.app_keys import CONFIG
 
         limit = request.app[CONFIG].max_body_bytes
-        return APIError(
-            413, f"Request body too large (limit {limit} bytes).", code="body_too_large"
-        ).response()
+        error = APIError(413, f"Request body too large (limit {limit} bytes).", code="body_too_large")
+        return _rejected(request, error, started)
     except web.HTTPException as error:
         if error.status < 400:
             raise
-        return APIError(error.status, error.reason or "error", "invalid_request_error").response()
+        return _rejected(request, APIError(error.status, error.reason or "error"), started)
+
+
+def _rejected(request: web.Request, error: APIError, started: float) -> web.Response:
+    """The error response, and the request's one log line (outcome "rejected")."""
+    if logger.isEnabledFor(logging.INFO):
+        record = {
+            "event": "request",
+            "outcome": "rejected",
+            "path": request.path,
+            "status": error.status,
+            "code": error.code,
+            "message": error.message[:200],
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+        }
+        logger.info(json.dumps(record))
+    return error.response()

@@ -32,6 +32,7 @@ class NodeLoad:
     other_requests: int = 0
     other_prompt_tokens: int = 0
     num_dispatched: int = 0  # ever, by this gateway (the round-robin policy's turn)
+    last_token_at: float = 0.0  # when a token of this gateway's requests there last arrived
     own: list["Dispatched"] = field(default_factory=list)  # this gateway's requests there, live
 
     @property
@@ -63,6 +64,11 @@ class NodeLoad:
     def end_times(self, now: float, step_s: float) -> list[float]:
         """The expected ends of this gateway's requests there, earliest first."""
         return sorted(d.expected_end(now, step_s) for d in self.own)
+
+    def has_progressed_since(self, moment: float) -> bool:
+        """Whether a token of any request there arrived after `moment` (time.monotonic()): the
+        node is working, however slowly, not hung."""
+        return self.last_token_at > moment
 
     def slot_free_at(self, num_slots: int, now: float = 0.0, step_s: float = 0.0) -> float | None:
         """When a new request would get a slot: the (n - slots + 1)-th earliest expected end of
@@ -107,7 +113,7 @@ class Dispatched:
             self.first_token()
             self.first_at = now
         self.num_tokens += num_tokens
-        self.last_at = now
+        self.last_at = self.load.last_token_at = now
 
     def expected_end(self, now: float, step_s: float) -> float:
         """From its own pace once it has one (two tokens, some time apart), else the prediction

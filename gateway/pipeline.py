@@ -68,7 +68,8 @@ class Dispatcher:
                 if not error.retryable or attempt + 1 == self.policy.max_attempts:
                     kind = "server_error" if error.status >= 500 else "invalid_request_error"
                     raise APIError(error.status, str(error), kind) from None
-                backend.state.cooldown_until = time.monotonic() + self.policy.cooldown_s
+                if error.node_failed:
+                    backend.state.cooldown_until = time.monotonic() + self.policy.cooldown_s
                 excluded.add(backend.state.node_id)
             except BaseException:
                 await generation.close()
@@ -78,16 +79,21 @@ class Dispatcher:
     async def _first_tokens(
         self, generation: Generation, decision: Decision, request: RouteRequest, tried: set[str], attempt: int
     ) -> None:
-        """Every choice's first token; a node that has none by its deadline (hung, paused)
-        loses the request when another node could take it (BackendError, retried there)."""
+        """Every choice's first token; a node that has none by its deadline loses the request
+        when another node could take it (BackendError, retried there). Only a node that gave no
+        token to any request meanwhile (hung, paused) is cooled down: one that is merely busy
+        keeps serving the rest (a cooled-down edge would turn private requests away)."""
         waiter = asyncio.ensure_future(generation.first_tokens())
         deadline = self._first_token_deadline(decision)
+        waited_from = time.monotonic()
         done, _ = await asyncio.wait({waiter}, timeout=deadline)
         retry = attempt + 1 < self.policy.max_attempts
         if not done and retry and self._elsewhere(request, tried | {decision.node_id}):
             waiter.cancel()
             self.metrics.first_token_deadlines.inc()
-            raise BackendError(f"node {decision.node_id} gave no first token within {deadline:.1f} s", 504)
+            working = generation.node.load.has_progressed_since(waited_from)
+            message = f"node {decision.node_id} gave no first token within {deadline:.1f} s"
+            raise BackendError(message, 504, node_failed=not working)
         await waiter
 
     def _first_token_deadline(self, decision: Decision) -> float:

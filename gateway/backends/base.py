@@ -10,12 +10,15 @@ from shared.proto import inference_pb2 as pb
 
 
 class BackendError(Exception):
-    """The node failed (unreachable, error status, timeout). `retryable` before the first token."""
+    """The node failed (unreachable, error status, timeout). `retryable` before the first token;
+    `node_failed` False when only this request was late there while the node kept working (it is
+    tried elsewhere, but the node is not cooled down)."""
 
-    def __init__(self, message: str, status: int = 502, retryable: bool = True):
+    def __init__(self, message: str, status: int = 502, retryable: bool = True, node_failed: bool = True):
         super().__init__(message)
         self.status = status
         self.retryable = retryable
+        self.node_failed = node_failed
 
 
 class ChunkSink(Protocol):

@@ -213,11 +213,17 @@ async def test_gateway_process_serves_and_logs_one_line_per_request(model_path, 
         async with session.post(f"{gateway.url}/chat/completions", json=body) as response:
             assert response.status == 200
             assert (await response.json())["usage"]["completion_tokens"] <= 3
+        unknown = {**body, "model": "nope"}
+        async with session.post(f"{gateway.url}/chat/completions", json=unknown) as response:
+            assert response.status == 404
     assert gateway.stop() == 0
     logged = [
         json.loads(line) for line in gateway.lines if line.startswith("{") and '"event": "request"' in line
     ]
-    assert len(logged) == 1 and logged[0]["target"] == "edge" and logged[0]["outcome"] == "ok"
+    assert len(logged) == 2 and logged[0]["target"] == "edge" and logged[0]["outcome"] == "ok"
+    rejected = {k: logged[1][k] for k in ("outcome", "path", "status", "code")}
+    expected = {"outcome": "rejected", "path": "/v1/chat/completions", "status": 404}
+    assert rejected == {**expected, "code": "model_not_found"}
 
 
 async def _ready(session: aiohttp.ClientSession, base: str) -> bool:

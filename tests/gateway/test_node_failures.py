@@ -2,6 +2,7 @@
 the request retried elsewhere (streamed too, with the answering node's headers); a stream with no
 node left gets a JSON error; a node that answers without waiting streams its whole text."""
 
+import asyncio
 import json
 import time
 
@@ -9,7 +10,7 @@ import aiohttp
 
 from formats.tokenizer import GGUFTokenizer
 from gateway import app_keys
-from gateway.config import GatewayConfig, ModelEntry
+from gateway.config import GatewayConfig, ModelEntry, RoutingPolicy
 from shared.proto import inference_pb2 as pb
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config, greedy_text
 
@@ -161,3 +162,58 @@ async def test_a_node_failing_mid_stream_ends_it_with_an_error_event_not_a_cut(m
         async with session.post(f"{gateway.url}/v1/chat/completions", json=unstreamed) as response:
             assert response.status == 502 and (await response.json())["error"]["type"] == "server_error"
     assert dying.calls == 2
+
+
+class BusyNode(InstantNode):
+    """Test double: a node that streams its first request's tokens slowly (one every 20 ms) and
+    starts no other request while that one runs: busy, not hung. Once it ends, it is hung."""
+
+    def __init__(self):
+        super().__init__()
+        self.first_done = asyncio.Event()
+
+    async def run(self, request, sink, timeout_s, trace_headers=None, client=None):
+        self.calls += 1
+        if self.calls > 1:
+            await asyncio.Event().wait()  # never a token (cancelled when the request moves)
+        try:
+            for position in range(60):
+                chunk = pb.GenerateChunk(request_id=request.request_id, index=position)
+                chunk.tokens.add(token_id=self.TOKENS[position % len(self.TOKENS)])
+                if position == 59:
+                    chunk.finish_reason = pb.FINISH_REASON_LENGTH
+                sink.put(chunk)
+                await asyncio.sleep(0.02)
+        finally:  # the gateway cancels the call once the last chunk is in
+            self.first_done.set()
+
+
+async def test_a_late_first_token_on_a_working_node_moves_the_request_but_cools_down_only_a_hung_one(
+    model_path, edge_node
+):
+    busy = BusyNode()
+    policy = RoutingPolicy(first_token_deadline_s=0.3, first_token_deadline_factor=1.0)
+    async with Gateway(edge_config(model_path, edge_node, routing=policy), [busy]) as gateway:
+        edge = next(b for b in gateway.runner.app[app_keys.BACKENDS] if b is not busy)
+        edge.state.calibration.ttft_factor = 10.0  # the edge looks slow: the busy node is tried first
+        registry = gateway.runner.app[app_keys.METRICS].registry
+        stream = await gateway.client.chat.completions.create(
+            model="tiny", messages=MESSAGES, max_tokens=60, stream=True
+        )
+        first = await anext(aiter(stream))  # the busy node's long answer is under way
+        assert first.choices[0].delta.role == "assistant"
+        late = await gateway.client.chat.completions.with_raw_response.create(
+            model="tiny", messages=MESSAGES, max_tokens=3
+        )
+        assert late.headers["X-Hybridgw-Node"] == "edge-a"
+        assert registry.get_sample_value("hybridgw_first_token_deadlines_total") == 1
+        assert busy.calls == 2 and busy.state.cooldown_until <= time.monotonic()  # working: kept
+        _ = [chunk async for chunk in stream]
+        await busy.first_done.wait()
+        edge.state.calibration.ttft_factor = 10.0
+        hung = await gateway.client.chat.completions.with_raw_response.create(
+            model="tiny", messages=MESSAGES, max_tokens=3
+        )
+        assert hung.headers["X-Hybridgw-Node"] == "edge-a"
+        assert registry.get_sample_value("hybridgw_first_token_deadlines_total") == 2
+        assert busy.calls == 3 and busy.state.cooldown_until > time.monotonic()  # no token: cooled
