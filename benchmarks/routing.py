@@ -98,11 +98,16 @@ def free_port() -> int:
 HYBRIDGW = str(ROOT / ".venv/bin/hybridgw")
 
 
-def systems(llama_server: str | None, vllm_python: str | None, config_dir: Path) -> list[System]:
+def systems(
+    llama_server: str | None, vllm_python: str | None, config_dir: Path, slo: tuple[float, float]
+) -> list[System]:
+    """`slo`: (TTFT, TPOT) in ms, the SLO the run measures; the gateways are told it as their
+    default latency targets (only the router's "predicted" policy uses them)."""
     found = []
+    targets = f"ttft_target_ms = {slo[0]}\ntpot_target_ms = {slo[1]}\n"
     for policy in POLICIES:
         config = config_dir / f"{policy}.toml"
-        config.write_text(f'[routing]\npolicy = "{policy}"\n')
+        config.write_text(f'[routing]\npolicy = "{policy}"\n{targets}')
         found.append(_up(f"hybridgw-{policy}", config))
     config = config_dir / "edge-only.toml"
     config.write_text("")
@@ -320,7 +325,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as config_dir:
         found = [
             s
-            for s in systems(llama_server, args.vllm_python, Path(config_dir))
+            for s in systems(
+                llama_server, args.vllm_python, Path(config_dir), (args.slo_ttft_ms, args.slo_tpot_ms)
+            )
             if (
                 s.name.removeprefix("hybridgw-") not in POLICIES
                 or s.name.removeprefix("hybridgw-") in args.policies

@@ -13,6 +13,12 @@ Requests in transit make a report lag this gateway's count (dispatched but not y
 finished on the node but not yet here); the difference only ever lowers `others`, never below
 zero, and the next report corrects it.
 
+The pace the node gives each running request right now — seconds between one request's
+tokens, prefill chunks interleaved with the decodes included — is read off the tokens as they
+arrive (`live_pace`): a node's decode-step table is measured on pure decode steps, and under a
+mix of long prompts and chats the real gap between tokens was twice what it predicted, learned
+by calibration only as requests finished, after a burst had been placed.
+
 When a new request would wait for a slot, it waits for the earliest ends of the requests there:
 each one's end is re-estimated from its own pace as its tokens arrive (a node that decodes three
 times slower than predicted shows it within a few tokens), from the prediction made when it was
@@ -20,6 +26,9 @@ dispatched until it has a pace, and from the node's step time once that predicti
 
 import time
 from dataclasses import dataclass, field
+
+PACE_SMOOTHING = 0.2
+PACE_FRESH_S = 2.0  # a pace older than this (no token since) says nothing about now
 
 
 @dataclass(slots=True)
@@ -33,6 +42,7 @@ class NodeLoad:
     other_prompt_tokens: int = 0
     num_dispatched: int = 0  # ever, by this gateway (the round-robin policy's turn)
     last_token_at: float = 0.0  # when a token of this gateway's requests there last arrived
+    pace_s: float = 0.0  # smoothed seconds between a request's tokens there (0: none seen)
     own: list["Dispatched"] = field(default_factory=list)  # this gateway's requests there, live
 
     @property
@@ -64,6 +74,22 @@ class NodeLoad:
     def end_times(self, now: float, step_s: float) -> list[float]:
         """The expected ends of this gateway's requests there, earliest first."""
         return sorted(d.expected_end(now, step_s) for d in self.own)
+
+    def observe_gap(self, seconds_per_token: float) -> None:
+        """One request's time per token since its previous chunk."""
+        previous = self.pace_s
+        self.pace_s = (
+            seconds_per_token
+            if previous == 0.0
+            else ((1 - PACE_SMOOTHING) * previous + PACE_SMOOTHING * seconds_per_token)
+        )
+
+    def live_pace(self, now: float) -> float | None:
+        """Seconds per token each running request gets now, or None when no request there has
+        given a token lately (idle, or only new requests: then the node's step table holds)."""
+        if self.pace_s == 0.0 or now - self.last_token_at > PACE_FRESH_S:
+            return None
+        return self.pace_s
 
     def has_progressed_since(self, moment: float) -> bool:
         """Whether a token of any request there arrived after `moment` (time.monotonic()): the
@@ -112,6 +138,8 @@ class Dispatched:
         if self.first_at is None:
             self.first_token()
             self.first_at = now
+        elif num_tokens:
+            self.load.observe_gap((now - self.last_at) / num_tokens)
         self.num_tokens += num_tokens
         self.last_at = self.load.last_token_at = now
 

@@ -12,7 +12,9 @@ report corrected live by this gateway's dispatches) plus this one, and M its max
     ahead    = prompt tokens still to compute on the node, when no slot wait (else in `wait`)
     uncached = prompt - the tokens the node's prefix cache holds (gateway/request_context.py)
     ttft     = (rtt + wait + (ahead + uncached) / prefill_rate) * ttft_factor
-    tpot     = step(batch) * tpot_factor
+    tpot     = step(batch) * tpot_factor, or with tokens arriving from the node now, their live
+               pace (gateway/node_load.py) * step(batch) / step(running): what the running
+               requests get now, prefill chunks between their tokens included, one more of them
     e2e      = ttft + expected_output * tpot
 The factors are the node's observed/predicted ratios, learned online (gateway/calibration.py).
 Policy: candidates serve the model, are healthy, not cooling down, and fit the prompt plus the
@@ -175,6 +177,9 @@ def predict(node: NodeState, request: RouteRequest, now: float = 0.0) -> Predict
     calibration = node.calibration
     ttft = raw_ttft * calibration.ttft_factor
     tpot = step * calibration.tpot_factor
+    pace = node.load.live_pace(now) if node.num_running else None
+    if pace is not None:
+        tpot = pace * step / decode_step_seconds(node, node.num_running)
     e2e = ttft + request.expected_output_tokens * tpot
     return Prediction(node.node_id, ttft, e2e, tpot, raw_ttft, step)
 

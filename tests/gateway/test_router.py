@@ -311,3 +311,33 @@ def test_no_request_waits_behind_a_full_edge_while_the_cloud_has_room():
     assert both_full.node_id == "edge-1"  # no room anywhere: the prediction decides again
     private = route(RouteRequest(MODEL, 100, 128, True, objective="ttft"), [edge, cloud], 0.0, rng)
     assert (private.node_id, private.reason) == ("edge-1", "private")  # it waits on the edge
+
+
+def test_tpot_follows_the_pace_tokens_arrive_at_now(monkeypatch):
+    """The step table says 50 ms at 4 running; tokens arrive every 200 ms (prefill chunks run
+    between them): one more request there is predicted 200 ms scaled by the table's step(5) /
+    step(4), until no token has come for a while (then the table and calibration again)."""
+    import gateway.node_load as node_load
+
+    clock = [100.0]
+    monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
+    node = _cloud(decode_steps=((1, 0.02), (4, 0.05), (8, 0.07)), rtt_s=0.0)
+    running = [node.load.dispatch(0, 0.0, 64) for _ in range(4)]
+    for _ in range(5):
+        for request in running:
+            request.advance(1)
+        clock[0] += 0.2
+    clock[0] -= 0.2  # now: the last tokens' time
+    assert node.load.live_pace(clock[0]) == pytest.approx(0.2)
+    live = predict(node, _request(output=10), now=clock[0])
+    assert live.tpot_s == pytest.approx(0.2 * 0.055 / 0.05)
+    assert live.raw_tpot_s == pytest.approx(0.055)  # what calibration learns against
+    assert live.e2e_s == pytest.approx(live.ttft_s + 10 * live.tpot_s)
+    # another worker, idle, slower to prefill: the only one that meets a 100 ms TPOT target now
+    other = _cloud(node_id="cloud-2", decode_steps=((1, 0.08),), prefill_tokens_per_s=200.0)
+    meeting = _request(output=10, tpot_s=0.1)
+    assert route(meeting, [node, other], clock[0], random.Random(0)).node_id == "cloud-2"
+    clock[0] += node_load.PACE_FRESH_S + 0.1
+    assert node.load.live_pace(clock[0]) is None
+    assert predict(node, _request(output=10), now=clock[0]).tpot_s == pytest.approx(0.055)
+    assert route(meeting, [node, other], clock[0], random.Random(0)).node_id == "cloud-1"
