@@ -20,7 +20,10 @@ The factors are the node's observed/predicted ratios, learned online (gateway/ca
 Policy: candidates serve the model, are healthy, not cooling down, and fit the prompt plus the
 expected output in their context window; a private request may only use edge nodes. With
 latency targets (TTFT, TPOT, end to end), the edge is preferred when it meets them all, else any
-node that does; otherwise, and with no target, the node with the lowest predicted objective wins: TTFT for
+node that does, one with a free slot before one where the request would queue (a queue predicted
+to meet the targets beats a free slot predicted to miss them: a full edge serves a chat within
+its SLO after a short wait while a saturated cloud starts it at once and paces it too slowly);
+otherwise, and with no target, the node with the lowest predicted objective wins: TTFT for
 a streamed request (its client reads from the first token on; minimizing e2e instead queued a
 burst's requests behind the edge's slots, where they finish as early but start late), e2e for
 one answered at once. Ties are broken at random. When every candidate's queue is past its bound
@@ -259,16 +262,15 @@ def _choose(
     edges = _with_free_slot([n for n in nodes if n.kind == NodeKind.EDGE])
     if request.is_private:
         return _best(edges, predictions, rng, request.objective), "private"
-    nodes = _with_free_slot(nodes)
     targets = request.targets
-    if targets.is_set:
-        meeting = [n for n in nodes if targets.met_by(predictions[n.node_id])]
+    if targets.is_set:  # among the nodes predicted to meet them, a free slot first, then the edge
+        meeting = _with_free_slot([n for n in nodes if targets.met_by(predictions[n.node_id])])
         meeting_edges = [n for n in meeting if n.kind == NodeKind.EDGE]
         if meeting_edges:
             return _best(meeting_edges, predictions, rng, request.objective), "edge_meets_target"
         if meeting:
             return _best(meeting, predictions, rng, request.objective), "meets_target"
-    return _best(nodes, predictions, rng, request.objective), "fastest"
+    return _best(_with_free_slot(nodes), predictions, rng, request.objective), "fastest"
 
 
 def _with_free_slot(nodes: list[NodeState]) -> list[NodeState]:

@@ -1,6 +1,7 @@
 """The routing policy on its own: exact decisions for hand-made node states."""
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -341,3 +342,19 @@ def test_tpot_follows_the_pace_tokens_arrive_at_now(monkeypatch):
     assert node.load.live_pace(clock[0]) is None
     assert predict(node, _request(output=10), now=clock[0]).tpot_s == pytest.approx(0.055)
     assert route(meeting, [node, other], clock[0], random.Random(0)).node_id == "cloud-1"
+
+
+def test_with_targets_a_short_queue_that_meets_them_beats_a_free_slot_that_misses_them():
+    """A full edge whose running chats end within a second meets a 10 s TTFT / 200 ms TPOT
+    target; the cloud has free slots but paces its requests at 300 ms a token: the chat queues
+    on the edge. Without targets, it starts at once on the cloud (the free-slot rule)."""
+    edge = _edge(max_running=2, rtt_s=0.0, decode_steps=((1, 0.05), (2, 0.05)))
+    for _ in range(2):
+        edge.load.dispatch(0, predicted_end=1.0, expected_tokens=20)
+    cloud = _cloud(max_running=8, decode_steps=((1, 0.3), (8, 0.3)))
+    chat = RouteRequest(MODEL, 100, 64, False, LatencyTargets(ttft_s=10.0, tpot_s=0.2), objective="ttft")
+    decision = route(chat, [edge, cloud], now=0.0, rng=random.Random(0))
+    assert (decision.node_id, decision.reason) == ("edge-1", "edge_meets_target")
+    assert decision.prediction_for("edge-1").ttft_s == pytest.approx(1.0 + 100 / 100)  # queued
+    untargeted = route(replace(chat, targets=LatencyTargets()), [edge, cloud], 0.0, random.Random(0))
+    assert (untargeted.node_id, untargeted.reason) == ("cloud-1", "fastest")
