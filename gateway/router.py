@@ -27,7 +27,8 @@ otherwise, and with no target, the node with the lowest predicted objective wins
 a streamed request (its client reads from the first token on; minimizing e2e instead queued a
 burst's requests behind the edge's slots, where they finish as early but start late), e2e for
 one answered at once. Ties are broken at random. When every candidate's queue is past its bound
-the request is shed (429, Retry-After); a private request with no edge capacity gets 503.
+the request is shed (429, Retry-After); a private request with no edge capacity gets 503. Public
+requests may fill only half of an edge's queue: the rest is kept for private ones.
 """
 
 import itertools
@@ -218,7 +219,7 @@ def route(
     candidates = [n for n in allowed if fits(n, request)]
     if not candidates:
         return Decision(Outcome.TOO_LONG, None, "context_window")
-    open_nodes = [n for n in candidates if n.num_waiting < n.queue_bound]
+    open_nodes = [n for n in candidates if n.num_waiting < _queue_bound(n, request)]
     predictions = {n.node_id: predict(n, request, now) for n in candidates}
     if not open_nodes:
         retry = max(1.0, min(p.ttft_s for p in predictions.values()))
@@ -232,6 +233,15 @@ def route(
     else:
         node, reason = _choose(request, open_nodes, predictions, rng)
     return Decision(Outcome.ROUTED, node.node_id, reason, tuple(predictions.values()))
+
+
+def _queue_bound(node: NodeState, request: RouteRequest) -> int:
+    """Waiting requests beyond which the node takes no more of this kind: a public request
+    leaves the last half of an edge's queue to private ones, which can go nowhere else (public
+    chats queued on a full edge had turned private requests away with 503)."""
+    if node.kind == NodeKind.EDGE and not request.is_private:
+        return max(1, node.queue_bound // 2)
+    return node.queue_bound
 
 
 def _missing(needs: tuple[str, ...], nodes: list[NodeState]) -> str:

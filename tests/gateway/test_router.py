@@ -191,6 +191,18 @@ def test_shed_when_every_queue_is_full():
     assert decision.outcome == Outcome.SHED and decision.retry_after_s >= 1.0
 
 
+def test_public_requests_leave_half_of_an_edge_queue_to_private_ones():
+    edge = _edge(max_running=4, queue_bound=8, load=_loaded(4 + 3))  # 3 waiting
+    assert route(_request(), [edge], 0, random.Random(0)).node_id == "edge-1"
+    edge.load.other_requests += 1  # 4 waiting: the public half is full
+    public = route(_request(), [edge, _cloud()], 0, random.Random(0))
+    assert public.node_id == "cloud-1"
+    assert route(_request(), [edge], 0, random.Random(0)).outcome == Outcome.SHED
+    assert route(_request(private=True), [edge], 0, random.Random(0)).node_id == "edge-1"
+    edge.load.other_requests += 4  # 8 waiting: full for private requests too
+    assert route(_request(private=True), [edge], 0, random.Random(0)).outcome == Outcome.UNAVAILABLE
+
+
 def test_cooled_down_and_wrong_model_nodes_are_skipped():
     nodes = [_edge(cooldown_until=5.0), _cloud(models=frozenset({"other"}))]
     assert route(_request(), nodes, now=1.0, rng=random.Random(0)).outcome == Outcome.UNAVAILABLE
