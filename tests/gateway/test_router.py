@@ -191,15 +191,19 @@ def test_shed_when_every_queue_is_full():
     assert decision.outcome == Outcome.SHED and decision.retry_after_s >= 1.0
 
 
-def test_public_requests_leave_half_of_an_edge_queue_to_private_ones():
+def test_public_requests_leave_half_of_an_edge_queue_to_private_ones_while_they_can_go_elsewhere():
     edge = _edge(max_running=4, queue_bound=8, load=_loaded(4 + 3))  # 3 waiting
     assert route(_request(), [edge], 0, random.Random(0)).node_id == "edge-1"
     edge.load.other_requests += 1  # 4 waiting: the public half is full
     public = route(_request(), [edge, _cloud()], 0, random.Random(0))
     assert public.node_id == "cloud-1"
-    assert route(_request(), [edge], 0, random.Random(0)).outcome == Outcome.SHED
-    assert route(_request(private=True), [edge], 0, random.Random(0)).node_id == "edge-1"
-    edge.load.other_requests += 4  # 8 waiting: full for private requests too
+    assert route(_request(private=True), [edge, _cloud()], 0, random.Random(0)).node_id == "edge-1"
+    full_cloud = _cloud(queue_bound=2, load=_loaded(64 + 2))
+    # nowhere else to go: the whole queue
+    assert route(_request(), [edge, full_cloud], 0, random.Random(0)).node_id == "edge-1"
+    assert route(_request(), [edge], 0, random.Random(0)).node_id == "edge-1"
+    edge.load.other_requests += 4  # 8 waiting: full for every request
+    assert route(_request(), [edge, full_cloud], 0, random.Random(0)).outcome == Outcome.SHED
     assert route(_request(private=True), [edge], 0, random.Random(0)).outcome == Outcome.UNAVAILABLE
 
 
