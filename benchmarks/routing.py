@@ -291,6 +291,7 @@ TITLES = {
     "upstreams-vllm": "vLLM behind the gateway",
     "edge-batched": "The edge node alone against llama-server (8 slots, batched row kernels)",
     "routing-bf16-cloud": "Routing under load with the cloud engine's CPU kernels in bfloat16",
+    "routing-all-edge": "Routing under load: all-edge, public requests using the whole edge queue when alone",
 }
 
 
