@@ -79,7 +79,7 @@ def _rejected(request: web.Request, error: APIError, started: float) -> web.Resp
             "path": request.path,
             "status": error.status,
             "code": error.code,
-            "message": error.message[:200],
+            "param": error.param,  # not the message: it may quote the request's content
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         }
         logger.info(json.dumps(record))
