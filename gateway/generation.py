@@ -28,8 +28,13 @@ class Generation:
     sinks: list[ChoiceSink] = field(default_factory=list)
     tasks: list[asyncio.Task] = field(default_factory=list)  # one per choice: the node request
     dispatches: list[Dispatched] = field(default_factory=list)  # each choice's count on its node
-    started: float = field(default_factory=time.perf_counter)
+    started: float = field(default_factory=time.perf_counter)  # this attempt on this node
     observed: tuple[float | None, float | None] | None = None  # (ttft, tpot) ratios, once closed
+    received: float | None = None  # when routing began (the first attempt's): the client's wait
+
+    def __post_init__(self) -> None:
+        if self.received is None:
+            self.received = self.started
 
     @property
     def node_id(self) -> str:

@@ -38,6 +38,7 @@ class Dispatcher:
     async def start(self, prepared: PreparedRequest, output: EventSink) -> Generation:
         """The generation, once every choice has its first token (in `output` already). Raises
         APIError when no node can take it or every node tried failed before its first token."""
+        received = time.perf_counter()
         context = prepared.context
         privacy = await classify_async(
             prepared.texts, context.privacy_mode, context.privacy_header, len(prepared.body.image_parts)
@@ -57,6 +58,7 @@ class Dispatcher:
                 raise_for_outcome(decision, privacy, prepared.model.name, self.metrics, prepared.needs)
             backend = next(b for b in candidates if b.state.node_id == decision.node_id)
             generation = self._launch(prepared, decision, backend, privacy, salt, output)
+            generation.received = received
             if attempt == 0:  # runs once the choices' requests are on their way to the node
                 asyncio.get_running_loop().call_soon(output.ahead)
             try:

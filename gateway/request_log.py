@@ -33,7 +33,8 @@ def record(metrics: GatewayMetrics, generation: Generation, outcome: str) -> Non
     """Metrics, the status page's recent activity, and the one structured log line of the request."""
     target = generation.target
     now = time.perf_counter()
-    ttft = generation.first_token_at - generation.started if generation.first_token_at else None
+    received = generation.received  # a request retried on another node waited from here
+    ttft = generation.first_token_at - received if generation.first_token_at else None
     tpot = None
     if ttft is not None and generation.completion_tokens > 1:
         tpot = (now - generation.first_token_at) / (generation.completion_tokens - 1)
@@ -48,7 +49,7 @@ def record(metrics: GatewayMetrics, generation: Generation, outcome: str) -> Non
         private=generation.privacy.is_private,
         privacy_reason=generation.privacy.reason,
         ttft_ms=round(ttft * 1000, 1) if ttft is not None else None,
-        duration_ms=round((now - generation.started) * 1000, 1),
+        duration_ms=round((now - received) * 1000, 1),
         completion_tokens=generation.completion_tokens,
     )
     if outcome == "ok":
@@ -61,5 +62,5 @@ def record(metrics: GatewayMetrics, generation: Generation, outcome: str) -> Non
             record["predicted_ttft_ms"] = round(generation.prediction.ttft_s * 1000, 1)
         logger.info(json.dumps(record))
     metrics.recent.record(decision, tpot * 1000 if tpot is not None else None)
-    metrics.finished(target, outcome, now - generation.started, ttft, tpot)
+    metrics.finished(target, outcome, now - received, ttft, tpot)
     metrics.count_tokens(generation.prompt_tokens, generation.completion_tokens)

@@ -207,6 +207,8 @@ async def test_a_late_first_token_on_a_working_node_moves_the_request_but_cools_
         )
         assert late.headers["X-Hybridgw-Node"] == "edge-a"
         assert registry.get_sample_value("hybridgw_first_token_deadlines_total") == 1
+        logged = gateway.runner.app[app_keys.METRICS].recent.recent()[0]
+        assert logged["node"] == "edge-a" and logged["ttft_ms"] >= 300  # the client's wait: both nodes
         assert busy.calls == 2 and busy.state.cooldown_until <= time.monotonic()  # working: kept
         _ = [chunk async for chunk in stream]
         await busy.first_done.wait()
