@@ -219,3 +219,35 @@ async def test_a_late_first_token_on_a_working_node_moves_the_request_but_cools_
         assert hung.headers["X-Hybridgw-Node"] == "edge-a"
         assert registry.get_sample_value("hybridgw_first_token_deadlines_total") == 2
         assert busy.calls == 3 and busy.state.cooldown_until > time.monotonic()  # no token: cooled
+
+
+class CachingNode(InstantNode):
+    """Test double: a node that, after a request, holds its prompt's blocks in its prefix cache
+    (and says so, as a node's report does); it notes what the gateway counted as prompt tokens
+    still to compute there when each request arrived."""
+
+    def __init__(self):
+        super().__init__()
+        self.state.prefix_block_size = 16
+        self.pending_at_arrival: list[tuple[int, int]] = []  # (prompt tokens, counted pending)
+
+    async def run(self, request, sink, timeout_s, trace_headers=None, client=None):
+        from shared.prefix_hash import block_hashes
+
+        prompt = list(request.prompt_token_ids)
+        self.pending_at_arrival.append((len(prompt), self.state.load.own_pending_prompt_tokens))
+        self.state.cached_block_hashes = frozenset(block_hashes(prompt, 16, request.cache_salt))
+        await super().run(request, sink, timeout_s, trace_headers, client)
+
+
+async def test_a_prompt_the_node_holds_counts_as_work_ahead_only_for_its_uncached_tokens(model_path):
+    caching = CachingNode()
+    config = GatewayConfig(models=[ModelEntry("tiny", str(model_path), context_length=256)])
+    long_messages = [{"role": "user", "content": "Hello world " * 10}]
+    async with Gateway(config, [caching]) as gateway:
+        for _ in range(2):
+            await gateway.client.chat.completions.create(model="tiny", messages=long_messages, max_tokens=5)
+    (first_prompt, first_pending), (second_prompt, second_pending) = caching.pending_at_arrival
+    assert first_prompt == second_prompt > 32 and first_pending == first_prompt  # nothing cached yet
+    cached = min(first_prompt // 16 * 16, first_prompt - 1)
+    assert second_pending == first_prompt - cached
