@@ -38,6 +38,7 @@ class NodeLoad:
 
     own_requests: int = 0
     own_pending_prompt_tokens: int = 0  # prompts of own requests that have no first token yet
+    own_pending_cached_tokens: int = 0  # the parts of those the node's prefix cache holds
     other_requests: int = 0
     other_prompt_tokens: int = 0
     num_dispatched: int = 0  # ever, by this gateway (the round-robin policy's turn)
@@ -57,17 +58,21 @@ class NodeLoad:
     def report(self, num_requests: int, num_prompt_tokens: int) -> None:
         """The node's own counts (all gateways), as of now."""
         self.other_requests = max(0, num_requests - self.own_requests)
-        self.other_prompt_tokens = max(0, num_prompt_tokens - self.own_pending_prompt_tokens)
+        # a node counts a request it has not admitted yet with its whole prompt, cached or not
+        own = self.own_pending_prompt_tokens + self.own_pending_cached_tokens
+        self.other_prompt_tokens = max(0, num_prompt_tokens - own)
 
     def dispatch(
-        self, prompt_tokens: int, predicted_end: float = 0.0, expected_tokens: int = 0
+        self, prompt_tokens: int, predicted_end: float = 0.0, expected_tokens: int = 0, num_cached: int = 0
     ) -> "Dispatched":
-        """`predicted_end` on the router's clock (time.monotonic()); `expected_tokens`: what it
-        is expected to generate (the router's cap on max_tokens)."""
+        """`prompt_tokens`: those the node will compute; `num_cached`: those its prefix cache is
+        predicted to hold. `predicted_end` on the router's clock (time.monotonic());
+        `expected_tokens`: what it is expected to generate (the router's cap on max_tokens)."""
         self.own_requests += 1
         self.own_pending_prompt_tokens += prompt_tokens
+        self.own_pending_cached_tokens += num_cached
         self.num_dispatched += 1
-        dispatched = Dispatched(self, prompt_tokens, predicted_end, expected_tokens)
+        dispatched = Dispatched(self, prompt_tokens, predicted_end, expected_tokens, num_cached)
         self.own.append(dispatched)
         return dispatched
 
@@ -118,13 +123,22 @@ class Dispatched:
         "last_at",
         "load",
         "num_tokens",
+        "pending_cached_tokens",
         "pending_prompt_tokens",
         "predicted_end",
     )
 
-    def __init__(self, load: NodeLoad, prompt_tokens: int, predicted_end: float, expected_tokens: int = 0):
+    def __init__(
+        self,
+        load: NodeLoad,
+        prompt_tokens: int,
+        predicted_end: float,
+        expected_tokens: int = 0,
+        num_cached: int = 0,
+    ):
         self.load = load
         self.pending_prompt_tokens = prompt_tokens
+        self.pending_cached_tokens = num_cached
         self.predicted_end = predicted_end
         self.expected_tokens = expected_tokens
         self.num_tokens = 0
@@ -155,11 +169,15 @@ class Dispatched:
         return now + remaining * step_s
 
     def first_token(self) -> None:
+        load = self.load
         if self.pending_prompt_tokens:
-            load = self.load
             remaining = load.own_pending_prompt_tokens - self.pending_prompt_tokens
             load.own_pending_prompt_tokens = max(0, remaining)
             self.pending_prompt_tokens = 0
+        if self.pending_cached_tokens:
+            remaining = load.own_pending_cached_tokens - self.pending_cached_tokens
+            load.own_pending_cached_tokens = max(0, remaining)
+            self.pending_cached_tokens = 0
 
     def finished(self) -> None:
         if not self.is_finished:

@@ -182,7 +182,7 @@ class Dispatcher:
         )
         for index in range(prepared.num_choices):
             uncached = max(0, len(prepared.choice_prompt(index)) - num_cached)
-            dispatched = node.load.dispatch(uncached, end, expected_tokens)
+            dispatched = node.load.dispatch(uncached, end, expected_tokens, num_cached)
             text = TextStream(prepared.model.tokenizer, body.stop, body.min_tokens)
             tools = tool_parser(prepared.model, body)
             keep_tokens = body.logprobs or body.return_token_ids

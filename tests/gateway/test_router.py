@@ -140,6 +140,21 @@ def test_reports_reconcile_the_live_count_with_several_gateways():
     assert seen_by_b.num_requests == 0
 
 
+def test_a_report_counting_unadmitted_prompts_whole_does_not_put_their_cached_part_back():
+    """Two requests sent, 800 of each 830-token prompt in the node's cache: 60 tokens of work.
+    A node counts a request not yet admitted with its whole prompt (1,660 reported): the cached
+    parts are not read as other gateways' work."""
+    load = NodeLoad()
+    sent = [load.dispatch(30, num_cached=800) for _ in range(2)]
+    load.report(num_requests=2, num_prompt_tokens=1660)
+    assert (load.other_prompt_tokens, load.prompt_tokens_ahead) == (0, 60)
+    load.report(num_requests=3, num_prompt_tokens=1660 + 500)  # another gateway's 500 tokens
+    assert load.prompt_tokens_ahead == 60 + 500
+    for request in sent:
+        request.first_token()
+    assert (load.own_pending_prompt_tokens, load.own_pending_cached_tokens) == (0, 0)
+
+
 def test_a_prompt_that_does_not_fit_an_edge_slot_goes_to_the_cloud():
     nodes = [_edge(context_length=512), _cloud(context_length=8192)]
     decision = route(_request(prompt=600, output=16, e2e_s=100.0), nodes, 0, random.Random(0))
