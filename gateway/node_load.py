@@ -25,10 +25,11 @@ times slower than predicted shows it within a few tokens), from the prediction m
 dispatched until it has a pace, and from the node's step time once that prediction has passed."""
 
 import time
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 PACE_SMOOTHING = 0.2
-PACE_FRESH_S = 2.0  # a pace older than this (no token since) says nothing about now
 
 
 @dataclass(slots=True)
@@ -45,6 +46,9 @@ class NodeLoad:
     last_token_at: float = 0.0  # when a token of this gateway's requests there last arrived
     pace_s: float = 0.0  # smoothed seconds between a request's tokens there (0: none seen)
     own: list["Dispatched"] = field(default_factory=list)  # this gateway's requests there, live
+    # the chained hashes of own requests' full prompt blocks, each counted once per request there
+    # (computed, or about to be: a request admitted later reads them from a shared prefix cache)
+    block_hashes_in_flight: Counter[int] = field(default_factory=Counter)
 
     @property
     def num_requests(self) -> int:
@@ -63,16 +67,23 @@ class NodeLoad:
         self.other_prompt_tokens = max(0, num_prompt_tokens - own)
 
     def dispatch(
-        self, prompt_tokens: int, predicted_end: float = 0.0, expected_tokens: int = 0, num_cached: int = 0
+        self,
+        prompt_tokens: int,
+        predicted_end: float = 0.0,
+        expected_tokens: int = 0,
+        num_cached: int = 0,
+        block_hashes: Sequence[int] = (),
     ) -> "Dispatched":
         """`prompt_tokens`: those the node will compute; `num_cached`: those its prefix cache is
         predicted to hold. `predicted_end` on the router's clock (time.monotonic());
-        `expected_tokens`: what it is expected to generate (the router's cap on max_tokens)."""
+        `expected_tokens`: what it is expected to generate (the router's cap on max_tokens);
+        `block_hashes`: its prompt's, counted in flight until it finishes."""
         self.own_requests += 1
         self.own_pending_prompt_tokens += prompt_tokens
         self.own_pending_cached_tokens += num_cached
         self.num_dispatched += 1
-        dispatched = Dispatched(self, prompt_tokens, predicted_end, expected_tokens, num_cached)
+        self.block_hashes_in_flight.update(block_hashes)
+        dispatched = Dispatched(self, prompt_tokens, predicted_end, expected_tokens, num_cached, block_hashes)
         self.own.append(dispatched)
         return dispatched
 
@@ -90,11 +101,14 @@ class NodeLoad:
         )
 
     def live_pace(self, now: float) -> float | None:
-        """Seconds per token each running request gets now, or None when no request there has
-        given a token lately (idle, or only new requests: then the node's step table holds)."""
-        if self.pace_s == 0.0 or now - self.last_token_at > PACE_FRESH_S:
+        """Seconds per token each running request gets now: the smoothed gap between tokens, and
+        at least the silence since the last one while a request there is between its tokens (a
+        3 s prompt chunk on the edge stalls every decode beside it; a pace dropped after 2 s of
+        silence had let the step table's 70 ms stand for 600 ms). None while none of this
+        gateway's requests there is decoding (idle, or only new ones: the step table holds)."""
+        if self.pace_s == 0.0 or not any(d.first_at is not None for d in self.own):
             return None
-        return self.pace_s
+        return max(self.pace_s, now - self.last_token_at)
 
     def has_progressed_since(self, moment: float) -> bool:
         """Whether a token of any request there arrived after `moment` (time.monotonic()): the
@@ -117,6 +131,7 @@ class Dispatched:
     `advance(n)` for each chunk of tokens that arrives (its pace)."""
 
     __slots__ = (
+        "block_hashes",
         "expected_tokens",
         "first_at",
         "is_finished",
@@ -135,8 +150,10 @@ class Dispatched:
         predicted_end: float,
         expected_tokens: int = 0,
         num_cached: int = 0,
+        block_hashes: Sequence[int] = (),
     ):
         self.load = load
+        self.block_hashes = block_hashes
         self.pending_prompt_tokens = prompt_tokens
         self.pending_cached_tokens = num_cached
         self.predicted_end = predicted_end
@@ -185,3 +202,10 @@ class Dispatched:
             self.is_finished = True
             self.load.own_requests = max(0, self.load.own_requests - 1)
             self.load.own.remove(self)
+            if not self.load.own:  # idle for this gateway: the next pace starts afresh
+                self.load.pace_s = 0.0
+            in_flight = self.load.block_hashes_in_flight
+            for block_hash in self.block_hashes:
+                in_flight[block_hash] -= 1
+                if in_flight[block_hash] <= 0:
+                    del in_flight[block_hash]

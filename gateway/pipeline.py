@@ -19,13 +19,17 @@ from gateway.node_load import Dispatched
 from gateway.node_request import node_request, run_choice
 from gateway.prepared_request import PreparedRequest
 from gateway.privacy import PrivacyDecision, classify_async
-from gateway.request_context import cache_salt, predicted_cached_tokens
+from gateway.request_context import cache_salt, predicted_cached_tokens, prompt_block_hashes
 from gateway.route_outcomes import raise_for_outcome
-from gateway.router import Decision, Outcome, RouteRequest, route
+from gateway.router import Decision, NodeState, Outcome, RouteRequest, predict, route
 from gateway.text_stream import TextStream
 from gateway.token_sink import ChoiceSink, EventSink
 from gateway.tool_call_formats import tool_call_format
 from gateway.tool_request import tool_parser
+
+# a late request leaves a working node only for one predicted this many times sooner: the move
+# discards the work done, and the other node's prediction has not been tested by the wait
+MOVE_MARGIN = 2.0
 
 
 @dataclass(slots=True)
@@ -64,6 +68,7 @@ class Dispatcher:
                 asyncio.get_running_loop().call_soon(output.ahead)
             try:
                 await self._first_tokens(generation, decision, route_request, excluded, attempt)
+                generation.calibrate_ttft()
                 return generation
             except BackendError as error:
                 await generation.close()
@@ -91,10 +96,11 @@ class Dispatcher:
         waited_from = time.monotonic()
         done, _ = await asyncio.wait({waiter}, timeout=deadline)
         retry = attempt + 1 < self.policy.max_attempts
-        if not done and retry and self._elsewhere(request, tried | {decision.node_id}):
+        working = generation.node.load.has_progressed_since(waited_from)
+        tried = tried | {decision.node_id}
+        if not done and retry and self._better_elsewhere(request, tried, generation.node, working, deadline):
             waiter.cancel()
             self.metrics.first_token_deadlines.inc()
-            working = generation.node.load.has_progressed_since(waited_from)
             message = f"node {decision.node_id} gave no first token within {deadline:.1f} s"
             raise BackendError(message, 504, node_failed=not working)
         await waiter
@@ -104,11 +110,24 @@ class Dispatcher:
         predicted = prediction.ttft_s if prediction is not None else 0.0
         return max(self.policy.first_token_deadline_s, self.policy.first_token_deadline_factor * predicted)
 
-    def _elsewhere(self, request: RouteRequest, excluded: set[str]) -> bool:
-        """Whether a node other than the excluded ones could take the request now."""
+    def _better_elsewhere(
+        self, request: RouteRequest, excluded: set[str], here: NodeState, working: bool, waited_s: float
+    ) -> bool:
+        """Whether a node other than the excluded ones could take the request now and, if its
+        node `here` is `working` (busy, not hung), is predicted to give the first token sooner
+        than `here` still needs, by MOVE_MARGIN: its prediction from now, and at least the
+        `waited_s` already waited there (its prediction has proved short). Moved after 5 s from a
+        full cloud to an edge predicted at 3 s, shared-prefix chats had waited 20-40 s more."""
         states = [b.state for b in self.backends if b.state.node_id not in excluded]
-        decision = route(request, states, time.monotonic(), random.Random(0), self.policy.policy)
-        return decision.outcome is Outcome.ROUTED
+        now = time.monotonic()
+        decision = route(request, states, now, random.Random(0), self.policy.policy)
+        if decision.outcome is not Outcome.ROUTED:
+            return False
+        if not working:
+            return True
+        there = decision.prediction_for(decision.node_id)
+        still_here_s = max(waited_s, predict(here, request, now).ttft_s)
+        return there is not None and there.ttft_s * MOVE_MARGIN < still_here_s
 
     def _resume_on(
         self, prepared: PreparedRequest, privacy: PrivacyDecision, salt: str, failed: str, num_tokens: int
@@ -179,10 +198,13 @@ class Dispatcher:
             prepared.num_prompt_tokens,
             privacy,
             prediction,
+            predicted_cached_tokens=num_cached,
+            alternatives=decision.predictions,
         )
+        hashes = prompt_block_hashes(node, prepared.prompt_ids, salt)
         for index in range(prepared.num_choices):
             uncached = max(0, len(prepared.choice_prompt(index)) - num_cached)
-            dispatched = node.load.dispatch(uncached, end, expected_tokens, num_cached)
+            dispatched = node.load.dispatch(uncached, end, expected_tokens, num_cached, hashes)
             text = TextStream(prepared.model.tokenizer, body.stop, body.min_tokens)
             tools = tool_parser(prepared.model, body)
             keep_tokens = body.logprobs or body.return_token_ids

@@ -57,9 +57,19 @@ def record(metrics: GatewayMetrics, generation: Generation, outcome: str) -> Non
         if generation.observed is not None:
             metrics.predicted(generation.node_id, *generation.observed)
     if logger.isEnabledFor(logging.INFO):
-        record = {"event": "request", **decision.as_dict(), "prompt_tokens": generation.prompt_tokens}
+        record = {
+            "event": "request",
+            **decision.as_dict(),
+            "prompt_tokens": generation.prompt_tokens,
+            "cached_tokens": generation.cached_tokens,
+            "predicted_cached_tokens": generation.predicted_cached_tokens,
+        }
         if generation.prediction is not None:
             record["predicted_ttft_ms"] = round(generation.prediction.ttft_s * 1000, 1)
+        if len(generation.alternatives) > 1:  # why this node: every candidate's (TTFT, TPOT) in ms
+            record["predictions_ms"] = {
+                p.node_id: [round(p.ttft_s * 1000), round(p.tpot_s * 1000)] for p in generation.alternatives
+            }
         logger.info(json.dumps(record))
     metrics.recent.record(decision, tpot * 1000 if tpot is not None else None)
     metrics.finished(target, outcome, now - received, ttft, tpot)

@@ -7,6 +7,7 @@ whole prefix. The chain starts from the request's cache salt: requests of differ
 privacy classes never share cached blocks, even with identical prompts (vLLM's `cache_salt`)."""
 
 import hashlib
+from collections.abc import Container
 
 import numpy as np
 
@@ -37,11 +38,11 @@ def block_hashes(token_ids: list[int], block_size: int, cache_salt: str = "") ->
     return hashes
 
 
-def num_cached_blocks(hashes: list[int], held: frozenset[int] | set[int]) -> int:
-    """How many leading blocks of a prompt (its `hashes`) a node holds."""
+def num_cached_blocks(hashes: list[int], held: Container[int], also_held: Container[int] = ()) -> int:
+    """How many leading blocks of a prompt (its `hashes`) a node holds (in either collection)."""
     count = 0
     for block_hash in hashes:
-        if block_hash not in held:
+        if block_hash not in held and block_hash not in also_held:
             break
         count += 1
     return count

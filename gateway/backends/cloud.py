@@ -75,6 +75,8 @@ class CloudBackend:
         name_to_heartbeat = {name: beat for name, beat in name_to_heartbeat.items() if beat}
         self.workers = worker_views(name_to_heartbeat)
         self.state.healthy = bool(name_to_heartbeat)
+        # one worker: one prefix cache; with several, two requests may land on different ones
+        self.state.shares_prefix_blocks = len(name_to_heartbeat) == 1
         apply_report(self.state, pool_stats(list(name_to_heartbeat.values()), queued))
 
     async def _num_queued(self, stream: str) -> int:

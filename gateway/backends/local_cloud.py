@@ -26,6 +26,7 @@ class LocalCloudBackend:
         self.engine = engine
         self.state = NodeState("cloud-local", NodeKind.CLOUD, models, healthy=True, queue_bound=queue_bound)
         self.state.rtt_s = 0.0
+        self.state.shares_prefix_blocks = True  # one engine, one prefix cache
         self._poller: asyncio.Task | None = None
 
     async def start(self) -> None:

@@ -40,6 +40,7 @@ async def test_a_burst_of_32_chats_is_served_by_both_tiers(model_path, edge_node
             # every request finished and was released: the live view is back to the nodes' own
             edge = next(b for b in gw.runner.app[app_keys.BACKENDS] if b.state.kind == "edge")
             assert (edge.state.load.own_requests, cloud.state.load.own_requests) == (0, 0)
+            assert cloud.state.shares_prefix_blocks and not cloud.state.load.block_hashes_in_flight
             assert cloud.state.calibration.num_observed == targets["cloud"]
     finally:
         cloud.engine.close()

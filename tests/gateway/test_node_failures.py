@@ -87,9 +87,13 @@ class InstantNode(FailingNode):
 
     async def run(self, request, sink, timeout_s, trace_headers=None, client=None):
         self.calls += 1
-        for position, token_id in enumerate(self.TOKENS):
+        self.send_tokens(request, sink, 0, len(self.TOKENS))
+
+    def send_tokens(self, request, sink, start: int, stop: int) -> None:
+        """TOKENS[start:stop], one chunk each; the last of TOKENS finishes the request."""
+        for position in range(start, stop):
             chunk = pb.GenerateChunk(request_id=request.request_id, index=position)
-            chunk.tokens.add(token_id=token_id)
+            chunk.tokens.add(token_id=self.TOKENS[position])
             if position == len(self.TOKENS) - 1:
                 chunk.finish_reason = pb.FINISH_REASON_LENGTH
             sink.put(chunk)
@@ -195,7 +199,7 @@ async def test_a_late_first_token_on_a_working_node_moves_the_request_but_cools_
     policy = RoutingPolicy(first_token_deadline_s=0.3, first_token_deadline_factor=1.0)
     async with Gateway(edge_config(model_path, edge_node, routing=policy), [busy]) as gateway:
         edge = next(b for b in gateway.runner.app[app_keys.BACKENDS] if b is not busy)
-        edge.state.calibration.ttft_factor = 10.0  # the edge looks slow: the busy node is tried first
+        edge.state.calibration.ttft_factor = 5.0  # the edge looks slower: the busy node is tried first
         registry = gateway.runner.app[app_keys.METRICS].registry
         stream = await gateway.client.chat.completions.create(
             model="tiny", messages=MESSAGES, max_tokens=60, stream=True
@@ -203,7 +207,10 @@ async def test_a_late_first_token_on_a_working_node_moves_the_request_but_cools_
         first = await anext(aiter(stream))  # the busy node's long answer is under way
         assert first.choices[0].delta.role == "assistant"
         late = await gateway.client.chat.completions.with_raw_response.create(
-            model="tiny", messages=MESSAGES, max_tokens=3
+            model="tiny",
+            messages=MESSAGES,
+            max_tokens=3,
+            timeout=20,  # left on the busy one: it hangs
         )
         assert late.headers["X-Hybridgw-Node"] == "edge-a"
         assert registry.get_sample_value("hybridgw_first_token_deadlines_total") == 1
@@ -212,7 +219,7 @@ async def test_a_late_first_token_on_a_working_node_moves_the_request_but_cools_
         assert busy.calls == 2 and busy.state.cooldown_until <= time.monotonic()  # working: kept
         _ = [chunk async for chunk in stream]
         await busy.first_done.wait()
-        edge.state.calibration.ttft_factor = 10.0
+        edge.state.calibration.ttft_factor = 5.0
         hung = await gateway.client.chat.completions.with_raw_response.create(
             model="tiny", messages=MESSAGES, max_tokens=3
         )

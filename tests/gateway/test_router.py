@@ -345,10 +345,26 @@ def test_no_request_waits_behind_a_full_edge_while_the_cloud_has_room():
     assert (private.node_id, private.reason) == ("edge-1", "private")  # it waits on the edge
 
 
+def test_a_full_cloud_predicted_far_sooner_beats_an_idle_edge():
+    """The cloud's 4 slots are taken but its first running request ends in 100 ms; the idle edge
+    needs 8 s for the prompt: the chat waits for the cloud's slot. A full edge is never waited
+    for while another node has room (the test above); a full cloud is judged by its prediction."""
+    cloud = _cloud(max_running=4, rtt_s=0.0, decode_steps=((1, 0.05), (4, 0.05)))
+    for index in range(4):
+        cloud.load.dispatch(0, predicted_end=0.1 * (index + 1), expected_tokens=16)
+    edge = _edge(prefill_tokens_per_s=100.0, decode_steps=((1, 0.05),))
+    chat = RouteRequest(MODEL, 800, 32, False, objective="ttft", cached_tokens={"cloud-1": 768})
+    decision = route(chat, [edge, cloud], now=0.0, rng=random.Random(0))
+    assert decision.prediction_for("cloud-1").ttft_s == pytest.approx(0.1 + 32 / 1000)
+    assert decision.prediction_for("edge-1").ttft_s == pytest.approx(0.001 + 800 / 100)
+    assert (decision.node_id, decision.reason) == ("cloud-1", "fastest")
+
+
 def test_tpot_follows_the_pace_tokens_arrive_at_now(monkeypatch):
     """The step table says 50 ms at 4 running; tokens arrive every 200 ms (prefill chunks run
     between them): one more request there is predicted 200 ms scaled by the table's step(5) /
-    step(4), until no token has come for a while (then the table and calibration again)."""
+    step(4), and at least the silence since the last token while they run; once none runs, the
+    table and calibration again."""
     import gateway.node_load as node_load
 
     clock = [100.0]
@@ -369,9 +385,13 @@ def test_tpot_follows_the_pace_tokens_arrive_at_now(monkeypatch):
     other = _cloud(node_id="cloud-2", decode_steps=((1, 0.08),), prefill_tokens_per_s=200.0)
     meeting = _request(output=10, tpot_s=0.1)
     assert route(meeting, [node, other], clock[0], random.Random(0)).node_id == "cloud-2"
-    clock[0] += node_load.PACE_FRESH_S + 0.1
-    assert node.load.live_pace(clock[0]) is None
-    assert predict(node, _request(output=10), now=clock[0]).tpot_s == pytest.approx(0.055)
+    clock[0] += 3.0  # silence while they run (a long prompt chunk there): at least that a token
+    assert node.load.live_pace(clock[0]) == pytest.approx(3.0)
+    assert predict(node, _request(output=10), now=clock[0]).tpot_s == pytest.approx(3.0 * 0.055 / 0.05)
+    for request in running:
+        request.finished()
+    assert node.load.live_pace(clock[0]) is None and node.load.pace_s == 0.0  # idle: afresh
+    assert predict(node, _request(output=10), now=clock[0]).tpot_s == pytest.approx(0.02)  # batch 1
     assert route(meeting, [node, other], clock[0], random.Random(0)).node_id == "cloud-1"
 
 
