@@ -292,8 +292,7 @@ TITLES = {
     "edge-batched": "The edge node alone against llama-server (8 slots, batched row kernels)",
     "routing-bf16-cloud": "Routing under load with the cloud engine's CPU kernels in bfloat16",
     "routing-all-edge": "Routing under load: all-edge, public requests using the whole edge queue when alone",
-    "routing-shared-prefix": "Routing under load: shared prefixes (blocks in flight, late first tokens)",
-    "routing-recheck": "Routing under load: burst-chat and mixed after the shared-prefix fixes",
+    "routing-shared-prefix": "Routing under load after the shared-prefix fixes",
 }
 
 

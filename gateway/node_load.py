@@ -13,8 +13,8 @@ Requests in transit make a report lag this gateway's count (dispatched but not y
 finished on the node but not yet here); the difference only ever lowers `others`, never below
 zero, and the next report corrects it.
 
-The pace the node gives each running request right now — seconds between one request's
-tokens, prefill chunks interleaved with the decodes included — is read off the tokens as they
+The pace the node gives its running requests now — each one's time per token since its first,
+prefill chunks interleaved with the decodes included, averaged — is read off the tokens as they
 arrive (`live_pace`): a node's decode-step table is measured on pure decode steps, and under a
 mix of long prompts and chats the real gap between tokens was twice what it predicted, learned
 by calibration only as requests finished, after a burst had been placed.
@@ -29,8 +29,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-PACE_SMOOTHING = 0.2
-
 
 @dataclass(slots=True)
 class NodeLoad:
@@ -44,7 +42,6 @@ class NodeLoad:
     other_prompt_tokens: int = 0
     num_dispatched: int = 0  # ever, by this gateway (the round-robin policy's turn)
     last_token_at: float = 0.0  # when a token of this gateway's requests there last arrived
-    pace_s: float = 0.0  # smoothed seconds between a request's tokens there (0: none seen)
     own: list["Dispatched"] = field(default_factory=list)  # this gateway's requests there, live
     # the chained hashes of own requests' full prompt blocks, each counted once per request there
     # (computed, or about to be: a request admitted later reads them from a shared prefix cache)
@@ -91,24 +88,15 @@ class NodeLoad:
         """The expected ends of this gateway's requests there, earliest first."""
         return sorted(d.expected_end(now, step_s) for d in self.own)
 
-    def observe_gap(self, seconds_per_token: float) -> None:
-        """One request's time per token since its previous chunk."""
-        previous = self.pace_s
-        self.pace_s = (
-            seconds_per_token
-            if previous == 0.0
-            else ((1 - PACE_SMOOTHING) * previous + PACE_SMOOTHING * seconds_per_token)
-        )
-
-    def live_pace(self, now: float) -> float | None:
-        """Seconds per token each running request gets now: the smoothed gap between tokens, and
-        at least the silence since the last one while a request there is between its tokens (a
-        3 s prompt chunk on the edge stalls every decode beside it; a pace dropped after 2 s of
-        silence had let the step table's 70 ms stand for 600 ms). None while none of this
-        gateway's requests there is decoding (idle, or only new ones: the step table holds)."""
-        if self.pace_s == 0.0 or not any(d.first_at is not None for d in self.own):
-            return None
-        return max(self.pace_s, now - self.last_token_at)
+    def live_pace(self) -> float | None:
+        """Seconds per token a request decoding there gets now: the mean, over this gateway's
+        requests there with two tokens or more, of each one's time per token since its first
+        (what a TPOT target measures). A smoothed last gap had followed single steps: one 3 s
+        prompt step of the cloud engine gave 30 requests that gap at once, and chats there were
+        predicted at 2 s a token that got 250 ms. None while no request there has a pace (idle,
+        or only new ones: the node's step table holds)."""
+        paces = [d.pace_s for d in self.own if d.pace_s is not None]
+        return sum(paces) / len(paces) if paces else None
 
     def has_progressed_since(self, moment: float) -> bool:
         """Whether a token of any request there arrived after `moment` (time.monotonic()): the
@@ -169,17 +157,21 @@ class Dispatched:
         if self.first_at is None:
             self.first_token()
             self.first_at = now
-        elif num_tokens:
-            self.load.observe_gap((now - self.last_at) / num_tokens)
         self.num_tokens += num_tokens
         self.last_at = self.load.last_token_at = now
+
+    @property
+    def pace_s(self) -> float | None:
+        """Its time per token since its first (None before it has two, some time apart)."""
+        if self.num_tokens >= 2 and self.first_at is not None and self.last_at > self.first_at:
+            return (self.last_at - self.first_at) / (self.num_tokens - 1)
+        return None
 
     def expected_end(self, now: float, step_s: float) -> float:
         """From its own pace once it has one (two tokens, some time apart), else the prediction
         made at dispatch while that lies ahead, else the node's step time per token left."""
         remaining = max(0, self.expected_tokens - self.num_tokens)
-        if self.num_tokens >= 2 and self.first_at is not None and self.last_at > self.first_at:
-            per_token = (self.last_at - self.first_at) / (self.num_tokens - 1)
+        if (per_token := self.pace_s) is not None:
             return max(now, self.last_at + remaining * per_token)
         if self.predicted_end > now:
             return self.predicted_end
@@ -202,8 +194,6 @@ class Dispatched:
             self.is_finished = True
             self.load.own_requests = max(0, self.load.own_requests - 1)
             self.load.own.remove(self)
-            if not self.load.own:  # idle for this gateway: the next pace starts afresh
-                self.load.pace_s = 0.0
             in_flight = self.load.block_hashes_in_flight
             for block_hash in self.block_hashes:
                 in_flight[block_hash] -= 1

@@ -186,7 +186,7 @@ def predict(node: NodeState, request: RouteRequest, now: float = 0.0) -> Predict
     calibration = node.calibration
     ttft = raw_ttft * calibration.ttft_factor
     tpot = step * calibration.tpot_factor
-    pace = node.load.live_pace(now) if node.num_running else None
+    pace = node.load.live_pace() if node.num_running else None
     if pace is not None:
         tpot = pace * step / decode_step_seconds(node, node.num_running)
     e2e = ttft + request.expected_output_tokens * tpot

@@ -363,8 +363,8 @@ def test_a_full_cloud_predicted_far_sooner_beats_an_idle_edge():
 def test_tpot_follows_the_pace_tokens_arrive_at_now(monkeypatch):
     """The step table says 50 ms at 4 running; tokens arrive every 200 ms (prefill chunks run
     between them): one more request there is predicted 200 ms scaled by the table's step(5) /
-    step(4), and at least the silence since the last token while they run; once none runs, the
-    table and calibration again."""
+    step(4): the mean of each running request's time per token; once none runs, the table and
+    calibration again."""
     import gateway.node_load as node_load
 
     clock = [100.0]
@@ -376,7 +376,7 @@ def test_tpot_follows_the_pace_tokens_arrive_at_now(monkeypatch):
             request.advance(1)
         clock[0] += 0.2
     clock[0] -= 0.2  # now: the last tokens' time
-    assert node.load.live_pace(clock[0]) == pytest.approx(0.2)
+    assert node.load.live_pace() == pytest.approx(0.2)
     live = predict(node, _request(output=10), now=clock[0])
     assert live.tpot_s == pytest.approx(0.2 * 0.055 / 0.05)
     assert live.raw_tpot_s == pytest.approx(0.055)  # what calibration learns against
@@ -385,12 +385,12 @@ def test_tpot_follows_the_pace_tokens_arrive_at_now(monkeypatch):
     other = _cloud(node_id="cloud-2", decode_steps=((1, 0.08),), prefill_tokens_per_s=200.0)
     meeting = _request(output=10, tpot_s=0.1)
     assert route(meeting, [node, other], clock[0], random.Random(0)).node_id == "cloud-2"
-    clock[0] += 3.0  # silence while they run (a long prompt chunk there): at least that a token
-    assert node.load.live_pace(clock[0]) == pytest.approx(3.0)
-    assert predict(node, _request(output=10), now=clock[0]).tpot_s == pytest.approx(3.0 * 0.055 / 0.05)
+    clock[0] += 3.0  # one 3 s prompt step, then a token for one of them: its mean gap is 0.76 s
+    running[0].advance(1)
+    assert node.load.live_pace() == pytest.approx((0.2 + 0.2 + 0.2 + (0.8 + 3.0) / 5) / 4)
     for request in running:
         request.finished()
-    assert node.load.live_pace(clock[0]) is None and node.load.pace_s == 0.0  # idle: afresh
+    assert node.load.live_pace() is None  # none runs: the table again
     assert predict(node, _request(output=10), now=clock[0]).tpot_s == pytest.approx(0.02)  # batch 1
     assert route(meeting, [node, other], clock[0], random.Random(0)).node_id == "cloud-1"
 
