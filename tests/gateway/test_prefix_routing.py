@@ -67,6 +67,7 @@ async def test_cloud_requests_go_to_the_worker_holding_their_prefix(model_path, 
         async with Gateway(config) as gw:
             cloud = gw.runner.app[app_keys.BACKENDS][0]
             await _poll_until(lambda: len(cloud.workers) == 2)
+            assert not cloud.state.shares_prefix_blocks  # two workers: two caches, no blocks in flight
             first, headers = await _chat(gw, "unused", FIRST)
             assert headers["X-Hybridgw-Target"] == "cloud"
             await _poll_until(lambda: any(w.cached_block_hashes for w in cloud.workers.values()))

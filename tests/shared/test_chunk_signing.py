@@ -74,6 +74,7 @@ async def test_forged_chunks_and_heartbeats_count_for_nothing(model_path, redis_
             backend = next(b for b in gw.runner.app[app_keys.BACKENDS] if isinstance(b, CloudBackend))
             await eventually(lambda: "w-signed" in backend.workers, what="the signed heartbeat")
             assert "ghost" not in backend.workers
+            assert backend.state.shares_prefix_blocks  # one worker (the ghost counts for nothing)
             body = {
                 "model": "tiny",
                 "messages": MESSAGES,
