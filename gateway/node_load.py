@@ -84,9 +84,9 @@ class NodeLoad:
         self.own.append(dispatched)
         return dispatched
 
-    def end_times(self, now: float, step_s: float) -> list[float]:
+    def end_times(self, now: float, step_s: float, backlog_s: float = 0.0) -> list[float]:
         """The expected ends of this gateway's requests there, earliest first."""
-        return sorted(d.expected_end(now, step_s) for d in self.own)
+        return sorted(d.expected_end(now, step_s, backlog_s) for d in self.own)
 
     def live_pace(self) -> float | None:
         """Seconds per token a request decoding there gets now: the mean, over this gateway's
@@ -103,14 +103,17 @@ class NodeLoad:
         node is working, however slowly, not hung."""
         return self.last_token_at > moment
 
-    def slot_free_at(self, num_slots: int, now: float = 0.0, step_s: float = 0.0) -> float | None:
+    def slot_free_at(
+        self, num_slots: int, now: float = 0.0, step_s: float = 0.0, backlog_s: float = 0.0
+    ) -> float | None:
         """When a new request would get a slot: the (n - slots + 1)-th earliest expected end of
         this gateway's own requests; None when other gateways' requests are there too (their
-        ends are unknown) or a slot is free now. `step_s`: the node's time per decode step."""
+        ends are unknown) or a slot is free now. `step_s`: the node's time per decode step;
+        `backlog_s`: its time to compute the prompt tokens queued there."""
         ahead = self.own_requests - num_slots
         if self.other_requests or ahead < 0:
             return None
-        return self.end_times(now, step_s)[ahead]
+        return self.end_times(now, step_s, backlog_s)[ahead]
 
 
 class Dispatched:
@@ -167,15 +170,23 @@ class Dispatched:
             return (self.last_at - self.first_at) / (self.num_tokens - 1)
         return None
 
-    def expected_end(self, now: float, step_s: float) -> float:
+    def expected_end(self, now: float, step_s: float, backlog_s: float = 0.0) -> float:
         """From its own pace once it has one (two tokens, some time apart), else the prediction
-        made at dispatch while that lies ahead, else the node's step time per token left."""
+        made at dispatch while that lies ahead, else the node's step time per token left. Once
+        it decodes, with prompt work queued there (`backlog_s` to compute it), no later than that
+        work and then its tokens left at the step time: a pace slowed by prompt steps lasts only as long as
+        they do (a full cloud's chats, paced at 2.6 s a token through a prefill backlog, were
+        expected to end in 80 s and decoded their last 30 tokens in 5)."""
         remaining = max(0, self.expected_tokens - self.num_tokens)
         if (per_token := self.pace_s) is not None:
-            return max(now, self.last_at + remaining * per_token)
-        if self.predicted_end > now:
-            return self.predicted_end
-        return now + remaining * step_s
+            end = max(now, self.last_at + remaining * per_token)
+        elif self.predicted_end > now:
+            end = self.predicted_end
+        else:
+            return now + remaining * step_s
+        if backlog_s > 0 and self.first_at is not None:  # decoding (a queued one waits for a slot)
+            end = min(end, now + backlog_s + remaining * step_s)
+        return end
 
     def first_token(self) -> None:
         load = self.load

@@ -174,7 +174,8 @@ def predict(node: NodeState, request: RouteRequest, now: float = 0.0) -> Predict
     queued = max(0, num_requests - slots)
     if queued:
         step_s = decode_step_seconds(node, slots) * node.calibration.tpot_factor
-        slot_free_at = node.load.slot_free_at(slots, now, step_s)
+        backlog_s = node.load.prompt_tokens_ahead / prefill * node.calibration.ttft_factor
+        slot_free_at = node.load.slot_free_at(slots, now, step_s, backlog_s)
         if slot_free_at is not None:
             ahead_s = max(0.0, slot_free_at - now)
         else:

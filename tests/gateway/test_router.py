@@ -327,6 +327,29 @@ def test_a_waiting_request_sees_the_running_ones_end_at_their_own_pace(monkeypat
     assert node.load.slot_free_at(2, now, 0.05) == pytest.approx(now + 20 * 0.05)  # the earliest
 
 
+def test_a_pace_slowed_by_queued_prompts_lasts_only_as_long_as_they_do(monkeypatch):
+    """Two running requests paced at 2.5 s a token through prompt steps; 500 prompt tokens are
+    still queued there (5 s at 100 tokens/s): each one's end is then its 30 tokens left at the
+    step time, not at its pace (75 s). A request waiting for its slot keeps its prediction."""
+    import gateway.node_load as node_load
+
+    clock = [0.0]
+    monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
+    node = _cloud(max_running=2, rtt_s=0.0, prefill_tokens_per_s=100.0, decode_steps=((2, 0.1),))
+    running = [node.load.dispatch(0, 100.0, 32) for _ in range(2)]
+    for index in range(2):
+        clock[0] = index * 2.5
+        for request in running:
+            request.advance(1)
+    waiting = node.load.dispatch(500, 90.0, 32)
+    now = clock[0]
+    assert running[0].expected_end(now, 0.1) == pytest.approx(now + 30 * 2.5)  # no backlog: its pace
+    assert running[0].expected_end(now, 0.1, 5.0) == pytest.approx(now + 5.0 + 30 * 0.1)
+    assert waiting.expected_end(now, 0.1, 5.0) == pytest.approx(90.0)  # not decoding yet
+    prediction = predict(node, _request(prompt=100, output=10), now=now)
+    assert prediction.ttft_s == pytest.approx(5.0 + 30 * 0.1 + 100 / 100)  # the first slot to free
+
+
 def test_no_request_waits_behind_a_full_edge_while_the_cloud_has_room():
     """The edge looks so fast that waiting for one of its slots is predicted to beat the cloud's
     first token; while the cloud has a free slot, no public request queues on the edge."""
