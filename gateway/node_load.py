@@ -25,9 +25,11 @@ times slower than predicted shows it within a few tokens), from the prediction m
 dispatched until it has a pace, and from the node's step time once that prediction has passed."""
 
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+RECENT_CHUNKS = 8  # a running request's expected end follows its pace over this many chunks
 
 
 @dataclass(slots=True)
@@ -132,6 +134,7 @@ class Dispatched:
         "pending_cached_tokens",
         "pending_prompt_tokens",
         "predicted_end",
+        "recent",
     )
 
     def __init__(
@@ -153,6 +156,7 @@ class Dispatched:
         self.first_at: float | None = None
         self.last_at = 0.0
         self.is_finished = False
+        self.recent: deque[tuple[float, int]] = deque(maxlen=RECENT_CHUNKS)  # (time, tokens so far)
 
     def advance(self, num_tokens: int) -> None:
         """A chunk of `num_tokens` tokens arrived (the first one counts as the first token)."""
@@ -162,6 +166,18 @@ class Dispatched:
             self.first_at = now
         self.num_tokens += num_tokens
         self.last_at = self.load.last_token_at = now
+        self.recent.append((now, self.num_tokens))
+
+    @property
+    def recent_pace_s(self) -> float | None:
+        """Its time per token over its last RECENT_CHUNKS chunks (None before two, some time
+        apart): what its next tokens take, once the prompt steps that slowed its first are over."""
+        if len(self.recent) < 2:
+            return None
+        (first_at, first_count), (last_at, last_count) = self.recent[0], self.recent[-1]
+        if last_at <= first_at or last_count <= first_count:
+            return None
+        return (last_at - first_at) / (last_count - first_count)
 
     @property
     def pace_s(self) -> float | None:
@@ -171,14 +187,14 @@ class Dispatched:
         return None
 
     def expected_end(self, now: float, step_s: float, backlog_s: float = 0.0) -> float:
-        """From its own pace once it has one (two tokens, some time apart), else the prediction
+        """From its recent pace once it has one (two chunks, some time apart), else the prediction
         made at dispatch while that lies ahead, else the node's step time per token left. Once
         it decodes, with prompt work queued there (`backlog_s` to compute it), no later than that
         work and then its tokens left at the step time: a pace slowed by prompt steps lasts only as long as
         they do (a full cloud's chats, paced at 2.6 s a token through a prefill backlog, were
         expected to end in 80 s and decoded their last 30 tokens in 5)."""
         remaining = max(0, self.expected_tokens - self.num_tokens)
-        if (per_token := self.pace_s) is not None:
+        if (per_token := self.recent_pace_s) is not None:
             end = max(now, self.last_at + remaining * per_token)
         elif self.predicted_end > now:
             end = self.predicted_end

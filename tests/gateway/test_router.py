@@ -350,6 +350,25 @@ def test_a_pace_slowed_by_queued_prompts_lasts_only_as_long_as_they_do(monkeypat
     assert prediction.ttft_s == pytest.approx(5.0 + 30 * 0.1 + 100 / 100)  # the first slot to free
 
 
+def test_a_running_request_is_expected_to_end_at_its_recent_pace(monkeypatch):
+    """Its first two tokens came 3 s apart (a prompt step beside it), the next seven 0.1 s apart:
+    its 31 tokens left take 3.1 s, not 31 x its mean of 0.46 s since its first."""
+    import gateway.node_load as node_load
+
+    clock = [0.0]
+    monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
+    node = _cloud()
+    request = node.load.dispatch(0, 100.0, 40)
+    times = [0.0, 3.0] + [3.0 + 0.1 * step for step in range(1, node_load.RECENT_CHUNKS)]
+    for moment in times:
+        clock[0] = moment
+        request.advance(1)
+    assert request.num_tokens == len(times) == 9
+    assert request.pace_s == pytest.approx(clock[0] / (request.num_tokens - 1))
+    remaining = 40 - request.num_tokens
+    assert request.expected_end(clock[0], 0.05) == pytest.approx(clock[0] + remaining * 0.1)
+
+
 def test_no_request_waits_behind_a_full_edge_while_the_cloud_has_room():
     """The edge looks so fast that waiting for one of its slots is predicted to beat the cloud's
     first token; while the cloud has a free slot, no public request queues on the edge."""
