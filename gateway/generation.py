@@ -30,7 +30,8 @@ class Generation:
     dispatches: list[Dispatched] = field(default_factory=list)  # each choice's count on its node
     started: float = field(default_factory=time.perf_counter)  # this attempt on this node
     observed: tuple[float | None, float | None] | None = None  # (ttft, tpot) ratios, once closed
-    observed_ttft: float | None = None  # its ratio, once learned at the first tokens (0.0: none)
+    ttft_learned: bool = False  # the node's calibration has learned this request's TTFT
+    observed_ttft: float | None = None  # its observed/predicted ratio, if there was one to learn
     received: float | None = None  # when routing began (the first attempt's): the client's wait
     predicted_cached_tokens: int = 0  # prompt tokens the router expected the node's cache to hold
     alternatives: tuple[Prediction, ...] = ()  # what the router predicted of every candidate
@@ -92,10 +93,11 @@ class Generation:
         every choice has its first token (learned at the end, a burst's 20 s answers had left the
         cloud's TTFT predicted 2-3x too low for all of the burst)."""
         first_token_at = self.first_token_at
-        if self.prediction is None or first_token_at is None or self.observed_ttft is not None:
+        if self.prediction is None or first_token_at is None or self.ttft_learned:
             return
-        ratio = self.node.calibration.observe_ttft(self.prediction.raw_ttft_s, first_token_at - self.started)
-        self.observed_ttft = ratio if ratio is not None else 0.0
+        self.ttft_learned = True
+        elapsed = first_token_at - self.started
+        self.observed_ttft = self.node.calibration.observe_ttft(self.prediction.raw_ttft_s, elapsed)
 
     def calibrate(self) -> None:
         """Teaches the node's calibration what this request's TPOT was (and its TTFT, if not yet)
@@ -111,4 +113,4 @@ class Generation:
         if per_choice >= 2:
             seconds = (time.perf_counter() - first_token_at) / (per_choice - 1)
             tpot = calibration.observe_tpot(prediction.raw_tpot_s, seconds)
-        self.observed = (self.observed_ttft or None, tpot)
+        self.observed = (self.observed_ttft, tpot)

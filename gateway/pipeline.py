@@ -19,7 +19,7 @@ from gateway.node_load import Dispatched
 from gateway.node_request import node_request, run_choice
 from gateway.prepared_request import PreparedRequest
 from gateway.privacy import PrivacyDecision, classify_async
-from gateway.request_context import cache_salt, predicted_cached_tokens, prompt_block_hashes
+from gateway.request_context import PromptBlocks, cache_salt, predicted_cached_tokens, prompt_block_hashes
 from gateway.route_outcomes import raise_for_outcome
 from gateway.router import Decision, NodeState, Outcome, RouteRequest, predict, route
 from gateway.text_stream import TextStream
@@ -49,8 +49,8 @@ class Dispatcher:
         )
         if privacy.is_private and privacy.reason != "key":
             self.metrics.privacy_forced.labels(privacy.reason).inc()
-        salt = cache_salt(prepared.context.tenant, privacy.is_private)
-        route_request = self._route_request(prepared, privacy, salt)
+        prompt = PromptBlocks(prepared.prompt_ids, cache_salt(prepared.context.tenant, privacy.is_private))
+        route_request = self._route_request(prepared, privacy, prompt)
         excluded: set[str] = set()
         for attempt in range(self.policy.max_attempts):
             candidates = [b for b in self.backends if b.state.node_id not in excluded]
@@ -62,7 +62,7 @@ class Dispatcher:
                 raise_for_outcome(decision, privacy, prepared.model.name, self.metrics, prepared.needs)
             backend = next(b for b in candidates if b.state.node_id == decision.node_id)
             num_cached = route_request.cached_tokens.get(backend.state.node_id, 0)
-            generation = self._launch(prepared, decision, backend, privacy, salt, output, num_cached)
+            generation = self._launch(prepared, decision, backend, privacy, prompt, output, num_cached)
             generation.received = received
             if attempt == 0:  # runs once the choices' requests are on their way to the node
                 asyncio.get_running_loop().call_soon(output.ahead)
@@ -130,13 +130,18 @@ class Dispatcher:
         return there is not None and there.ttft_s * MOVE_MARGIN < still_here_s
 
     def _resume_on(
-        self, prepared: PreparedRequest, privacy: PrivacyDecision, salt: str, failed: str, num_tokens: int
+        self,
+        prepared: PreparedRequest,
+        privacy: PrivacyDecision,
+        prompt: PromptBlocks,
+        failed: str,
+        num_tokens: int,
     ) -> tuple[Backend, Dispatched] | None:
         """Where a choice continues after its node failed mid-stream: the router's pick among the
         other nodes (privacy rules unchanged), counted there at once; the failed one cools down."""
         states = {b.state.node_id: b for b in self.backends}
         states[failed].state.cooldown_until = time.monotonic() + self.policy.cooldown_s
-        request = self._route_request(prepared, privacy, salt)
+        request = self._route_request(prepared, privacy, prompt)
         request = replace(request, prompt_tokens=num_tokens, needs=(*request.needs, CONTINUATION))
         others = [b.state for b in self.backends if b.state.node_id != failed]
         decision = route(request, others, time.monotonic(), self.rng, self.policy.policy)
@@ -153,7 +158,9 @@ class Dispatcher:
         """What a choice is expected to generate: its max_tokens, capped for the prediction."""
         return min(prepared.max_tokens, self.policy.expected_output_tokens)
 
-    def _route_request(self, prepared: PreparedRequest, privacy: PrivacyDecision, salt: str) -> RouteRequest:
+    def _route_request(
+        self, prepared: PreparedRequest, privacy: PrivacyDecision, prompt: PromptBlocks
+    ) -> RouteRequest:
         body, ids = prepared.body, prepared.prompt_ids
         return RouteRequest(
             prepared.model.name,
@@ -161,7 +168,7 @@ class Dispatcher:
             self._expected_tokens(prepared),
             privacy.is_private,
             prepared.context.targets,
-            predicted_cached_tokens([b.state for b in self.backends], ids, salt),
+            predicted_cached_tokens([b.state for b in self.backends], prompt),
             "ttft" if body.stream else "e2e",
             tuple(prepared.needs),
         )
@@ -172,7 +179,7 @@ class Dispatcher:
         decision: Decision,
         backend: Backend,
         privacy: PrivacyDecision,
-        salt: str,
+        prompt: PromptBlocks,
         output: EventSink,
         num_cached: int = 0,
     ) -> Generation:
@@ -201,7 +208,7 @@ class Dispatcher:
             predicted_cached_tokens=num_cached,
             alternatives=decision.predictions,
         )
-        hashes = prompt_block_hashes(node, prepared.prompt_ids, salt)
+        hashes = prompt_block_hashes(node, prompt)
         for index in range(prepared.num_choices):
             uncached = max(0, len(prepared.choice_prompt(index)) - num_cached)
             dispatched = node.load.dispatch(uncached, end, expected_tokens, num_cached, hashes)
@@ -211,8 +218,8 @@ class Dispatcher:
             sink = ChoiceSink(
                 index, text, output, keep_tokens, dispatched.advance, tools, body.max_tokens == 0
             )
-            resume = functools.partial(self._resume_on, prepared, privacy, salt)
-            request = node_request(prepared, index, salt)
+            resume = functools.partial(self._resume_on, prepared, privacy, prompt)
+            request = node_request(prepared, index, prompt.salt)
             task = asyncio.create_task(
                 run_choice(backend, request, sink, prepared.forwarded, dispatched, resume, client)
             )

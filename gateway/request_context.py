@@ -29,31 +29,42 @@ def cache_salt(tenant: str, is_private: bool) -> str:
     return hashlib.sha256(scope.encode()).hexdigest()[:32]
 
 
-def predicted_cached_tokens(nodes: list[NodeState], prompt_ids: list[int], salt: str) -> dict[str, int]:
+class PromptBlocks:
+    """A prompt's chained block hashes under its cache salt, computed once per block size: for
+    predicting each node's hits, then for counting the prompt in flight where it is sent."""
+
+    def __init__(self, prompt_ids: list[int], salt: str):
+        self.prompt_ids, self.salt = prompt_ids, salt
+        self._hashes_by_block_size: dict[int, list[int]] = {}
+
+    def hashes(self, block_size: int) -> list[int]:
+        if block_size not in self._hashes_by_block_size:
+            self._hashes_by_block_size[block_size] = block_hashes(self.prompt_ids, block_size, self.salt)
+        return self._hashes_by_block_size[block_size]
+
+
+def predicted_cached_tokens(nodes: list[NodeState], prompt: PromptBlocks) -> dict[str, int]:
     """Per node that describes its prefix cache: how many leading prompt tokens it will hold when
     it computes this prompt (at least one token is always computed). That is what it reported
     holding and, where requests share cached blocks, what this gateway's requests in flight there
     compute first: under a burst a request waits seconds for its prefill, and by then the same
     system prompt sent just before it is cached (predicted from reports alone, 20 of 24 such
     requests were expected to compute their whole prompt)."""
-    hashes_by_block_size: dict[int, list[int]] = {}
     cached = {}
     for node in nodes:
         block_size = node.prefix_block_size
         in_flight = node.load.block_hashes_in_flight if node.shares_prefix_blocks else {}
         if not block_size or not (node.cached_block_hashes or in_flight):
             continue
-        if block_size not in hashes_by_block_size:
-            hashes_by_block_size[block_size] = block_hashes(prompt_ids, block_size, salt)
-        blocks = num_cached_blocks(hashes_by_block_size[block_size], node.cached_block_hashes, in_flight)
+        blocks = num_cached_blocks(prompt.hashes(block_size), node.cached_block_hashes, in_flight)
         if blocks:
-            cached[node.node_id] = min(blocks * block_size, len(prompt_ids) - 1)
+            cached[node.node_id] = min(blocks * block_size, len(prompt.prompt_ids) - 1)
     return cached
 
 
-def prompt_block_hashes(node: NodeState, prompt_ids: list[int], salt: str) -> list[int]:
+def prompt_block_hashes(node: NodeState, prompt: PromptBlocks) -> list[int]:
     """What a request dispatched to `node` counts there in flight: its prompt's block hashes where
     the node shares cached blocks between requests, else none."""
     if not (node.shares_prefix_blocks and node.prefix_block_size):
         return []
-    return block_hashes(prompt_ids, node.prefix_block_size, salt)
+    return prompt.hashes(node.prefix_block_size)

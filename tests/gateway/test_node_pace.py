@@ -1,0 +1,112 @@
+"""How the router reads a node's pace off the tokens as they arrive (gateway/node_load.py): when
+its running requests are expected to end (a waiting request's slot), and the TPOT a new request
+there is predicted to get."""
+
+import random
+
+import pytest
+
+from gateway.router import predict, route
+from tests.gateway.test_router import _cloud, _edge, _request
+
+
+def test_a_waiting_request_sees_the_running_ones_end_at_their_own_pace(monkeypatch):
+    import gateway.node_load as node_load
+
+    clock = [0.0]
+    monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
+    node = _edge(max_running=2, rtt_s=0.0, decode_steps=((2, 0.05),))
+    slow = node.load.dispatch(0, 2.0, 20)  # predicted to end at 2 s, 20 tokens
+    assert node.load.slot_free_at(2, now=0.0, step_s=0.05) is None  # a slot is free
+    fast, queued = node.load.dispatch(0, 2.0, 20), node.load.dispatch(0, 4.0, 20)
+    for index in range(11):  # slow: one token per 0.5 s; fast: two per 0.5 s, for 2.5 s
+        clock[0] = index * 0.5
+        slow.advance(1)
+        if index < 6:
+            fast.advance(2)
+    now = clock[0]  # 5 s
+    assert slow.expected_end(now, 0.05) == pytest.approx(5.0 + 9 * 0.5)  # its own pace, not "2 s"
+    assert fast.expected_end(now, 0.05) == pytest.approx(now)  # 12 of 20 tokens, then silent: overdue
+    assert queued.expected_end(now, 0.05) == pytest.approx(now + 20 * 0.05)  # its prediction passed
+    assert node.load.slot_free_at(2, now, 0.05) == pytest.approx(now + 20 * 0.05)  # the 2nd earliest
+    prediction = predict(node, _request(prompt=100, output=10), now=now)
+    assert prediction.ttft_s == pytest.approx(20 * 0.05 + 100 / 100)
+    fast.finished()
+    assert node.load.slot_free_at(2, now, 0.05) == pytest.approx(now + 20 * 0.05)  # the earliest
+
+
+def test_a_pace_slowed_by_queued_prompts_lasts_only_as_long_as_they_do(monkeypatch):
+    """Two running requests paced at 2.5 s a token through prompt steps; 500 prompt tokens are
+    still queued there (5 s at 100 tokens/s): each one's end is then its 30 tokens left at the
+    step time, not at its pace (75 s). A request waiting for its slot keeps its prediction."""
+    import gateway.node_load as node_load
+
+    clock = [0.0]
+    monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
+    node = _cloud(max_running=2, rtt_s=0.0, prefill_tokens_per_s=100.0, decode_steps=((2, 0.1),))
+    running = [node.load.dispatch(0, 100.0, 32) for _ in range(2)]
+    for index in range(2):
+        clock[0] = index * 2.5
+        for request in running:
+            request.advance(1)
+    waiting = node.load.dispatch(500, 90.0, 32)
+    now = clock[0]
+    assert running[0].expected_end(now, 0.1) == pytest.approx(now + 30 * 2.5)  # no backlog: its pace
+    assert running[0].expected_end(now, 0.1, 5.0) == pytest.approx(now + 5.0 + 30 * 0.1)
+    assert waiting.expected_end(now, 0.1, 5.0) == pytest.approx(90.0)  # not decoding yet
+    prediction = predict(node, _request(prompt=100, output=10), now=now)
+    assert prediction.ttft_s == pytest.approx(5.0 + 30 * 0.1 + 100 / 100)  # the first slot to free
+
+
+def test_a_running_request_is_expected_to_end_at_its_recent_pace(monkeypatch):
+    """Its first two tokens came 3 s apart (a prompt step beside it), the next seven 0.1 s apart:
+    its 31 tokens left take 3.1 s, not 31 x its mean of 0.46 s since its first."""
+    import gateway.node_load as node_load
+
+    clock = [0.0]
+    monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
+    node = _cloud()
+    request = node.load.dispatch(0, 100.0, 40)
+    times = [0.0, 3.0] + [3.0 + 0.1 * step for step in range(1, node_load.RECENT_CHUNKS)]
+    for moment in times:
+        clock[0] = moment
+        request.advance(1)
+    assert request.num_tokens == len(times) == 9
+    assert request.pace_s == pytest.approx(clock[0] / (request.num_tokens - 1))
+    remaining = 40 - request.num_tokens
+    assert request.expected_end(clock[0], 0.05) == pytest.approx(clock[0] + remaining * 0.1)
+
+
+def test_tpot_follows_the_pace_tokens_arrive_at_now(monkeypatch):
+    """The step table says 50 ms at 4 running; tokens arrive every 200 ms (prefill chunks run
+    between them): one more request there is predicted 200 ms scaled by the table's step(5) /
+    step(4): the mean of each running request's time per token; once none runs, the table and
+    calibration again."""
+    import gateway.node_load as node_load
+
+    clock = [100.0]
+    monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
+    node = _cloud(decode_steps=((1, 0.02), (4, 0.05), (8, 0.07)), rtt_s=0.0)
+    running = [node.load.dispatch(0, 0.0, 64) for _ in range(4)]
+    for _ in range(5):
+        for request in running:
+            request.advance(1)
+        clock[0] += 0.2
+    clock[0] -= 0.2  # now: the last tokens' time
+    assert node.load.live_pace() == pytest.approx(0.2)
+    live = predict(node, _request(output=10), now=clock[0])
+    assert live.tpot_s == pytest.approx(0.2 * 0.055 / 0.05)
+    assert live.raw_tpot_s == pytest.approx(0.055)  # what calibration learns against
+    assert live.e2e_s == pytest.approx(live.ttft_s + 10 * live.tpot_s)
+    # another worker, idle, slower to prefill: the only one that meets a 100 ms TPOT target now
+    other = _cloud(node_id="cloud-2", decode_steps=((1, 0.08),), prefill_tokens_per_s=200.0)
+    meeting = _request(output=10, tpot_s=0.1)
+    assert route(meeting, [node, other], clock[0], random.Random(0)).node_id == "cloud-2"
+    clock[0] += 3.0  # one 3 s prompt step, then a token for one of them: its mean gap is 0.76 s
+    running[0].advance(1)
+    assert node.load.live_pace() == pytest.approx((0.2 + 0.2 + 0.2 + (0.8 + 3.0) / 5) / 4)
+    for request in running:
+        request.finished()
+    assert node.load.live_pace() is None  # none runs: the table again
+    assert predict(node, _request(output=10), now=clock[0]).tpot_s == pytest.approx(0.02)  # batch 1
+    assert route(meeting, [node, other], clock[0], random.Random(0)).node_id == "cloud-1"
