@@ -81,14 +81,22 @@ async def test_a_cloud_upstream_serves_public_requests_only(model_path, peer):
 
 
 async def test_an_edge_upstream_takes_private_requests(model_path, peer):
+    direct = openai.AsyncOpenAI(base_url=peer.url, api_key="none", max_retries=0)
+    expected = await direct.chat.completions.create(
+        model="tiny", messages=MESSAGES, max_tokens=4, temperature=0, extra_headers=PRIVATE
+    )
     async with Gateway(
         _config(model_path, UpstreamEntry("on-prem", peer.url, "edge", {"tiny": "tiny"}))
     ) as gw:
         await _ready(gw)
         raw = await gw.client.chat.completions.with_raw_response.create(
-            model="tiny", messages=MESSAGES, max_tokens=4, extra_headers=PRIVATE
+            model="tiny", messages=MESSAGES, max_tokens=4, temperature=0, extra_headers=PRIVATE
         )
-        assert raw.headers["X-Hybridgw-Node"] == "on-prem" and raw.parse().choices[0].message.content
+        answer = raw.parse()
+        assert raw.headers["X-Hybridgw-Node"] == "on-prem"
+        assert answer.choices[0].message.content == expected.choices[0].message.content
+        assert answer.usage.completion_tokens == expected.usage.completion_tokens
+    await direct.close()
 
 
 async def test_an_upstream_failing_before_the_first_token_hands_the_request_on(

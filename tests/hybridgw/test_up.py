@@ -80,9 +80,10 @@ def _chat(client: openai.OpenAI, headers: dict[str, str]) -> str:
         model="smollm2-135m",
         messages=[{"role": "user", "content": "Say hi"}],
         max_tokens=4,
+        temperature=0,
         extra_headers=headers,
     )
-    assert raw.parse().choices[0].message.content
+    assert raw.parse().choices[0].message.content  # the demo model greets back, greedily
     return raw.headers["X-Hybridgw-Target"]
 
 
