@@ -16,6 +16,7 @@ from cloud.attention_backend import attention_backend_for
 from cloud.block_manager import BlockManager
 from cloud.config import CacheConfig, SchedulerConfig
 from cloud.engine_args import kv_cache_gib_for, resolve_dtype
+from cloud.kernels import follow_torch_threads
 from cloud.metrics import EngineMetrics
 from cloud.model import LlamaModel
 from cloud.model_runner import ModelRunner
@@ -166,6 +167,8 @@ class LLMEngine:
             if r.num_computed_tokens < r.num_prompt_tokens
         )
         started = time.perf_counter()
+        if self.device.type == "cpu":
+            follow_torch_threads()  # this thread's numba kernels, as many threads as torch's
         request_ids, logits, prompt_rows = self.runner.execute_model(output, self.block_manager)
         offset = len(request_ids)  # prompt-logprob rows follow the sampling rows
         for request, wanted in prompt_rows:

@@ -99,6 +99,34 @@ def test_engine_abort_frees_blocks(tiny_checkpoint):
         engine.add(EngineRequest("b", [1] * 256, GREEDY))
 
 
+def test_a_step_runs_its_numba_kernels_on_torchs_thread_count(tiny_checkpoint):
+    """numba's thread count is per calling thread: a step taken on a new thread (as the serving
+    loop's) with torch at one thread leaves that thread's numba loops at one thread too."""
+    import threading
+
+    import numba
+
+    _, _, gguf_path = tiny_checkpoint
+    engine = LLMEngine(str(gguf_path), num_blocks=32, block_size=4)
+    engine.add(EngineRequest("a", [1, 2, 3, 4, 5], GREEDY))
+    seen: list[tuple[int, int]] = []
+
+    def step_on_a_new_thread() -> None:
+        before = numba.get_num_threads()
+        engine.step()
+        seen.append((before, numba.get_num_threads()))
+
+    torch_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        thread = threading.Thread(target=step_on_a_new_thread)
+        thread.start()
+        thread.join()
+    finally:
+        torch.set_num_threads(torch_threads)
+    assert seen == [(numba.config.NUMBA_NUM_THREADS, 1)]
+
+
 @pytest.mark.demo_model
 def test_demo_greedy_equals_transformers_and_text_decodes(demo_model_path):
     reference = transformers.AutoModelForCausalLM.from_pretrained(
