@@ -13,11 +13,14 @@ Requests in transit make a report lag this gateway's count (dispatched but not y
 finished on the node but not yet here); the difference only ever lowers `others`, never below
 zero, and the next report corrects it.
 
-The pace the node gives its running requests now — each one's time per token since its first,
-prefill chunks interleaved with the decodes included, averaged — is read off the tokens as they
-arrive (`live_pace`): a node's decode-step table is measured on pure decode steps, and under a
-mix of long prompts and chats the real gap between tokens was twice what it predicted, learned
-by calibration only as requests finished, after a burst had been placed.
+A node's decode-step table is measured on pure decode steps, but an engine computes the prompts
+of the requests it admits between them: a request decoding there gets its tokens only in the
+time the prompts leave. The share of the node's time prompts take is read off what this gateway
+sent it lately (`prompt_share`: prompt tokens to compute per second over the last
+PROMPT_WINDOW_S, over the node's prefill rate); under shared-prefix chats the cloud's chats got a
+token every 150-300 ms against a 68 ms step. (The mean pace of the running requests, used before,
+followed single prompt steps: 30 requests that had just got their first token and then waited out
+one 3 s step were each paced at 3 s a token, and the cloud was predicted 3.3 s a token.)
 
 When a new request would wait for a slot, it waits for the earliest ends of the requests there:
 each one's end is re-estimated from its own pace as its tokens arrive (a node that decodes three
@@ -30,6 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 RECENT_CHUNKS = 8  # a running request's expected end follows its pace over this many chunks
+PROMPT_WINDOW_S = 10.0  # the prompt work sent to a node lately: over this many seconds
+MAX_PROMPT_SHARE = 0.9  # a node past it is saturated: its decodes predicted 10x the step, no slower
 
 
 @dataclass(slots=True)
@@ -48,6 +53,8 @@ class NodeLoad:
     # the chained hashes of own requests' full prompt blocks, each counted once per request there
     # (computed, or about to be: a request admitted later reads them from a shared prefix cache)
     block_hashes_in_flight: Counter[int] = field(default_factory=Counter)
+    # (time.monotonic(), prompt tokens to compute) of this gateway's dispatches, PROMPT_WINDOW_S back
+    recent_prompts: deque[tuple[float, int]] = field(default_factory=deque)
 
     @property
     def num_requests(self) -> int:
@@ -82,6 +89,11 @@ class NodeLoad:
         self.own_pending_cached_tokens += num_cached
         self.num_dispatched += 1
         self.block_hashes_in_flight.update(block_hashes)
+        if prompt_tokens:
+            now = time.monotonic()
+            while self.recent_prompts and self.recent_prompts[0][0] <= now - PROMPT_WINDOW_S:
+                self.recent_prompts.popleft()
+            self.recent_prompts.append((now, prompt_tokens))
         dispatched = Dispatched(self, prompt_tokens, predicted_end, expected_tokens, num_cached, block_hashes)
         self.own.append(dispatched)
         return dispatched
@@ -90,15 +102,16 @@ class NodeLoad:
         """The expected ends of this gateway's requests there, earliest first."""
         return sorted(d.expected_end(now, step_s, backlog_s) for d in self.own)
 
-    def live_pace(self) -> float | None:
-        """Seconds per token a request decoding there gets now: the mean, over this gateway's
-        requests there with two tokens or more, of each one's time per token since its first
-        (what a TPOT target measures). A smoothed last gap had followed single steps: one 3 s
-        prompt step of the cloud engine gave 30 requests that gap at once, and chats there were
-        predicted at 2 s a token that got 250 ms. None while no request there has a pace (idle,
-        or only new ones: the node's step table holds)."""
-        paces = [d.pace_s for d in self.own if d.pace_s is not None]
-        return sum(paces) / len(paces) if paces else None
+    def prompt_share(self, now: float, prefill_tokens_per_s: float) -> float:
+        """The share of the node's time its prompts take, as sent lately: the prompt tokens this
+        gateway sent it to compute over the last PROMPT_WINDOW_S (up to `now`), per second, over
+        its prefill rate; at most MAX_PROMPT_SHARE. A request decoding there gets a token per
+        step(batch) / (1 - share)."""
+        since = now - PROMPT_WINDOW_S
+        tokens = sum(count for at, count in self.recent_prompts if since < at <= now)
+        if not tokens or prefill_tokens_per_s <= 0:
+            return 0.0
+        return min(MAX_PROMPT_SHARE, tokens / PROMPT_WINDOW_S / prefill_tokens_per_s)
 
     def has_progressed_since(self, moment: float) -> bool:
         """Whether a token of any request there arrived after `moment` (time.monotonic()): the
@@ -178,13 +191,6 @@ class Dispatched:
         if last_at <= first_at or last_count <= first_count:
             return None
         return (last_at - first_at) / (last_count - first_count)
-
-    @property
-    def pace_s(self) -> float | None:
-        """Its time per token since its first (None before it has two, some time apart)."""
-        if self.num_tokens >= 2 and self.first_at is not None and self.last_at > self.first_at:
-            return (self.last_at - self.first_at) / (self.num_tokens - 1)
-        return None
 
     def expected_end(self, now: float, step_s: float, backlog_s: float = 0.0) -> float:
         """From its recent pace once it has one (two chunks, some time apart), else the prediction

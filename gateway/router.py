@@ -8,21 +8,23 @@ report corrected live by this gateway's dispatches) plus this one, and M its max
     wait     = when the (n - M)-th earliest of this gateway's requests there is predicted to end,
                less now (gateway/node_load.py); with other gateways' requests there, whose ends
                are unknown: queued * service / M, service = uncached / prefill_rate + expected
-               output * step(M)
+               output * step(M) / (1 - share)
     ahead    = prompt tokens still to compute on the node, when no slot wait (else in `wait`)
     uncached = prompt - the tokens the node's prefix cache holds (gateway/request_context.py)
     ttft     = (rtt + wait + (ahead + uncached) / prefill_rate) * ttft_factor
-    tpot     = step(batch) * tpot_factor, or with tokens arriving from the node now, their live
-               pace (gateway/node_load.py) * step(batch) / step(running): what the running
-               requests get now, prefill chunks between their tokens included, one more of them
+    share    = the node's time its prompts take, from the prompt tokens sent to it lately
+               (gateway/node_load.py: prompt_share): decodes get the rest
+    tpot     = step(batch) / (1 - share) * tpot_factor
     e2e      = ttft + expected_output * tpot
 The factors are the node's observed/predicted ratios, learned online (gateway/calibration.py).
 Policy: candidates serve the model, are healthy, not cooling down, and fit the prompt plus the
 expected output in their context window; a private request may only use edge nodes. With
-latency targets (TTFT, TPOT, end to end), the edge is preferred when it meets them all, else any
-node that does, one with a free slot before one where the request would queue (a queue predicted
-to meet the targets beats a free slot predicted to miss them: a full edge serves a chat within
-its SLO after a short wait while a saturated cloud starts it at once and paces it too slowly);
+latency targets (TTFT, TPOT, end to end), the edge (the cheaper, on-prem tier) is preferred when
+it meets them all, else any node that does (an in-process cloud engine on the gateway's machine
+is on-prem too: between it and the edge the prediction decides), one with a free slot before
+one where the request would queue (a queue predicted to meet the targets beats a free slot
+predicted to miss them: a full edge serves a chat within its SLO after a short wait while a
+saturated cloud starts it at once and paces it too slowly);
 otherwise, and with no target, the node with the lowest predicted objective wins: TTFT for
 a streamed request (its client reads from the first token on; minimizing e2e instead queued a
 burst's requests behind the edge's slots, where they finish as early but start late), e2e for
@@ -75,7 +77,14 @@ class NodeState:
     # another reads the blocks that one computed while it still runs; an edge slot's cache serves
     # only the next request in that slot, and a pool of several workers may split the two
     shares_prefix_blocks: bool = False
+    # a cloud-kind node on the gateway's own machine (`hybridgw up`'s in-process engine): it costs
+    # no more than the edge, so the edge is not preferred over it (privacy still goes by kind)
+    on_prem: bool = False
     capabilities: frozenset[str] = OWN_NODE  # what it can do (gateway/capabilities.py)
+
+    @property
+    def is_on_prem(self) -> bool:
+        return self.kind == NodeKind.EDGE or self.on_prem
 
     @property
     def num_running(self) -> int:
@@ -168,28 +177,26 @@ def predict(node: NodeState, request: RouteRequest, now: float = 0.0) -> Predict
     prefill = node.prefill_tokens_per_s or DEFAULT_PREFILL_TPS
     slots = max(1, node.max_running)
     num_requests = node.load.num_requests + 1
-    step = decode_step_seconds(node, min(num_requests, slots))
+    slowdown = 1.0 / (1.0 - node.load.prompt_share(now, prefill))  # prompts computed between steps
+    step = decode_step_seconds(node, min(num_requests, slots)) * slowdown
     uncached = request.prompt_tokens - request.cached_tokens.get(node.node_id, 0)
     prompt_s = uncached / prefill
     queued = max(0, num_requests - slots)
+    calibration = node.calibration
     if queued:
-        step_s = decode_step_seconds(node, slots) * node.calibration.tpot_factor
-        backlog_s = node.load.prompt_tokens_ahead / prefill * node.calibration.ttft_factor
-        slot_free_at = node.load.slot_free_at(slots, now, step_s, backlog_s)
+        full_step_s = decode_step_seconds(node, slots) * slowdown
+        backlog_s = node.load.prompt_tokens_ahead / prefill * calibration.ttft_factor
+        slot_free_at = node.load.slot_free_at(slots, now, full_step_s * calibration.tpot_factor, backlog_s)
         if slot_free_at is not None:
             ahead_s = max(0.0, slot_free_at - now)
         else:
-            service = prompt_s + request.expected_output_tokens * decode_step_seconds(node, slots)
+            service = prompt_s + request.expected_output_tokens * full_step_s
             ahead_s = queued * service / slots
     else:
         ahead_s = node.load.prompt_tokens_ahead / prefill
     raw_ttft = node.rtt_s + ahead_s + prompt_s
-    calibration = node.calibration
     ttft = raw_ttft * calibration.ttft_factor
     tpot = step * calibration.tpot_factor
-    pace = node.load.live_pace() if node.num_running else None
-    if pace is not None:
-        tpot = pace * step / decode_step_seconds(node, node.num_running)
     e2e = ttft + request.expected_output_tokens * tpot
     return Prediction(node.node_id, ttft, e2e, tpot, raw_ttft, step)
 
@@ -281,11 +288,12 @@ def _choose(
     if request.is_private:
         return _best(edges, predictions, rng, request.objective), "private"
     targets = request.targets
-    if targets.is_set:  # among the nodes predicted to meet them, a free slot first, then the edge
+    if targets.is_set:  # among the nodes predicted to meet them, a free slot first, then on-prem
         meeting = _with_free_slot([n for n in nodes if targets.met_by(predictions[n.node_id])])
-        meeting_edges = [n for n in meeting if n.kind == NodeKind.EDGE]
-        if meeting_edges:
-            return _best(meeting_edges, predictions, rng, request.objective), "edge_meets_target"
+        meeting_on_prem = [n for n in meeting if n.is_on_prem]
+        if meeting_on_prem:
+            node = _best(meeting_on_prem, predictions, rng, request.objective)
+            return node, "edge_meets_target" if node.kind == NodeKind.EDGE else "meets_target"
         if meeting:
             return _best(meeting, predictions, rng, request.objective), "meets_target"
     return _best(_with_free_slot(nodes), predictions, rng, request.objective), "fastest"

@@ -27,6 +27,7 @@ class LocalCloudBackend:
         self.state = NodeState("cloud-local", NodeKind.CLOUD, models, healthy=True, queue_bound=queue_bound)
         self.state.rtt_s = 0.0
         self.state.shares_prefix_blocks = True  # one engine, one prefix cache
+        self.state.on_prem = True  # this machine's cores, as the edge's: no cheaper tier to prefer
         self._poller: asyncio.Task | None = None
 
     async def start(self) -> None:

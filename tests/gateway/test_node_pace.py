@@ -38,7 +38,8 @@ def test_a_waiting_request_sees_the_running_ones_end_at_their_own_pace(monkeypat
 def test_a_pace_slowed_by_queued_prompts_lasts_only_as_long_as_they_do(monkeypatch):
     """Two running requests paced at 2.5 s a token through prompt steps; 500 prompt tokens are
     still queued there (5 s at 100 tokens/s): each one's end is then its 30 tokens left at the
-    step time, not at its pace (75 s). A request waiting for its slot keeps its prediction."""
+    step time, not at its pace (75 s). A request waiting for its slot keeps its prediction. The
+    500 tokens sent within the prompt window take half the node's time: steps count double."""
     import gateway.node_load as node_load
 
     clock = [0.0]
@@ -54,8 +55,11 @@ def test_a_pace_slowed_by_queued_prompts_lasts_only_as_long_as_they_do(monkeypat
     assert running[0].expected_end(now, 0.1) == pytest.approx(now + 30 * 2.5)  # no backlog: its pace
     assert running[0].expected_end(now, 0.1, 5.0) == pytest.approx(now + 5.0 + 30 * 0.1)
     assert waiting.expected_end(now, 0.1, 5.0) == pytest.approx(90.0)  # not decoding yet
+    share = 500 / node_load.PROMPT_WINDOW_S / 100.0
+    assert node.load.prompt_share(now, 100.0) == pytest.approx(share) == pytest.approx(0.5)
     prediction = predict(node, _request(prompt=100, output=10), now=now)
-    assert prediction.ttft_s == pytest.approx(5.0 + 30 * 0.1 + 100 / 100)  # the first slot to free
+    step_s = 0.1 / (1 - share)
+    assert prediction.ttft_s == pytest.approx(5.0 + 30 * step_s + 100 / 100)  # the first slot to free
 
 
 def test_a_running_request_is_expected_to_end_at_its_recent_pace(monkeypatch):
@@ -72,41 +76,47 @@ def test_a_running_request_is_expected_to_end_at_its_recent_pace(monkeypatch):
         clock[0] = moment
         request.advance(1)
     assert request.num_tokens == len(times) == 9
-    assert request.pace_s == pytest.approx(clock[0] / (request.num_tokens - 1))
     remaining = 40 - request.num_tokens
     assert request.expected_end(clock[0], 0.05) == pytest.approx(clock[0] + remaining * 0.1)
 
 
-def test_tpot_follows_the_pace_tokens_arrive_at_now(monkeypatch):
-    """The step table says 50 ms at 4 running; tokens arrive every 200 ms (prefill chunks run
-    between them): one more request there is predicted 200 ms scaled by the table's step(5) /
-    step(4): the mean of each running request's time per token; once none runs, the table and
-    calibration again."""
+def test_tpot_counts_the_prompts_sent_to_the_node_lately(monkeypatch):
+    """The step table says 50 ms at 5 requests; 2,000 prompt tokens sent there within the prompt
+    window, at 400 prompt tokens/s, take half its time: one more request there is predicted a
+    token per 100 ms. Once they are past the window, the table again; another node meets a
+    70 ms TPOT target meanwhile."""
     import gateway.node_load as node_load
 
     clock = [100.0]
     monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
-    node = _cloud(decode_steps=((1, 0.02), (4, 0.05), (8, 0.07)), rtt_s=0.0)
-    running = [node.load.dispatch(0, 0.0, 64) for _ in range(4)]
-    for _ in range(5):
-        for request in running:
-            request.advance(1)
-        clock[0] += 0.2
-    clock[0] -= 0.2  # now: the last tokens' time
-    assert node.load.live_pace() == pytest.approx(0.2)
-    live = predict(node, _request(output=10), now=clock[0])
-    assert live.tpot_s == pytest.approx(0.2 * 0.055 / 0.05)
-    assert live.raw_tpot_s == pytest.approx(0.055)  # what calibration learns against
-    assert live.e2e_s == pytest.approx(live.ttft_s + 10 * live.tpot_s)
-    # another worker, idle, slower to prefill: the only one that meets a 100 ms TPOT target now
-    other = _cloud(node_id="cloud-2", decode_steps=((1, 0.08),), prefill_tokens_per_s=200.0)
-    meeting = _request(output=10, tpot_s=0.1)
+    node = _cloud(decode_steps=((1, 0.02), (4, 0.05), (8, 0.07)), rtt_s=0.0, prefill_tokens_per_s=400.0)
+    running = [node.load.dispatch(500, 0.0, 64) for _ in range(4)]
+    share = 4 * 500 / node_load.PROMPT_WINDOW_S / 400.0
+    assert share == pytest.approx(0.5)
+    busy = predict(node, _request(output=10), now=clock[0])
+    assert busy.tpot_s == pytest.approx(0.055 / (1 - share))
+    assert busy.raw_tpot_s == pytest.approx(busy.tpot_s)  # what calibration learns against
+    assert busy.e2e_s == pytest.approx(busy.ttft_s + 10 * busy.tpot_s)
+    other = _cloud(node_id="cloud-2", decode_steps=((1, 0.06),), prefill_tokens_per_s=200.0)
+    meeting = _request(output=10, tpot_s=0.07)
     assert route(meeting, [node, other], clock[0], random.Random(0)).node_id == "cloud-2"
-    clock[0] += 3.0  # one 3 s prompt step, then a token for one of them: its mean gap is 0.76 s
-    running[0].advance(1)
-    assert node.load.live_pace() == pytest.approx((0.2 + 0.2 + 0.2 + (0.8 + 3.0) / 5) / 4)
     for request in running:
-        request.finished()
-    assert node.load.live_pace() is None  # none runs: the table again
-    assert predict(node, _request(output=10), now=clock[0]).tpot_s == pytest.approx(0.02)  # batch 1
+        request.first_token()
+    clock[0] += node_load.PROMPT_WINDOW_S  # the prompts are computed and past the window
+    assert node.load.prompt_share(clock[0], 400.0) == 0.0
+    assert predict(node, _request(output=10), now=clock[0]).tpot_s == pytest.approx(0.055)
     assert route(meeting, [node, other], clock[0], random.Random(0)).node_id == "cloud-1"
+
+
+def test_a_saturated_node_is_predicted_slow_not_stalled(monkeypatch):
+    """Prompt work beyond the node's prefill rate: its decodes are predicted at
+    1 / (1 - MAX_PROMPT_SHARE) times the step, a finite number the router can compare."""
+    import gateway.node_load as node_load
+
+    monkeypatch.setattr(node_load.time, "monotonic", lambda: 50.0)
+    node = _cloud(decode_steps=((1, 0.02),), rtt_s=0.0, prefill_tokens_per_s=100.0)
+    node.load.dispatch(100_000, 0.0, 8)
+    assert node.load.prompt_share(50.0, 100.0) == node_load.MAX_PROMPT_SHARE
+    prediction = predict(node, _request(output=4), now=50.0)
+    assert prediction.tpot_s == pytest.approx(0.02 / (1 - node_load.MAX_PROMPT_SHARE))
+    assert node.load.prompt_share(49.0, 100.0) == 0.0  # sent after that moment: not counted

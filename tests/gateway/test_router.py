@@ -172,6 +172,20 @@ def test_edge_preferred_when_it_meets_the_target():
     )
 
 
+def test_an_on_prem_cloud_engine_competes_with_the_edge_on_its_prediction():
+    """`hybridgw up`'s in-process cloud engine runs on the edge's machine: no dearer, so when both
+    meet the targets the one predicted sooner wins, not the edge; private requests still go by
+    kind."""
+    edge, cloud = _edge(), _cloud()
+    cloud.on_prem = True
+    decision = route(_request(e2e_s=10.0), [edge, cloud], now=0, rng=random.Random(0))
+    predictions = {p.node_id: p.e2e_s for p in decision.predictions}
+    assert predictions["cloud-1"] < predictions["edge-1"] <= 10.0
+    assert (decision.node_id, decision.reason) == ("cloud-1", "meets_target")
+    private = route(_request(e2e_s=10.0, private=True), [edge, cloud], now=0, rng=random.Random(0))
+    assert (private.node_id, private.reason) == ("edge-1", "private")
+
+
 def test_ttft_and_tpot_targets_are_separate():
     nodes = [_edge(), _cloud()]  # edge: TTFT ~1 s, TPOT 50 ms; cloud: TTFT ~0.1 s, TPOT 20 ms
     assert route(_request(ttft_s=2.0), nodes, 0, random.Random(0)).reason == "edge_meets_target"
