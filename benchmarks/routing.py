@@ -293,6 +293,7 @@ TITLES = {
     "routing-bf16-cloud": "Routing under load with the cloud engine's CPU kernels in bfloat16",
     "routing-all-edge": "Routing under load: all-edge, public requests using the whole edge queue when alone",
     "routing-shared-prefix": "Routing under load after the shared-prefix fixes",
+    "routing-one-core-each": "Routing under load with each tier on its own core (AVX2 host, float32 cloud)",
 }
 
 

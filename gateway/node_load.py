@@ -99,8 +99,17 @@ class NodeLoad:
         return dispatched
 
     def end_times(self, now: float, step_s: float, backlog_s: float = 0.0) -> list[float]:
-        """The expected ends of this gateway's requests there, earliest first."""
-        return sorted(d.expected_end(now, step_s, backlog_s) for d in self.own)
+        """The expected ends of this gateway's requests there, earliest first. One still waiting
+        for its first token has the prompt work sent before it and its own to wait for: its
+        share of `backlog_s` (the node's prompt work, in seconds) by the prompt tokens pending
+        of this gateway's requests up to it, in dispatch order."""
+        pending = sum(d.pending_prompt_tokens for d in self.own)
+        ends, pending_so_far = [], 0
+        for dispatched in self.own:
+            pending_so_far += dispatched.pending_prompt_tokens
+            prompt_s = backlog_s * pending_so_far / pending if pending else 0.0
+            ends.append(dispatched.expected_end(now, step_s, backlog_s, prompt_s))
+        return sorted(ends)
 
     def prompt_share(self, now: float, prefill_tokens_per_s: float) -> float:
         """The share of the node's time its prompts take, as sent lately: the prompt tokens this
@@ -192,9 +201,12 @@ class Dispatched:
             return None
         return (last_at - first_at) / (last_count - first_count)
 
-    def expected_end(self, now: float, step_s: float, backlog_s: float = 0.0) -> float:
+    def expected_end(self, now: float, step_s: float, backlog_s: float = 0.0, prompt_s: float = 0.0) -> float:
         """From its recent pace once it has one (two chunks, some time apart), else the prediction
-        made at dispatch while that lies ahead, else the node's step time per token left. Once
+        made at dispatch while that lies ahead, else the node's step time per token left, after
+        `prompt_s` when it has no token yet (the prompt work ahead of it and its own: a full
+        cloud's queued chats, overdue on their optimistic predictions, were expected to end at
+        once, and a request was predicted a free slot there 5.5 s away that waited 78 s). Once
         it decodes, with prompt work queued there (`backlog_s` to compute it), no later than that
         work and then its tokens left at the step time: a pace slowed by prompt steps lasts only as long as
         they do (a full cloud's chats, paced at 2.6 s a token through a prefill backlog, were
@@ -205,7 +217,7 @@ class Dispatched:
         elif self.predicted_end > now:
             end = self.predicted_end
         else:
-            return now + remaining * step_s
+            return now + (prompt_s if self.first_at is None else 0.0) + remaining * step_s
         if backlog_s > 0 and self.first_at is not None:  # decoding (a queued one waits for a slot)
             end = min(end, now + backlog_s + remaining * step_s)
         return end

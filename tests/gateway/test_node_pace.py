@@ -120,3 +120,22 @@ def test_a_saturated_node_is_predicted_slow_not_stalled(monkeypatch):
     prediction = predict(node, _request(output=4), now=50.0)
     assert prediction.tpot_s == pytest.approx(0.02 / (1 - node_load.MAX_PROMPT_SHARE))
     assert node.load.prompt_share(49.0, 100.0) == 0.0  # sent after that moment: not counted
+
+
+def test_an_overdue_request_without_a_token_still_waits_for_its_prompt(monkeypatch):
+    """Three requests of 200 prompt tokens on a full two-slot node (100 tokens/s), predicted to
+    end at 1 s and at 5 s still without a token: each ends after the prompt work sent up to it
+    and its own, then its 10 tokens, not at once. A new request waits for the second of them."""
+    import gateway.node_load as node_load
+
+    clock = [0.0]
+    monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
+    node = _cloud(max_running=2, rtt_s=0.0, prefill_tokens_per_s=100.0, decode_steps=((2, 0.1),))
+    for _ in range(3):
+        node.load.dispatch(200, 1.0, 10)
+    now = clock[0] = 5.0
+    assert node.load.end_times(now, 0.1, 6.0) == pytest.approx([now + 2 + 1, now + 4 + 1, now + 6 + 1])
+    share = 600 / node_load.PROMPT_WINDOW_S / 100.0  # the three prompts, sent within the window
+    step_s = 0.1 / (1 - share)
+    prediction = predict(node, _request(prompt=100, output=10), now=now)
+    assert prediction.ttft_s == pytest.approx(4 + 10 * step_s + 100 / 100)
