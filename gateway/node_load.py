@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 RECENT_CHUNKS = 8  # a running request's expected end follows its pace over this many chunks
 PROMPT_WINDOW_S = 10.0  # the prompt work sent to a node lately: over this many seconds
 MAX_PROMPT_SHARE = 0.9  # a node past it is saturated: its decodes predicted 10x the step, no slower
+OVERDUE_MARGIN_S = 1.0  # a request this much past its predicted first token proves the prediction short
+MAX_OVERDUE_FACTOR = 10.0  # as calibration's largest factor (gateway/calibration.py)
 
 
 @dataclass(slots=True)
@@ -79,11 +81,13 @@ class NodeLoad:
         expected_tokens: int = 0,
         num_cached: int = 0,
         block_hashes: Sequence[int] = (),
+        predicted_ttft_s: float = 0.0,
     ) -> "Dispatched":
         """`prompt_tokens`: those the node will compute; `num_cached`: those its prefix cache is
         predicted to hold. `predicted_end` on the router's clock (time.monotonic());
         `expected_tokens`: what it is expected to generate (the router's cap on max_tokens);
-        `block_hashes`: its prompt's, counted in flight until it finishes."""
+        `block_hashes`: its prompt's, counted in flight until it finishes; `predicted_ttft_s`:
+        the router's raw TTFT prediction for it (0: none)."""
         self.own_requests += 1
         self.own_pending_prompt_tokens += prompt_tokens
         self.own_pending_cached_tokens += num_cached
@@ -94,7 +98,9 @@ class NodeLoad:
             while self.recent_prompts and self.recent_prompts[0][0] <= now - PROMPT_WINDOW_S:
                 self.recent_prompts.popleft()
             self.recent_prompts.append((now, prompt_tokens))
-        dispatched = Dispatched(self, prompt_tokens, predicted_end, expected_tokens, num_cached, block_hashes)
+        dispatched = Dispatched(
+            self, prompt_tokens, predicted_end, expected_tokens, num_cached, block_hashes, predicted_ttft_s
+        )
         self.own.append(dispatched)
         return dispatched
 
@@ -122,6 +128,21 @@ class NodeLoad:
             return 0.0
         return min(MAX_PROMPT_SHARE, tokens / PROMPT_WINDOW_S / prefill_tokens_per_s)
 
+    def overdue_ttft_factor(self, now: float) -> float:
+        """How many times its raw TTFT prediction the longest-overdue of this gateway's requests
+        there has waited without a token (0.0 when none is OVERDUE_MARGIN_S late): a lower
+        bound on the ratio calibration learns from it at its first token, known before then.
+        Under a burst a node's first tokens come after the burst has been placed: predicted at
+        25 s, shared-prefix chats waited 60-80 s on a saturated cloud while it took the rest."""
+        factor = 0.0
+        for dispatched in self.own:
+            predicted = dispatched.predicted_ttft_s
+            if dispatched.first_at is None and predicted > 0:
+                waited = now - dispatched.dispatched_at
+                if waited > predicted + OVERDUE_MARGIN_S:
+                    factor = max(factor, waited / predicted)
+        return min(factor, MAX_OVERDUE_FACTOR)
+
     def has_progressed_since(self, moment: float) -> bool:
         """Whether a token of any request there arrived after `moment` (time.monotonic()): the
         node is working, however slowly, not hung."""
@@ -147,6 +168,7 @@ class Dispatched:
 
     __slots__ = (
         "block_hashes",
+        "dispatched_at",
         "expected_tokens",
         "first_at",
         "is_finished",
@@ -156,6 +178,7 @@ class Dispatched:
         "pending_cached_tokens",
         "pending_prompt_tokens",
         "predicted_end",
+        "predicted_ttft_s",
         "recent",
     )
 
@@ -167,12 +190,15 @@ class Dispatched:
         expected_tokens: int = 0,
         num_cached: int = 0,
         block_hashes: Sequence[int] = (),
+        predicted_ttft_s: float = 0.0,
     ):
         self.load = load
         self.block_hashes = block_hashes
         self.pending_prompt_tokens = prompt_tokens
         self.pending_cached_tokens = num_cached
         self.predicted_end = predicted_end
+        self.predicted_ttft_s = predicted_ttft_s  # raw, as the router predicted it (0: none)
+        self.dispatched_at = time.monotonic()
         self.expected_tokens = expected_tokens
         self.num_tokens = 0
         self.first_at: float | None = None

@@ -16,7 +16,9 @@ report corrected live by this gateway's dispatches) plus this one, and M its max
                (gateway/node_load.py: prompt_share): decodes get the rest
     tpot     = step(batch) / (1 - share) * tpot_factor
     e2e      = ttft + expected_output * tpot
-The factors are the node's observed/predicted ratios, learned online (gateway/calibration.py).
+The factors are the node's observed/predicted ratios, learned online (gateway/calibration.py);
+the TTFT factor is at least what its requests still without a token have already waited, over
+their predictions (gateway/node_load.py: overdue_ttft_factor).
 Policy: candidates serve the model, are healthy, not cooling down, and fit the prompt plus the
 expected output in their context window; a private request may only use edge nodes. With
 latency targets (TTFT, TPOT, end to end), the edge (the cheaper, on-prem tier) is preferred when
@@ -42,16 +44,13 @@ from enum import StrEnum
 
 from gateway.calibration import Calibration
 from gateway.capabilities import OWN_NODE
+from gateway.node_kind import NodeKind
 from gateway.node_load import NodeLoad
+from gateway.static_policies import choose_static, policy_allows
 
 TIE_SECONDS = 0.005
 DEFAULT_PREFILL_TPS = 100.0  # until a node has reported measured rates
 DEFAULT_DECODE_TPS = 10.0
-
-
-class NodeKind(StrEnum):
-    EDGE = "edge"
-    CLOUD = "cloud"
 
 
 @dataclass(slots=True)
@@ -183,9 +182,10 @@ def predict(node: NodeState, request: RouteRequest, now: float = 0.0) -> Predict
     prompt_s = uncached / prefill
     queued = max(0, num_requests - slots)
     calibration = node.calibration
+    ttft_factor = max(calibration.ttft_factor, node.load.overdue_ttft_factor(now))  # known late so far
     if queued:
         full_step_s = decode_step_seconds(node, slots) * slowdown
-        backlog_s = node.load.prompt_tokens_ahead / prefill * calibration.ttft_factor
+        backlog_s = node.load.prompt_tokens_ahead / prefill * ttft_factor
         slot_free_at = node.load.slot_free_at(slots, now, full_step_s * calibration.tpot_factor, backlog_s)
         if slot_free_at is not None:
             ahead_s = max(0.0, slot_free_at - now)
@@ -195,7 +195,7 @@ def predict(node: NodeState, request: RouteRequest, now: float = 0.0) -> Predict
     else:
         ahead_s = node.load.prompt_tokens_ahead / prefill
     raw_ttft = node.rtt_s + ahead_s + prompt_s
-    ttft = raw_ttft * calibration.ttft_factor
+    ttft = raw_ttft * ttft_factor
     tpot = step * calibration.tpot_factor
     e2e = ttft + request.expected_output_tokens * tpot
     return Prediction(node.node_id, ttft, e2e, tpot, raw_ttft, step)
@@ -220,7 +220,7 @@ def route(
         for n in nodes
         if request.model in n.models
         and (n.kind == NodeKind.EDGE or not request.is_private)
-        and _policy_allows(policy, n, request)
+        and policy_allows(policy, n, request)
     ]
     capable = [n for n in permitted if n.capabilities.issuperset(request.needs)]
     if permitted and not capable:
@@ -241,12 +241,7 @@ def route(
         outcome = Outcome.UNAVAILABLE if request.is_private else Outcome.SHED
         reason = "private_no_capacity" if request.is_private else "all_queues_full"
         return Decision(outcome, None, reason, tuple(predictions.values()), retry)
-    if policy == "round-robin":  # the open node this gateway sent the fewest requests, in order
-        node, reason = min(open_nodes, key=lambda n: n.load.num_dispatched), "round_robin"
-    elif policy == "least-busy":
-        node, reason = _least_busy(open_nodes, rng), "least_busy"
-    else:
-        node, reason = _choose(request, open_nodes, predictions, rng)
+    node, reason = choose_static(policy, open_nodes, rng) or _choose(request, open_nodes, predictions, rng)
     return Decision(Outcome.ROUTED, node.node_id, reason, tuple(predictions.values()))
 
 
@@ -266,19 +261,6 @@ def _missing(needs: tuple[str, ...], nodes: list[NodeState]) -> str:
             return need
     best = max(nodes, key=lambda n: len(n.capabilities.intersection(needs)))
     return next(need for need in needs if need not in best.capabilities)
-
-
-def _policy_allows(policy: str, node: NodeState, request: RouteRequest) -> bool:
-    if policy == "all-edge":
-        return node.kind == NodeKind.EDGE
-    if policy == "all-cloud" and not request.is_private:
-        return node.kind == NodeKind.CLOUD
-    return True
-
-
-def _least_busy(nodes: list[NodeState], rng: random.Random) -> NodeState:
-    least = min(n.load.num_requests / max(1, n.max_running) for n in nodes)
-    return rng.choice([n for n in nodes if n.load.num_requests / max(1, n.max_running) <= least])
 
 
 def _choose(

@@ -139,3 +139,25 @@ def test_an_overdue_request_without_a_token_still_waits_for_its_prompt(monkeypat
     step_s = 0.1 / (1 - share)
     prediction = predict(node, _request(prompt=100, output=10), now=now)
     assert prediction.ttft_s == pytest.approx(4 + 10 * step_s + 100 / 100)
+
+
+def test_a_request_waiting_past_its_prediction_scales_the_nodes_ttft(monkeypatch):
+    """Predicted a 2 s first token and still without one at 10 s: the node's TTFT predictions
+    are at least 5x their raw figure from then on (calibration learns only at the first token);
+    a request within OVERDUE_MARGIN_S of its prediction, or one with its token, proves nothing."""
+    import gateway.node_load as node_load
+
+    clock = [0.0]
+    monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
+    node = _edge(max_running=4, rtt_s=0.0, prefill_tokens_per_s=100.0, decode_steps=((2, 0.05),))
+    late = node.load.dispatch(0, 3.0, 10, predicted_ttft_s=2.0)
+    clock[0] = 2.5
+    assert node.load.overdue_ttft_factor(clock[0]) == 0.0  # within the margin
+    node.load.dispatch(0, 20.0, 10, predicted_ttft_s=9.0)
+    clock[0] = 10.0
+    assert node.load.overdue_ttft_factor(clock[0]) == pytest.approx(10.0 / 2.0)
+    raw = 100 / 100
+    assert predict(node, _request(prompt=100, output=10), now=10.0).ttft_s == pytest.approx(raw * 5.0)
+    late.advance(1)
+    assert node.load.overdue_ttft_factor(clock[0]) == 0.0  # the other is not late by 1 s yet
+    assert predict(node, _request(prompt=100, output=10), now=10.0).ttft_s == pytest.approx(raw)
