@@ -11,7 +11,9 @@ report corrected live by this gateway's dispatches) plus this one, and M its max
                output * step(M) / (1 - share)
     ahead    = prompt tokens still to compute on the node, when no slot wait (else in `wait`)
     uncached = prompt - the tokens the node's prefix cache holds (gateway/request_context.py)
-    ttft     = (rtt + wait + (ahead + uncached) / prefill_rate) * ttft_factor
+    ttft     = wait + (rtt + (ahead + uncached) / prefill_rate) * ttft_factor (a wait read off the
+               running requests' ends is calibrated already: scaled twice, an edge 10x late was
+               predicted 1,700 s away where it answered in 30)
     share    = the node's time its prompts take, from the prompt tokens sent to it lately
                (gateway/node_load.py: prompt_share): decodes get the rest
     tpot     = step(batch) / (1 - share) * tpot_factor
@@ -183,19 +185,21 @@ def predict(node: NodeState, request: RouteRequest, now: float = 0.0) -> Predict
     queued = max(0, num_requests - slots)
     calibration = node.calibration
     ttft_factor = max(calibration.ttft_factor, node.load.overdue_ttft_factor(now))  # known late so far
+    slot_wait_s = 0.0  # from the running requests' calibrated ends: real time, not scaled again
+    ahead_s = 0.0
     if queued:
         full_step_s = decode_step_seconds(node, slots) * slowdown
         backlog_s = node.load.prompt_tokens_ahead / prefill * ttft_factor
         slot_free_at = node.load.slot_free_at(slots, now, full_step_s * calibration.tpot_factor, backlog_s)
         if slot_free_at is not None:
-            ahead_s = max(0.0, slot_free_at - now)
+            slot_wait_s = max(0.0, slot_free_at - now)
         else:
             service = prompt_s + request.expected_output_tokens * full_step_s
             ahead_s = queued * service / slots
     else:
         ahead_s = node.load.prompt_tokens_ahead / prefill
-    raw_ttft = node.rtt_s + ahead_s + prompt_s
-    ttft = raw_ttft * ttft_factor
+    raw_ttft = node.rtt_s + slot_wait_s + ahead_s + prompt_s
+    ttft = slot_wait_s + (raw_ttft - slot_wait_s) * ttft_factor
     tpot = step * calibration.tpot_factor
     e2e = ttft + request.expected_output_tokens * tpot
     return Prediction(node.node_id, ttft, e2e, tpot, raw_ttft, step)

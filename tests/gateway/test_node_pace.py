@@ -161,3 +161,23 @@ def test_a_request_waiting_past_its_prediction_scales_the_nodes_ttft(monkeypatch
     late.advance(1)
     assert node.load.overdue_ttft_factor(clock[0]) == 0.0  # the other is not late by 1 s yet
     assert predict(node, _request(prompt=100, output=10), now=10.0).ttft_s == pytest.approx(raw)
+
+
+def test_a_slot_wait_read_off_the_running_requests_is_not_scaled_again(monkeypatch):
+    """A node whose TTFT runs 3x its prediction, full with two requests paced at 0.1 s a token
+    (10 tokens left each): a new request waits 1 s for a slot (their calibrated ends), then its
+    own prompt at 3x; the wait is not tripled too."""
+    import gateway.node_load as node_load
+
+    clock = [0.0]
+    monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
+    node = _edge(max_running=2, rtt_s=0.0, prefill_tokens_per_s=100.0, decode_steps=((2, 0.05),))
+    node.calibration.ttft_factor = 3.0
+    running = [node.load.dispatch(0, 100.0, 12) for _ in range(2)]
+    for index in range(2):
+        clock[0] = index * 0.1
+        for request in running:
+            request.advance(1)
+    prediction = predict(node, _request(prompt=100, output=10), now=clock[0])
+    assert prediction.ttft_s == pytest.approx(10 * 0.1 + 3.0 * 100 / 100)
+    assert prediction.raw_ttft_s == pytest.approx(10 * 0.1 + 100 / 100)
