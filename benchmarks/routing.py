@@ -294,6 +294,8 @@ TITLES = {
     "routing-all-edge": "Routing under load: all-edge, public requests using the whole edge queue when alone",
     "routing-shared-prefix": "Routing under load after the shared-prefix fixes",
     "routing-one-core-each": "Routing under load with each tier on its own core (AVX2 host, float32 cloud)",
+    "routing-one-core-each-2": "The same, second run: the router with the overdue-request fixes",
+    "routing-one-core-each-3": "The router alone, third run: a slot wait is not scaled twice",
 }
 
 
