@@ -32,11 +32,12 @@ from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from gateway.calibration import MAX_FACTOR
+
 RECENT_CHUNKS = 8  # a running request's expected end follows its pace over this many chunks
 PROMPT_WINDOW_S = 10.0  # the prompt work sent to a node lately: over this many seconds
 MAX_PROMPT_SHARE = 0.9  # a node past it is saturated: its decodes predicted 10x the step, no slower
 OVERDUE_MARGIN_S = 1.0  # a request this much past its predicted first token proves the prediction short
-MAX_OVERDUE_FACTOR = 10.0  # as calibration's largest factor (gateway/calibration.py)
 
 
 @dataclass(slots=True)
@@ -141,7 +142,7 @@ class NodeLoad:
                 waited = now - dispatched.dispatched_at
                 if waited > predicted + OVERDUE_MARGIN_S:
                     factor = max(factor, waited / predicted)
-        return min(factor, MAX_OVERDUE_FACTOR)
+        return min(factor, MAX_FACTOR)  # as far as calibration goes
 
     def has_progressed_since(self, moment: float) -> bool:
         """Whether a token of any request there arrived after `moment` (time.monotonic()): the
