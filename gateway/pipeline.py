@@ -209,9 +209,9 @@ class Dispatcher:
             alternatives=decision.predictions,
         )
         hashes = prompt_block_hashes(node, prompt)
+        raw_ttft_s = prediction.raw_ttft_s if prediction is not None else 0.0
         for index in range(prepared.num_choices):
             uncached = max(0, len(prepared.choice_prompt(index)) - num_cached)
-            raw_ttft_s = prediction.raw_ttft_s if prediction is not None else 0.0
             dispatched = node.load.dispatch(uncached, end, expected_tokens, num_cached, hashes, raw_ttft_s)
             text = TextStream(prepared.model.tokenizer, body.stop, body.min_tokens)
             tools = tool_parser(prepared.model, body)

@@ -187,14 +187,13 @@ def predict(node: NodeState, request: RouteRequest, now: float = 0.0) -> Predict
     ttft_factor = max(calibration.ttft_factor, node.load.overdue_ttft_factor(now))  # known late so far
     slot_wait_s = 0.0  # from the running requests' calibrated ends: real time, not scaled again
     ahead_s = 0.0
-    if queued:
-        full_step_s = decode_step_seconds(node, slots) * slowdown
+    if queued:  # `step` is then the full batch's
         backlog_s = node.load.prompt_tokens_ahead / prefill * ttft_factor
-        slot_free_at = node.load.slot_free_at(slots, now, full_step_s * calibration.tpot_factor, backlog_s)
+        slot_free_at = node.load.slot_free_at(slots, now, step * calibration.tpot_factor, backlog_s)
         if slot_free_at is not None:
             slot_wait_s = max(0.0, slot_free_at - now)
         else:
-            service = prompt_s + request.expected_output_tokens * full_step_s
+            service = prompt_s + request.expected_output_tokens * step
             ahead_s = queued * service / slots
     else:
         ahead_s = node.load.prompt_tokens_ahead / prefill
