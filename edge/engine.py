@@ -90,9 +90,10 @@ class EdgeEngine:
     def warmup(self) -> threading.Thread:
         """Load every kernel before the first request so none is compiled or loaded on its path.
 
-        The decode path runs once here (a one-token forward), then once more, timed, and once
-        with a token in every slot, timed, so the node reports its decode step time at batch 1
-        and at a full batch from its first Stats call (the router would otherwise guess); the
+        The decode path runs once here (a one-token forward), then once more, timed, and twice
+        with a token in every slot, the second timed (the first touches every slot's cache: timed,
+        it was 8x a real step), so the node reports its decode step time at batch 1 and at a full
+        batch from its first Stats call (the router would otherwise guess); the
         prefill path's only extra kernel is loaded on a background thread, so the first token is
         not delayed by it. Returns that thread (join it to wait)."""
         one = np.zeros(1, dtype=np.int32)
@@ -100,6 +101,7 @@ class EdgeEngine:
         for batch_size in sorted({1, self.config.num_slots}):
             zeros = np.zeros(batch_size, dtype=np.int32)
             slot_ids = np.arange(batch_size, dtype=np.int32)
+            self.model.forward(zeros, slot_ids, zeros, np.arange(batch_size), self.cache)  # first touch
             started = time.perf_counter()
             self.model.forward(zeros, slot_ids, zeros, np.arange(batch_size), self.cache)
             self.rates.record_decode(batch_size, time.perf_counter() - started)

@@ -32,9 +32,9 @@ from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from gateway.calibration import MAX_FACTOR
-
 RECENT_CHUNKS = 8  # a running request's expected end follows its pace over this many chunks
+PACE_SPAN_S = 0.5  # ... or as many more as span this long (chunks read in a bunch look instant)
+MAX_CHUNKS_KEPT = 64
 PROMPT_WINDOW_S = 10.0  # the prompt work sent to a node lately: over this many seconds
 MAX_PROMPT_SHARE = 0.9  # a node past it is saturated: its decodes predicted 10x the step, no slower
 OVERDUE_MARGIN_S = 1.0  # a request this much past its predicted first token proves the prediction short
@@ -88,66 +88,108 @@ class NodeLoad:
         predicted to hold. `predicted_end` on the router's clock (time.monotonic());
         `expected_tokens`: what it is expected to generate (the router's cap on max_tokens);
         `block_hashes`: its prompt's, counted in flight until it finishes; `predicted_ttft_s`:
-        the router's raw TTFT prediction for it (0: none)."""
+        the router's TTFT prediction for it (0: none)."""
         self.own_requests += 1
         self.own_pending_prompt_tokens += prompt_tokens
         self.own_pending_cached_tokens += num_cached
         self.num_dispatched += 1
         self.block_hashes_in_flight.update(block_hashes)
-        if prompt_tokens:
-            now = time.monotonic()
-            while self.recent_prompts and self.recent_prompts[0][0] <= now - PROMPT_WINDOW_S:
-                self.recent_prompts.popleft()
-            self.recent_prompts.append((now, prompt_tokens))
+        now = time.monotonic()
+        while self.recent_prompts and self.recent_prompts[0][0] <= now - PROMPT_WINDOW_S:
+            self.recent_prompts.popleft()
         dispatched = Dispatched(
             self, prompt_tokens, predicted_end, expected_tokens, num_cached, block_hashes, predicted_ttft_s
         )
+        if prompt_tokens:
+            self.recent_prompts.append((dispatched.dispatched_at, prompt_tokens))
         self.own.append(dispatched)
         return dispatched
 
-    def end_times(self, now: float, step_s: float, backlog_s: float = 0.0) -> list[float]:
+    def end_times(
+        self, now: float, step_s: float, backlog_s: float = 0.0, num_slots: int | None = None
+    ) -> list[float]:
         """The expected ends of this gateway's requests there, earliest first. One still waiting
         for its first token has the prompt work sent before it and its own to wait for: its
         share of `backlog_s` (the node's prompt work, in seconds) by the prompt tokens pending
-        of this gateway's requests up to it, in dispatch order."""
+        of this gateway's requests up to it, in dispatch order. One decoding is slowed only by
+        the prompts of requests that hold one of the node's `num_slots` slots: those waiting for
+        one are computed as slots free (counted, a burst's chats decoding on a full edge were
+        expected to end in 4 s at the step time once the queue's prompts were done, and ended
+        in 12 s)."""
         pending = sum(d.pending_prompt_tokens for d in self.own)
+        queued_pending = sum(d.pending_prompt_tokens for d in self.queued_requests(num_slots))
+        decode_backlog_s = backlog_s * (pending - queued_pending) / pending if pending else 0.0
         ends, pending_so_far = [], 0
         for dispatched in self.own:
             pending_so_far += dispatched.pending_prompt_tokens
             prompt_s = backlog_s * pending_so_far / pending if pending else 0.0
-            ends.append(dispatched.expected_end(now, step_s, backlog_s, prompt_s))
+            ends.append(dispatched.expected_end(now, step_s, decode_backlog_s, prompt_s))
         return sorted(ends)
 
-    def prompt_share(self, now: float, prefill_tokens_per_s: float) -> float:
+    def prompt_share(self, now: float, prefill_tokens_per_s: float, num_slots: int | None = None) -> float:
         """The share of the node's time its prompts take, as sent lately: the prompt tokens this
         gateway sent it to compute over the last PROMPT_WINDOW_S (up to `now`), per second, over
         its prefill rate; at most MAX_PROMPT_SHARE. A request decoding there gets a token per
-        step(batch) / (1 - share)."""
+        step(batch) / (1 - share). With the node's `num_slots`, the prompts of requests still
+        waiting for one are left out: they are computed as slots free, at the pace requests end,
+        not beside the running ones now (counted, an edge whose 8 slots decoded a token per
+        0.1 s was predicted 1.5 s a token while a queue of chats waited there)."""
         since = now - PROMPT_WINDOW_S
         tokens = sum(count for at, count in self.recent_prompts if since < at <= now)
+        queued = self.queued_requests(num_slots)
+        tokens -= sum(d.pending_prompt_tokens for d in queued if since < d.dispatched_at <= now)
         if not tokens or prefill_tokens_per_s <= 0:
             return 0.0
         return min(MAX_PROMPT_SHARE, tokens / PROMPT_WINDOW_S / prefill_tokens_per_s)
 
-    def overdue_ttft_factor(self, now: float) -> float:
-        """How many times its raw TTFT prediction the longest-overdue of this gateway's requests
-        there has waited without a token (0.0 when none is OVERDUE_MARGIN_S late): a lower
-        bound on the ratio calibration learns from it at its first token, known before then.
-        Under a burst a node's first tokens come after the burst has been placed: predicted at
-        25 s, shared-prefix chats waited 60-80 s on a saturated cloud while it took the rest."""
-        factor = 0.0
+    def queued_requests(self, num_slots: int | None) -> list["Dispatched"]:
+        """This gateway's requests there that wait for one of the node's `num_slots` slots: the
+        latest dispatched without a token, as many as the node holds beyond its slots."""
+        num_queued = self.num_requests - num_slots if num_slots is not None else 0
+        if num_queued <= 0:
+            return []
+        return [d for d in self.own if d.first_at is None][-num_queued:]
+
+    def overdue_lag_s(self, now: float) -> float:
+        """How far past its predicted first token the latest of this gateway's requests there
+        still without one is (0.0 when none is OVERDUE_MARGIN_S late): the node runs at least
+        that far behind the predictions made for it, and a new request there, behind it, is
+        predicted that much later. Calibration learns only at first tokens, which under a burst
+        come after the burst has been placed (predicted at 25 s, shared-prefix chats waited 60-80 s
+        on a saturated cloud while it took the rest). Added, not a ratio: one request predicted
+        at 0.4 s and late by 4 s had made every prediction there 10x (a 6 s prompt predicted at
+        60 s answered in 10 s)."""
+        lag = 0.0
         for dispatched in self.own:
             predicted = dispatched.predicted_ttft_s
             if dispatched.first_at is None and predicted > 0:
-                waited = now - dispatched.dispatched_at
-                if waited > predicted + OVERDUE_MARGIN_S:
-                    factor = max(factor, waited / predicted)
-        return min(factor, MAX_FACTOR)  # as far as calibration goes
+                late = now - dispatched.dispatched_at - predicted
+                if late > OVERDUE_MARGIN_S:
+                    lag = max(lag, late)
+        return lag
 
     def has_progressed_since(self, moment: float) -> bool:
         """Whether a token of any request there arrived after `moment` (time.monotonic()): the
         node is working, however slowly, not hung."""
         return self.last_token_at > moment
+
+    def running_pace_s(self) -> float | None:
+        """The median recent time per token of this gateway's requests there that have one (None:
+        none has): what a request that gets a slot there next can expect."""
+        paces = sorted(p for d in self.own if (p := d.recent_pace_s) is not None)
+        return paces[len(paces) // 2] if paces else None
+
+    def slots_decoding(self, num_slots: int) -> bool:
+        """Whether a wait for one of the node's `num_slots` slots is read off real tokens: every
+        request of this gateway's holding one has its first token and one has a measured pace
+        (and no other gateway's requests are there, whose ends are unknown). While a slot's
+        prompt is still computed, the running requests' paces and ends are those of the prompt
+        phase: a burst's queued chats, predicted a slot in 4 s on an edge still computing its
+        first prompts, waited 15 s."""
+        if self.other_requests or not any(d.recent_pace_s is not None for d in self.own):
+            return False
+        queued = self.queued_requests(num_slots)
+        return all(d.first_at is not None for d in self.own if d not in queued)
 
     def slot_free_at(
         self, num_slots: int, now: float = 0.0, step_s: float = 0.0, backlog_s: float = 0.0
@@ -159,7 +201,7 @@ class NodeLoad:
         ahead = self.own_requests - num_slots
         if self.other_requests or ahead < 0:
             return None
-        return self.end_times(now, step_s, backlog_s)[ahead]
+        return self.end_times(now, step_s, backlog_s, num_slots)[ahead]
 
 
 class Dispatched:
@@ -198,14 +240,14 @@ class Dispatched:
         self.pending_prompt_tokens = prompt_tokens
         self.pending_cached_tokens = num_cached
         self.predicted_end = predicted_end
-        self.predicted_ttft_s = predicted_ttft_s  # raw, as the router predicted it (0: none)
+        self.predicted_ttft_s = predicted_ttft_s  # as the router predicted it (0: none)
         self.dispatched_at = time.monotonic()
         self.expected_tokens = expected_tokens
         self.num_tokens = 0
         self.first_at: float | None = None
         self.last_at = 0.0
         self.is_finished = False
-        self.recent: deque[tuple[float, int]] = deque(maxlen=RECENT_CHUNKS)  # (time, tokens so far)
+        self.recent: deque[tuple[float, int]] = deque(maxlen=MAX_CHUNKS_KEPT)  # (time, tokens so far)
 
     def advance(self, num_tokens: int) -> None:
         """A chunk of `num_tokens` tokens arrived (the first one counts as the first token)."""
@@ -219,11 +261,19 @@ class Dispatched:
 
     @property
     def recent_pace_s(self) -> float | None:
-        """Its time per token over its last RECENT_CHUNKS chunks (None before two, some time
-        apart): what its next tokens take, once the prompt steps that slowed its first are over."""
+        """Its time per token over its last RECENT_CHUNKS chunks, or as many more as span
+        PACE_SPAN_S (None before two, some time apart): what its next tokens take, once the
+        prompt steps that slowed its first are over. Chunks that arrive in a bunch (a gateway
+        busy for a moment reads them together) span no time: 8 of them had made a chat decoding
+        at 90 ms a token look to take 35 ms."""
         if len(self.recent) < 2:
             return None
-        (first_at, first_count), (last_at, last_count) = self.recent[0], self.recent[-1]
+        last_at, last_count = self.recent[-1]
+        first_at, first_count = self.recent[0]
+        for back, (at, count) in enumerate(reversed(self.recent)):
+            if back >= RECENT_CHUNKS - 1 and last_at - at >= PACE_SPAN_S:
+                first_at, first_count = at, count
+                break
         if last_at <= first_at or last_count <= first_count:
             return None
         return (last_at - first_at) / (last_count - first_count)

@@ -209,10 +209,10 @@ class Dispatcher:
             alternatives=decision.predictions,
         )
         hashes = prompt_block_hashes(node, prompt)
-        raw_ttft_s = prediction.raw_ttft_s if prediction is not None else 0.0
+        ttft_s = prediction.ttft_s if prediction is not None else 0.0
         for index in range(prepared.num_choices):
             uncached = max(0, len(prepared.choice_prompt(index)) - num_cached)
-            dispatched = node.load.dispatch(uncached, end, expected_tokens, num_cached, hashes, raw_ttft_s)
+            dispatched = node.load.dispatch(uncached, end, expected_tokens, num_cached, hashes, ttft_s)
             text = TextStream(prepared.model.tokenizer, body.stop, body.min_tokens)
             tools = tool_parser(prepared.model, body)
             keep_tokens = body.logprobs or body.return_token_ids

@@ -6,21 +6,26 @@ report corrected live by this gateway's dispatches) plus this one, and M its max
     step(b)  = measured decode step time at batch b (interpolated; nodes report a table)
     queued   = max(0, n - M)                  requests ahead of a free slot
     wait     = when the (n - M)-th earliest of this gateway's requests there is predicted to end,
-               less now (gateway/node_load.py); with other gateways' requests there, whose ends
+               less now (gateway/node_load.py; their tokens at step(M) * tpot_factor, or at the
+               pace the running ones get where that is shorter: a TPOT factor learned off a
+               burst's first requests, predicted at batch 1, had put an edge that answered in
+               20 s at 350 s); with other gateways' requests there, whose ends
                are unknown: queued * service / M, service = uncached / prefill_rate + expected
                output * step(M) / (1 - share)
     ahead    = prompt tokens still to compute on the node, when no slot wait (else in `wait`)
     uncached = prompt - the tokens the node's prefix cache holds (gateway/request_context.py)
-    ttft     = wait + (rtt + (ahead + uncached) / prefill_rate) * ttft_factor (a wait read off the
-               running requests' ends is calibrated already: scaled twice, an edge 10x late was
-               predicted 1,700 s away where it answered in 30)
-    share    = the node's time its prompts take, from the prompt tokens sent to it lately
-               (gateway/node_load.py: prompt_share): decodes get the rest
+    ttft     = wait + (rtt + (ahead + uncached) / prefill_rate) * ttft_factor + lag (a wait read
+               off the running requests' ends is calibrated already: scaled twice, an edge 10x
+               late was predicted 1,700 s away where it answered in 30)
+    share    = the node's time its prompts take, from the prompt tokens sent to it lately, less
+               those of requests still waiting for a slot (gateway/node_load.py: prompt_share):
+               decodes get the rest
     tpot     = step(batch) / (1 - share) * tpot_factor
     e2e      = ttft + expected_output * tpot
 The factors are the node's observed/predicted ratios, learned online (gateway/calibration.py);
-the TTFT factor is at least what its requests still without a token have already waited, over
-their predictions (gateway/node_load.py: overdue_ttft_factor).
+`lag` is how far past its predicted first token the latest of its requests still without one
+is (gateway/node_load.py: overdue_lag_s): the node is that far behind, known before calibration
+learns it at the first tokens.
 Policy: candidates serve the model, are healthy, not cooling down, and fit the prompt plus the
 expected output in their context window; a private request may only use edge nodes. With
 latency targets (TTFT, TPOT, end to end), the edge (the cheaper, on-prem tier) is preferred when
@@ -38,7 +43,6 @@ requests may fill only half of an edge's queue while another node can take them:
 kept for private ones.
 """
 
-import itertools
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -49,6 +53,7 @@ from gateway.capabilities import OWN_NODE
 from gateway.node_kind import NodeKind
 from gateway.node_load import NodeLoad
 from gateway.static_policies import choose_static, policy_allows
+from shared.step_rates import step_seconds_at
 
 TIE_SECONDS = 0.005
 DEFAULT_PREFILL_TPS = 100.0  # until a node has reported measured rates
@@ -157,39 +162,30 @@ class Decision:
 
 
 def decode_step_seconds(node: NodeState, batch_size: int) -> float:
-    """The node's decode step time at `batch_size`: linear between measured batch sizes, the
-    first one's below them, the last two's slope above them (flat with one measurement)."""
-    table = node.decode_steps
-    if not table:
-        return 1.0 / (node.decode_tokens_per_s or DEFAULT_DECODE_TPS)
-    if batch_size <= table[0][0]:
-        return table[0][1]
-    for (low_batch, low_s), (high_batch, high_s) in itertools.pairwise(table):
-        if batch_size <= high_batch:
-            return low_s + (high_s - low_s) * (batch_size - low_batch) / (high_batch - low_batch)
-    if len(table) == 1:
-        return table[0][1]
-    (low_batch, low_s), (high_batch, high_s) = table[-2], table[-1]
-    slope = max(0.0, (high_s - low_s) / (high_batch - low_batch))
-    return high_s + slope * (batch_size - high_batch)
+    """The node's decode step time at `batch_size`, interpolated in its measured table
+    (shared/step_rates.py: step_seconds_at); from its per-sequence rate without one."""
+    seconds = step_seconds_at(node.decode_steps, max(1, batch_size))
+    return seconds if seconds is not None else 1.0 / (node.decode_tokens_per_s or DEFAULT_DECODE_TPS)
 
 
 def predict(node: NodeState, request: RouteRequest, now: float = 0.0) -> Prediction:
     prefill = node.prefill_tokens_per_s or DEFAULT_PREFILL_TPS
     slots = max(1, node.max_running)
     num_requests = node.load.num_requests + 1
-    slowdown = 1.0 / (1.0 - node.load.prompt_share(now, prefill))  # prompts computed between steps
+    slowdown = 1.0 / (1.0 - node.load.prompt_share(now, prefill, slots))  # prompts between steps
     step = decode_step_seconds(node, min(num_requests, slots)) * slowdown
     uncached = request.prompt_tokens - request.cached_tokens.get(node.node_id, 0)
     prompt_s = uncached / prefill
     queued = max(0, num_requests - slots)
     calibration = node.calibration
-    ttft_factor = max(calibration.ttft_factor, node.load.overdue_ttft_factor(now))  # known late so far
     slot_wait_s = 0.0  # from the running requests' calibrated ends: real time, not scaled again
     ahead_s = 0.0
     if queued:  # `step` is then the full batch's
-        backlog_s = node.load.prompt_tokens_ahead / prefill * ttft_factor
-        slot_free_at = node.load.slot_free_at(slots, now, step * calibration.tpot_factor, backlog_s)
+        backlog_s = node.load.prompt_tokens_ahead / prefill * calibration.ttft_factor
+        token_s = step * calibration.tpot_factor
+        if (pace := node.load.running_pace_s()) is not None:
+            token_s = min(token_s, pace)  # each estimate errs long: the pace over prompt steps
+        slot_free_at = node.load.slot_free_at(slots, now, token_s, backlog_s)
         if slot_free_at is not None:
             slot_wait_s = max(0.0, slot_free_at - now)
         else:
@@ -198,7 +194,7 @@ def predict(node: NodeState, request: RouteRequest, now: float = 0.0) -> Predict
     else:
         ahead_s = node.load.prompt_tokens_ahead / prefill
     raw_ttft = node.rtt_s + slot_wait_s + ahead_s + prompt_s
-    ttft = slot_wait_s + (raw_ttft - slot_wait_s) * ttft_factor
+    ttft = slot_wait_s + (raw_ttft - slot_wait_s) * calibration.ttft_factor + node.load.overdue_lag_s(now)
     tpot = step * calibration.tpot_factor
     e2e = ttft + request.expected_output_tokens * tpot
     return Prediction(node.node_id, ttft, e2e, tpot, raw_ttft, step)
@@ -272,6 +268,7 @@ def _choose(
     edges = _with_free_slot([n for n in nodes if n.kind == NodeKind.EDGE])
     if request.is_private:
         return _best(edges, predictions, rng, request.objective), "private"
+    nodes = _with_free_slot(nodes)
     targets = request.targets
     if targets.is_set:  # among the nodes predicted to meet them, a free slot first, then on-prem
         meeting = _with_free_slot([n for n in nodes if targets.met_by(predictions[n.node_id])])
@@ -281,19 +278,26 @@ def _choose(
             return node, "edge_meets_target" if node.kind == NodeKind.EDGE else "meets_target"
         if meeting:
             return _best(meeting, predictions, rng, request.objective), "meets_target"
-    return _best(_with_free_slot(nodes), predictions, rng, request.objective), "fastest"
+    return _best(nodes, predictions, rng, request.objective), "fastest"
 
 
 def _with_free_slot(nodes: list[NodeState]) -> list[NodeState]:
-    """Without a full edge while another node has room: no request waits for an edge slot behind
-    a full edge (a wait for one of its few answers to finish, which the prediction of a burst,
-    made before any of them has a pace, gets most wrong). A full cloud engine stays a candidate
+    """Without a full edge whose slot wait is a guess while another node has room: no request
+    waits for an edge slot behind a full edge before its requests decode (a wait for one of its
+    few answers to finish, which the prediction of a burst, made before any of them has a pace,
+    gets most wrong). Once they do, the prediction decides (kept out, an edge that
+    answered in 15 s sat idle for a minute while the cloud, always with a free slot among 32,
+    took chats for 40-55 s). A full cloud engine stays a candidate
     and the prediction decides: its slot frees as the first of many running requests ends (a
     full cloud predicted at 0.1 s had lost shared-prefix chats to an idle edge at 6.5 s, where
     they waited 30 s)."""
     if not any(n.load.num_requests < n.max_running for n in nodes):
         return nodes
-    return [n for n in nodes if n.kind != NodeKind.EDGE or n.load.num_requests < n.max_running]
+    return [n for n in nodes if n.kind != NodeKind.EDGE or _slot_wait_known(n)]
+
+
+def _slot_wait_known(node: NodeState) -> bool:
+    return node.load.num_requests < node.max_running or node.load.slots_decoding(node.max_running)
 
 
 def _best(

@@ -38,28 +38,28 @@ def test_a_waiting_request_sees_the_running_ones_end_at_their_own_pace(monkeypat
 def test_a_pace_slowed_by_queued_prompts_lasts_only_as_long_as_they_do(monkeypatch):
     """Two running requests paced at 2.5 s a token through prompt steps; 500 prompt tokens are
     still queued there (5 s at 100 tokens/s): each one's end is then its 30 tokens left at the
-    step time, not at its pace (75 s). A request waiting for its slot keeps its prediction. The
-    500 tokens sent within the prompt window take half the node's time: steps count double."""
+    step time, not at its pace (75 s). A request still computing its prompt keeps its prediction.
+    The 500 tokens sent within the prompt window take half the node's time: steps count double."""
     import gateway.node_load as node_load
 
     clock = [0.0]
     monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
-    node = _cloud(max_running=2, rtt_s=0.0, prefill_tokens_per_s=100.0, decode_steps=((2, 0.1),))
+    node = _cloud(max_running=3, rtt_s=0.0, prefill_tokens_per_s=100.0, decode_steps=((3, 0.1),))
     running = [node.load.dispatch(0, 100.0, 32) for _ in range(2)]
     for index in range(2):
         clock[0] = index * 2.5
         for request in running:
             request.advance(1)
-    waiting = node.load.dispatch(500, 90.0, 32)
+    prefilling = node.load.dispatch(500, 90.0, 32)  # the third slot's
     now = clock[0]
     assert running[0].expected_end(now, 0.1) == pytest.approx(now + 30 * 2.5)  # no backlog: its pace
     assert running[0].expected_end(now, 0.1, 5.0) == pytest.approx(now + 5.0 + 30 * 0.1)
-    assert waiting.expected_end(now, 0.1, 5.0) == pytest.approx(90.0)  # not decoding yet
+    assert prefilling.expected_end(now, 0.1, 5.0) == pytest.approx(90.0)  # not decoding yet
     share = 500 / node_load.PROMPT_WINDOW_S / 100.0
-    assert node.load.prompt_share(now, 100.0) == pytest.approx(share) == pytest.approx(0.5)
+    assert node.load.prompt_share(now, 100.0, 3) == pytest.approx(share) == pytest.approx(0.5)
     prediction = predict(node, _request(prompt=100, output=10), now=now)
-    step_s = 0.1 / (1 - share)
-    assert prediction.ttft_s == pytest.approx(5.0 + 30 * step_s + 100 / 100)  # the first slot to free
+    assert prediction.tpot_s == pytest.approx(0.1 / (1 - share))
+    assert prediction.ttft_s == pytest.approx(5.0 + 30 * prediction.tpot_s + 100 / 100)  # a slot frees
 
 
 def test_a_running_request_is_expected_to_end_at_its_recent_pace(monkeypatch):
@@ -135,16 +135,18 @@ def test_an_overdue_request_without_a_token_still_waits_for_its_prompt(monkeypat
         node.load.dispatch(200, 1.0, 10)
     now = clock[0] = 5.0
     assert node.load.end_times(now, 0.1, 6.0) == pytest.approx([now + 2 + 1, now + 4 + 1, now + 6 + 1])
-    share = 600 / node_load.PROMPT_WINDOW_S / 100.0  # the three prompts, sent within the window
+    share = 400 / node_load.PROMPT_WINDOW_S / 100.0  # two prompts: the third waits for a slot
+    assert node.load.prompt_share(now, 100.0, 2) == pytest.approx(share)
     step_s = 0.1 / (1 - share)
     prediction = predict(node, _request(prompt=100, output=10), now=now)
     assert prediction.ttft_s == pytest.approx(4 + 10 * step_s + 100 / 100)
 
 
-def test_a_request_waiting_past_its_prediction_scales_the_nodes_ttft(monkeypatch):
-    """Predicted a 2 s first token and still without one at 10 s: the node's TTFT predictions
-    are at least 5x their raw figure from then on (calibration learns only at the first token);
-    a request within OVERDUE_MARGIN_S of its prediction, or one with its token, proves nothing."""
+def test_a_request_waiting_past_its_prediction_delays_the_nodes_ttft(monkeypatch):
+    """Predicted a 2 s first token and still without one at 10 s: the node is 8 s behind, and a
+    new request there is predicted 8 s later (calibration learns only at the first token); a
+    request within OVERDUE_MARGIN_S of its prediction, or one with its token, proves nothing.
+    Added, not a ratio: the other request, predicted at 0.5 s, is late by 3.5 s, not 8x."""
     import gateway.node_load as node_load
 
     clock = [0.0]
@@ -152,15 +154,16 @@ def test_a_request_waiting_past_its_prediction_scales_the_nodes_ttft(monkeypatch
     node = _edge(max_running=4, rtt_s=0.0, prefill_tokens_per_s=100.0, decode_steps=((2, 0.05),))
     late = node.load.dispatch(0, 3.0, 10, predicted_ttft_s=2.0)
     clock[0] = 2.5
-    assert node.load.overdue_ttft_factor(clock[0]) == 0.0  # within the margin
-    node.load.dispatch(0, 20.0, 10, predicted_ttft_s=9.0)
+    assert node.load.overdue_lag_s(clock[0]) == 0.0  # within the margin
+    clock[0] = 6.0
+    node.load.dispatch(0, 20.0, 10, predicted_ttft_s=0.5)
     clock[0] = 10.0
-    assert node.load.overdue_ttft_factor(clock[0]) == pytest.approx(10.0 / 2.0)
+    assert node.load.overdue_lag_s(clock[0]) == pytest.approx(10.0 - 2.0)
     raw = 100 / 100
-    assert predict(node, _request(prompt=100, output=10), now=10.0).ttft_s == pytest.approx(raw * 5.0)
+    assert predict(node, _request(prompt=100, output=10), now=10.0).ttft_s == pytest.approx(raw + 8.0)
     late.advance(1)
-    assert node.load.overdue_ttft_factor(clock[0]) == 0.0  # the other is not late by 1 s yet
-    assert predict(node, _request(prompt=100, output=10), now=10.0).ttft_s == pytest.approx(raw)
+    assert node.load.overdue_lag_s(clock[0]) == pytest.approx(4.0 - 0.5)  # the other one now
+    assert predict(node, _request(prompt=100, output=10), now=10.0).ttft_s == pytest.approx(raw + 3.5)
 
 
 def test_a_slot_wait_read_off_the_running_requests_is_not_scaled_again(monkeypatch):
@@ -181,3 +184,34 @@ def test_a_slot_wait_read_off_the_running_requests_is_not_scaled_again(monkeypat
     prediction = predict(node, _request(prompt=100, output=10), now=clock[0])
     assert prediction.ttft_s == pytest.approx(10 * 0.1 + 3.0 * 100 / 100)
     assert prediction.raw_ttft_s == pytest.approx(10 * 0.1 + 100 / 100)
+
+
+def test_prompts_waiting_for_a_slot_do_not_slow_the_running_requests(monkeypatch):
+    """A two-slot edge decodes two chats; four 500-token documents wait for their slots. Their
+    prompts are computed as slots free, not beside the running chats now: the share counts the
+    chats' 100-token prompts only, and a new request there is predicted the table's step, not
+    ten times it. The running ones are paced at 0.1 s a token against a step calibrated 10x
+    late: the queued requests' tokens take the pace, the shorter of the two."""
+    import gateway.node_load as node_load
+
+    clock = [0.0]
+    monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
+    node = _edge(max_running=2, rtt_s=0.0, prefill_tokens_per_s=100.0, decode_steps=((2, 0.1),))
+    chats = [node.load.dispatch(100, 60.0, 20) for _ in range(2)]
+    documents = [node.load.dispatch(500, 1.0, 10) for _ in range(4)]  # predicted ends passed
+    assert node.load.queued_requests(2) == documents
+    assert node.load.prompt_share(0.0, 100.0) == node_load.MAX_PROMPT_SHARE  # without the slots
+    assert node.load.prompt_share(0.0, 100.0, 2) == pytest.approx(200 / node_load.PROMPT_WINDOW_S / 100)
+    for tick in range(3):
+        clock[0] = 2.0 + tick * 0.1
+        for chat in chats:
+            chat.advance(1)
+    node.calibration.tpot_factor = 10.0
+    now = clock[0]
+    assert node.load.running_pace_s() == pytest.approx(0.1)
+    backlog_s = 2000 / 100  # the documents' prompts; each ends after its share, then 10 tokens
+    ends = node.load.end_times(now, 0.1, backlog_s)
+    documents_end = [now + backlog_s * k / 4 + 10 * 0.1 for k in range(1, 5)]
+    assert ends == pytest.approx([now + 17 * 0.1] * 2 + documents_end)
+    prediction = predict(node, _request(prompt=100, output=10), now=now)
+    assert prediction.ttft_s == pytest.approx(documents_end[2] - now + 100 / 100)  # the 5th to end
