@@ -27,7 +27,9 @@ The factors are the node's observed/predicted ratios, learned online (gateway/ca
 is (gateway/node_load.py: overdue_lag_s): the node is that far behind, known before calibration
 learns it at the first tokens.
 Policy: candidates serve the model, are healthy, not cooling down, and fit the prompt plus the
-expected output in their context window; a private request may only use edge nodes. With
+expected output in their context window; a private request may only use edge nodes. A full edge
+is left out while another node has room until the requests holding its slots decode (its slot
+wait is read off their paces, not guessed). With
 latency targets (TTFT, TPOT, end to end), the edge (the cheaper, on-prem tier) is preferred when
 it meets them all, else any node that does (an in-process cloud engine on the gateway's machine
 is on-prem too: between it and the edge the prediction decides), one with a free slot before
@@ -285,12 +287,12 @@ def _with_free_slot(nodes: list[NodeState]) -> list[NodeState]:
     """Without a full edge whose slot wait is a guess while another node has room: no request
     waits for an edge slot behind a full edge before its requests decode (a wait for one of its
     few answers to finish, which the prediction of a burst, made before any of them has a pace,
-    gets most wrong). Once they do, the prediction decides (kept out, an edge that
-    answered in 15 s sat idle for a minute while the cloud, always with a free slot among 32,
-    took chats for 40-55 s). A full cloud engine stays a candidate
-    and the prediction decides: its slot frees as the first of many running requests ends (a
-    full cloud predicted at 0.1 s had lost shared-prefix chats to an idle edge at 6.5 s, where
-    they waited 30 s)."""
+    gets most wrong: 2 s where a burst's chats took 14). Once they do, the prediction decides
+    (kept out, an edge that answered in 15 s sat idle for a minute while the cloud, always with
+    a free slot among 32, took chats for 40-55 s). A full cloud engine stays a candidate and the
+    prediction decides: its slot frees as the first of many running requests ends (a full cloud
+    predicted at 0.1 s had lost shared-prefix chats to an idle edge at 6.5 s, where they waited
+    30 s)."""
     if not any(n.load.num_requests < n.max_running for n in nodes):
         return nodes
     return [n for n in nodes if n.kind != NodeKind.EDGE or _slot_wait_known(n)]
