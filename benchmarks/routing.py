@@ -299,7 +299,9 @@ TITLES = {
     "routing-one-core-each": "Routing under load with each tier on its own core (AVX2 host, float32 cloud)",
     "routing-one-core-each-2": "The same, second run: the router with the overdue-request fixes",
     "routing-one-core-each-3": "The router alone, third run: a slot wait is not scaled twice",
-    "routing-edge-by-prediction": "Routing under load: a full edge judged by its prediction once its requests decode",
+    "routing-edge-by-prediction": (
+        "Routing under load: a full edge judged by its prediction once its requests decode"
+    ),
 }
 
 
