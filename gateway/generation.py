@@ -6,7 +6,7 @@ import contextlib
 import time
 from dataclasses import dataclass, field
 
-from gateway.node_load import Dispatched
+from gateway.dispatched_request import Dispatched
 from gateway.privacy import PrivacyDecision
 from gateway.router import NodeState, Prediction
 from gateway.token_sink import ChoiceSink

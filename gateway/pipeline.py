@@ -12,10 +12,10 @@ from gateway.backends.base import Backend, BackendError
 from gateway.capabilities import CONTINUATION
 from gateway.client_fields import ClientRequest
 from gateway.config import RoutingPolicy
+from gateway.dispatched_request import Dispatched
 from gateway.errors import APIError
 from gateway.generation import Generation
 from gateway.metrics import GatewayMetrics
-from gateway.node_load import Dispatched
 from gateway.node_request import node_request, run_choice
 from gateway.prepared_request import PreparedRequest
 from gateway.privacy import PrivacyDecision, classify_async

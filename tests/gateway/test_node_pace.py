@@ -65,13 +65,14 @@ def test_a_pace_slowed_by_queued_prompts_lasts_only_as_long_as_they_do(monkeypat
 def test_a_running_request_is_expected_to_end_at_its_recent_pace(monkeypatch):
     """Its first two tokens came 3 s apart (a prompt step beside it), the next seven 0.1 s apart:
     its 31 tokens left take 3.1 s, not 31 x its mean of 0.46 s since its first."""
+    import gateway.dispatched_request as dispatched_request
     import gateway.node_load as node_load
 
     clock = [0.0]
     monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
     node = _cloud()
     request = node.load.dispatch(0, 100.0, 40)
-    times = [0.0, 3.0] + [3.0 + 0.1 * step for step in range(1, node_load.RECENT_CHUNKS)]
+    times = [0.0, 3.0] + [3.0 + 0.1 * step for step in range(1, dispatched_request.RECENT_CHUNKS)]
     for moment in times:
         clock[0] = moment
         request.advance(1)
