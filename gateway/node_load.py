@@ -187,7 +187,7 @@ class NodeLoad:
         first prompts, waited 15 s."""
         if self.other_requests or not any(d.recent_pace_s is not None for d in self.own):
             return False
-        queued = self.queued_requests(num_slots)
+        queued = set(self.queued_requests(num_slots))
         return all(d.first_at is not None for d in self.own if d not in queued)
 
     def slot_free_at(
