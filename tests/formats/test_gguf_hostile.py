@@ -169,3 +169,20 @@ def test_crafted_hostile_file(tmp_path, name):
 def test_missing_file_is_a_typed_error(tmp_path):
     with pytest.raises(GGUFError, match="cannot open"):
         GGUFReader(tmp_path / "absent.gguf")
+
+
+def _string_array(count: int, items: bytes) -> bytes:
+    return _header(0, 1) + _string("tokens") + struct.pack("<IIQ", 9, 8, count) + items
+
+
+@pytest.mark.parametrize(
+    ("count", "items", "message"),
+    [
+        (2, _string("a") + struct.pack("<Q", 2) + b"\xff\xfe", r"'tokens'\[1\] is not valid UTF-8"),
+        (2, _string("a") + struct.pack("<Q", 2**20) + b"xy", r"truncated: 'tokens'\[1\] needs 1048576"),
+        (2, _string("a") + b"\x01\x00\x00\x00\x00\x00\x00", r"truncated: 'tokens'\[1\] length needs 8"),
+    ],
+)
+def test_bad_item_of_a_string_array_is_named(tmp_path, count, items, message):
+    with pytest.raises(GGUFError, match=message):
+        _read_bytes(tmp_path, _string_array(count, items))
