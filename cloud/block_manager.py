@@ -81,6 +81,23 @@ class BlockManager:
             computed.append(self.blocks[block_id])
         return computed, len(computed) * self.block_size
 
+    def add_blocks_in_flight(self, request: Request, in_flight: set[int]) -> None:
+        """Add to `in_flight` the hashes of the full blocks the request, computing its prompt
+        (or recomputing its tokens after a preemption), has yet to compute."""
+        if self.enable_prefix_caching and request.num_computed_tokens < request.num_tokens - 1:
+            first = request.num_computed_tokens // self.block_size
+            in_flight.update(self._block_hashes(request)[first : request.num_tokens // self.block_size])
+
+    def next_block_in_flight(self, request: Request, num_computed_blocks: int, in_flight: set[int]) -> bool:
+        """Whether the first block of the request after its `num_computed_blocks` cached ones is
+        one that a running request is computing now (`in_flight`): the request could reuse it
+        once it is computed, rather than compute the same tokens beside it."""
+        if not in_flight or request.sampling_params.prompt_logprobs is not None:
+            return False
+        if num_computed_blocks >= (request.num_tokens - 1) // self.block_size:
+            return False  # nothing more of it could come from the cache
+        return self._block_hashes(request)[num_computed_blocks] in in_flight
+
     def record_prefix_lookup(self, num_tokens: int, num_cached: int) -> None:
         """Count an admitted request's prompt tokens and how many came from the cache."""
         self.num_prefix_queries += num_tokens

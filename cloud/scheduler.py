@@ -3,7 +3,8 @@
 Each step, running requests are served first, in order: a decoding request takes one token, a
 request still computing its prompt takes a chunk (at most `long_prefill_token_threshold`). Then
 waiting requests are admitted while budget, the running cap and free blocks allow; their prompt
-starts after whatever prefix is already cached. When blocks run out for a running request, the
+starts after whatever prefix is already cached, and one whose next block a running request is
+computing waits for it rather than compute it again. When blocks run out for a running request, the
 most recently admitted (or lowest-priority) request is preempted: its blocks are freed and it goes
 back to the front of the queue, to be recomputed later from its tokens so far.
 """
@@ -119,7 +120,14 @@ class Scheduler:
 
     def _schedule_waiting(self, output: SchedulerOutput, budget: int) -> None:
         """Admit waiting requests in order while budget, the running cap and blocks allow (none
-        in a step that preempted)."""
+        in a step that preempted). A request whose next uncached block a running request is
+        computing now keeps its place and waits for it: admitted beside it, it would compute the
+        same prefix again (a shared system prompt's chats, arriving while its first request
+        prefilled, recomputed it: 8,016 prompt tokens instead of ~5,400 on 64 shared-prefix chats)."""
+        in_flight: set[int] = set()
+        for running in self.running:
+            self.block_manager.add_blocks_in_flight(running, in_flight)
+        deferred: list[Request] = []
         while (
             self.waiting
             and budget > 0
@@ -128,18 +136,25 @@ class Scheduler:
         ):
             request = self.waiting[0]
             computed, num_cached = self.block_manager.get_computed_blocks(request)
+            if self.block_manager.next_block_in_flight(request, len(computed), in_flight):
+                deferred.append(self.waiting.popleft())
+                continue
             num_new = min(request.num_tokens - num_cached, budget, self.config.long_prefill_token_threshold)
             if self.block_manager.allocate_slots(request, num_new, computed) is None:
                 break
-            self.waiting.popleft()
-            self.block_manager.record_prefix_lookup(request.num_tokens, num_cached)
-            request.num_computed_tokens = num_cached
-            if request.status == RequestStatus.WAITING:
-                request.num_cached_tokens = num_cached
-            request.status = RequestStatus.RUNNING
-            self.running.append(request)
+            self._admit(self.waiting.popleft(), num_cached)
             self._add_to_batch(output, request, num_new)
+            self.block_manager.add_blocks_in_flight(request, in_flight)
             budget -= num_new
+        self.waiting.extendleft(reversed(deferred))
+
+    def _admit(self, request: Request, num_cached: int) -> None:
+        self.block_manager.record_prefix_lookup(request.num_tokens, num_cached)
+        request.num_computed_tokens = num_cached
+        if request.status == RequestStatus.WAITING:
+            request.num_cached_tokens = num_cached
+        request.status = RequestStatus.RUNNING
+        self.running.append(request)
 
     def _num_new_tokens(self, request: Request, budget: int) -> int:
         remaining = request.num_tokens - request.num_computed_tokens

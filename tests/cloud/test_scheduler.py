@@ -132,3 +132,34 @@ def test_priority_victim_is_the_lowest_priority_then_the_latest_arrival():
     output = scheduler.schedule()  # each needs a 2nd block and none is free
     assert [r.request_id for r in output.preempted] == ["late", "early"]
     assert output.num_scheduled_tokens == {"urgent": 1}
+
+
+def test_a_prefix_being_computed_is_waited_for_not_computed_twice():
+    scheduler = _scheduler(num_blocks=16, block_size=4, budget=32, chunk=8)
+    scheduler.add_request(_request("a", 18, max_tokens=2))
+    scheduler.add_request(_request("b", 18, max_tokens=2))  # a's prompt: its blocks are in flight
+    scheduler.add_request(_request("c", 6, first_token=300))  # another prompt: not held back
+    assert _step(scheduler) == {"a": 8, "c": 6}
+    assert [r.request_id for r in scheduler.waiting] == ["b"]
+    assert _step(scheduler) == {"a": 8, "c": 1}  # b's next block (tokens 8-11) is a's next chunk
+    assert _step(scheduler) == {"a": 2, "c": 1, "b": 2}  # 16 of b's 18 tokens come from a's blocks
+    assert scheduler.requests["b"].num_cached_tokens == 16
+    assert scheduler.block_manager.num_prefix_hits == 16
+
+
+def test_a_waiting_request_computes_the_prefix_itself_once_its_computer_is_gone():
+    scheduler = _scheduler(num_blocks=16, block_size=4, budget=32, chunk=8)
+    scheduler.add_request(_request("a", 18))
+    scheduler.add_request(_request("b", 18))
+    assert _step(scheduler) == {"a": 8}
+    scheduler.abort_request("a")
+    assert _step(scheduler) == {"b": 8}  # a's 2 computed blocks are reused, the rest computed
+    assert scheduler.requests["b"].num_cached_tokens == 8
+
+
+def test_without_prefix_caching_nothing_waits_for_a_prefix():
+    config = SchedulerConfig(max_num_seqs=4, max_num_batched_tokens=32, long_prefill_token_threshold=8)
+    scheduler = Scheduler(config, BlockManager(16, 4, enable_prefix_caching=False), max_model_len=64)
+    scheduler.add_request(_request("a", 18))
+    scheduler.add_request(_request("b", 18))
+    assert _step(scheduler) == {"a": 8, "b": 8}
