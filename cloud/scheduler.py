@@ -123,7 +123,9 @@ class Scheduler:
         in a step that preempted). A request whose next uncached block a running request is
         computing now keeps its place and waits for it: admitted beside it, it would compute the
         same prefix again (a shared system prompt's chats, arriving while its first request
-        prefilled, recomputed it: 8,016 prompt tokens instead of ~5,400 on 64 shared-prefix chats)."""
+        prefilled, recomputed it: 8,016 prompt tokens instead of ~5,400 on 64 shared-prefix chats).
+        Its place counts against the running cap: later requests filling the cap meanwhile had
+        left it waiting for a whole generation of requests to end (36 s against 15 s)."""
         in_flight: set[int] = set()
         for running in self.running:
             self.block_manager.add_blocks_in_flight(running, in_flight)
@@ -131,7 +133,7 @@ class Scheduler:
         while (
             self.waiting
             and budget > 0
-            and len(self.running) < self.config.max_num_seqs
+            and len(self.running) + len(deferred) < self.config.max_num_seqs
             and not output.preempted
         ):
             request = self.waiting[0]

@@ -163,3 +163,14 @@ def test_without_prefix_caching_nothing_waits_for_a_prefix():
     scheduler.add_request(_request("a", 18))
     scheduler.add_request(_request("b", 18))
     assert _step(scheduler) == {"a": 8, "b": 8}
+
+
+def test_a_request_waiting_for_a_prefix_keeps_its_place_under_the_running_cap():
+    scheduler = _scheduler(num_blocks=16, block_size=4, budget=32, chunk=8, max_seqs=2)
+    scheduler.add_request(_request("a", 18, max_tokens=8))
+    scheduler.add_request(_request("b", 18, max_tokens=8))
+    scheduler.add_request(_request("c", 6, first_token=300))
+    assert _step(scheduler) == {"a": 8}  # b waits for a's blocks; c would take b's place
+    assert _step(scheduler) == {"a": 8}
+    assert _step(scheduler) == {"a": 2, "b": 2}
+    assert [r.request_id for r in scheduler.waiting] == ["c"]
