@@ -181,20 +181,18 @@ def predict(node: NodeState, request: RouteRequest, now: float = 0.0) -> Predict
     queued = max(0, num_requests - slots)
     calibration = node.calibration
     slot_wait_s = 0.0  # from the running requests' calibrated ends: real time, not scaled again
-    ahead_s = 0.0
+    ahead_s = node.load.prompt_tokens_ahead / prefill  # the prompts before it, computed first
     if queued:  # `step` is then the full batch's
-        backlog_s = node.load.prompt_tokens_ahead / prefill * calibration.ttft_factor
+        backlog_s = ahead_s * calibration.ttft_factor
         token_s = step * calibration.tpot_factor
         if (pace := node.load.running_pace_s()) is not None:
             token_s = min(token_s, pace)  # each estimate errs long: the pace over prompt steps
         slot_free_at = node.load.slot_free_at(slots, now, token_s, backlog_s)
-        if slot_free_at is not None:
-            slot_wait_s = max(0.0, slot_free_at - now)
-        else:
+        if slot_free_at is None:
             service = prompt_s + request.expected_output_tokens * step
-            ahead_s = queued * service / slots
-    else:
-        ahead_s = node.load.prompt_tokens_ahead / prefill
+            ahead_s = max(ahead_s, queued * service / slots)
+        elif slot_free_at - now > backlog_s:  # else the prompts ahead take longer than the slot
+            slot_wait_s, ahead_s = slot_free_at - now, 0.0
     raw_ttft = node.rtt_s + slot_wait_s + ahead_s + prompt_s
     ttft = slot_wait_s + (raw_ttft - slot_wait_s) * calibration.ttft_factor + node.load.overdue_lag_s(now)
     tpot = step * calibration.tpot_factor

@@ -126,7 +126,9 @@ def test_a_saturated_node_is_predicted_slow_not_stalled(monkeypatch):
 def test_an_overdue_request_without_a_token_still_waits_for_its_prompt(monkeypatch):
     """Three requests of 200 prompt tokens on a full two-slot node (100 tokens/s), predicted to
     end at 1 s and at 5 s still without a token: each ends after the prompt work sent up to it
-    and its own, then its 10 tokens, not at once. A new request waits for the second of them."""
+    and its own, then its 10 tokens, not at once. A new request gets the slot of the second of
+    them, but its first token comes after the 600 prompt tokens ahead of it (6 s, later than that
+    slot) and its own."""
     import gateway.node_load as node_load
 
     clock = [0.0]
@@ -139,8 +141,9 @@ def test_an_overdue_request_without_a_token_still_waits_for_its_prompt(monkeypat
     share = 400 / node_load.PROMPT_WINDOW_S / 100.0  # two prompts: the third waits for a slot
     assert node.load.prompt_share(now, 100.0, 2) == pytest.approx(share)
     step_s = 0.1 / (1 - share)
+    assert node.load.slot_free_at(2, now, step_s, 6.0) == pytest.approx(now + 4 + 10 * step_s)
     prediction = predict(node, _request(prompt=100, output=10), now=now)
-    assert prediction.ttft_s == pytest.approx(4 + 10 * step_s + 100 / 100)
+    assert prediction.ttft_s == pytest.approx(600 / 100 + 100 / 100)
 
 
 def test_a_request_waiting_past_its_prediction_delays_the_nodes_ttft(monkeypatch):
@@ -192,7 +195,8 @@ def test_prompts_waiting_for_a_slot_do_not_slow_the_running_requests(monkeypatch
     prompts are computed as slots free, not beside the running chats now: the share counts the
     chats' 100-token prompts only, and a new request there is predicted the table's step, not
     ten times it. The running ones are paced at 0.1 s a token against a step calibrated 10x
-    late: the queued requests' tokens take the pace, the shorter of the two."""
+    late: the queued requests' tokens take the pace, the shorter of the two. Its slot frees at
+    the fifth end, but its first token waits for the documents' prompts, computed before its own."""
     import gateway.node_load as node_load
 
     clock = [0.0]
@@ -215,4 +219,5 @@ def test_prompts_waiting_for_a_slot_do_not_slow_the_running_requests(monkeypatch
     documents_end = [now + backlog_s * k / 4 + 10 * 0.1 for k in range(1, 5)]
     assert ends == pytest.approx([now + 17 * 0.1] * 2 + documents_end)
     prediction = predict(node, _request(prompt=100, output=10), now=now)
-    assert prediction.ttft_s == pytest.approx(documents_end[2] - now + 100 / 100)  # the 5th to end
+    assert node.load.slot_free_at(2, now, 0.1, backlog_s) == pytest.approx(documents_end[2])  # 5th end
+    assert prediction.ttft_s == pytest.approx(backlog_s + 100 / 100)  # after the documents' prompts
