@@ -52,6 +52,7 @@ from enum import StrEnum
 
 from gateway.calibration import Calibration
 from gateway.capabilities import OWN_NODE
+from gateway.full_edge_rule import with_free_slot
 from gateway.node_kind import NodeKind
 from gateway.node_load import NodeLoad
 from gateway.static_policies import choose_static, policy_allows
@@ -265,13 +266,14 @@ def _missing(needs: tuple[str, ...], nodes: list[NodeState]) -> str:
 def _choose(
     request: RouteRequest, nodes: list[NodeState], predictions: dict[str, Prediction], rng: random.Random
 ) -> tuple[NodeState, str]:
-    edges = _with_free_slot([n for n in nodes if n.kind == NodeKind.EDGE])
+    edges = with_free_slot([n for n in nodes if n.kind == NodeKind.EDGE], predictions)
     if request.is_private:
         return _best(edges, predictions, rng, request.objective), "private"
-    nodes = _with_free_slot(nodes)
+    nodes = with_free_slot(nodes, predictions)
     targets = request.targets
     if targets.is_set:  # among the nodes predicted to meet them, a free slot first, then on-prem
-        meeting = _with_free_slot([n for n in nodes if targets.met_by(predictions[n.node_id])])
+        meeting = [n for n in nodes if targets.met_by(predictions[n.node_id])]
+        meeting = with_free_slot(meeting, predictions)
         meeting_on_prem = [n for n in meeting if n.is_on_prem]
         if meeting_on_prem:
             node = _best(meeting_on_prem, predictions, rng, request.objective)
@@ -279,25 +281,6 @@ def _choose(
         if meeting:
             return _best(meeting, predictions, rng, request.objective), "meets_target"
     return _best(nodes, predictions, rng, request.objective), "fastest"
-
-
-def _with_free_slot(nodes: list[NodeState]) -> list[NodeState]:
-    """Without a full edge whose slot wait is a guess while another node has room: no request
-    waits for an edge slot behind a full edge before its requests decode (a wait for one of its
-    few answers to finish, which the prediction of a burst, made before any of them has a pace,
-    gets most wrong: 2 s where a burst's chats took 14). Once they do, the prediction decides
-    (kept out, an edge that answered in 15 s sat idle for a minute while the cloud, always with
-    a free slot among 32, took chats for 40-55 s). A full cloud engine stays a candidate and the
-    prediction decides: its slot frees as the first of many running requests ends (a full cloud
-    predicted at 0.1 s had lost shared-prefix chats to an idle edge at 6.5 s, where they waited
-    30 s)."""
-    if not any(n.load.num_requests < n.max_running for n in nodes):
-        return nodes
-    return [n for n in nodes if n.kind != NodeKind.EDGE or _slot_wait_known(n)]
-
-
-def _slot_wait_known(node: NodeState) -> bool:
-    return node.load.num_requests < node.max_running or node.load.slots_decoding(node.max_running)
 
 
 def _best(

@@ -1,5 +1,5 @@
 """The free-slot rule and the routing around full nodes: when a request may wait for a full
-edge's slot (gateway/router.py: _with_free_slot) and when a full cloud beats an idle edge."""
+edge's slot (gateway/full_edge_rule.py) and when a full cloud beats an idle edge."""
 
 import random
 from dataclasses import replace
@@ -95,3 +95,28 @@ def test_with_targets_a_short_queue_that_meets_them_beats_a_free_slot_that_misse
     assert decision.prediction_for("edge-1").ttft_s == pytest.approx(20 * 0.05 + 100 / 100)  # queued
     untargeted = route(replace(chat, targets=LatencyTargets()), [edge, cloud], now, random.Random(0))
     assert (untargeted.node_id, untargeted.reason) == ("cloud-1", "fastest")
+
+
+def test_a_full_edge_is_waited_for_when_the_room_elsewhere_is_far_later():
+    """The edge's two slots hold requests still computing their prompts (its slot wait is a
+    guess); the cloud has room. With prompt work queued on the cloud that puts its first token
+    FULL_EDGE_MARGIN times the edge's but by seconds only, its free slot wins; with so much that
+    it is FULL_EDGE_GAP_S later too, room there is no sooner start: the chat waits for the edge."""
+    from gateway.full_edge_rule import FULL_EDGE_GAP_S, FULL_EDGE_MARGIN
+
+    edge = _edge(max_running=2, rtt_s=0.0, prefill_tokens_per_s=100.0, decode_steps=((2, 0.05),))
+    cloud = _cloud(max_running=8, rtt_s=0.0, prefill_tokens_per_s=100.0, decode_steps=((1, 0.05),))
+    for _ in range(2):
+        edge.load.dispatch(100, 3.0, 10)
+    chat = RouteRequest(MODEL, 100, 10, False, objective="ttft")
+    cloud.load.dispatch(1200, 60.0, 10)
+    decision = route(chat, [edge, cloud], 0.0, random.Random(0))
+    edge_ttft, cloud_ttft = (decision.prediction_for(n).ttft_s for n in ("edge-1", "cloud-1"))
+    assert (edge_ttft, cloud_ttft) == pytest.approx((3.0 + 100 / 100, 1300 / 100))  # a slot at 3 s
+    assert cloud_ttft > FULL_EDGE_MARGIN * edge_ttft and cloud_ttft - edge_ttft <= FULL_EDGE_GAP_S
+    assert decision.node_id == "cloud-1"
+    cloud.load.dispatch(2000, 60.0, 10)
+    decision = route(chat, [edge, cloud], 0.0, random.Random(0))
+    edge_ttft, cloud_ttft = (decision.prediction_for(n).ttft_s for n in ("edge-1", "cloud-1"))
+    assert cloud_ttft > FULL_EDGE_MARGIN * edge_ttft and cloud_ttft - edge_ttft > FULL_EDGE_GAP_S
+    assert (decision.node_id, decision.reason) == ("edge-1", "fastest")
