@@ -302,6 +302,9 @@ TITLES = {
     "routing-edge-by-prediction": (
         "Routing under load: a full edge judged by its prediction once its requests decode"
     ),
+    "routing-prefix-once": (
+        "Routing under load: a prefix computed once, the prompts ahead of a queued request, 64 cloud requests"
+    ),
 }
 
 
