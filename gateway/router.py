@@ -186,11 +186,12 @@ def predict(node: NodeState, request: RouteRequest, now: float = 0.0) -> Predict
     if queued:  # `step` is then the full batch's
         backlog_s = ahead_s * calibration.ttft_factor
         token_s = step * calibration.tpot_factor
-        if (pace := node.load.running_pace_s()) is not None:
+        pace = node.load.running_pace_s()
+        if pace is not None:
             token_s = min(token_s, pace)  # each estimate errs long: the pace over prompt steps
         slot_free_at = node.load.slot_free_at(slots, now, token_s, backlog_s)
-        if slot_free_at is None:
-            service = prompt_s + request.expected_output_tokens * step
+        if slot_free_at is None:  # the requests ahead served in turn, at the pace when measured
+            service = prompt_s + request.expected_output_tokens * (step if pace is None else min(step, pace))
             ahead_s = max(ahead_s, queued * service / slots)
         elif slot_free_at - now > backlog_s:  # else the prompts ahead take longer than the slot
             slot_wait_s, ahead_s = slot_free_at - now, 0.0

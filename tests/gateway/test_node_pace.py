@@ -221,3 +221,25 @@ def test_prompts_waiting_for_a_slot_do_not_slow_the_running_requests(monkeypatch
     prediction = predict(node, _request(prompt=100, output=10), now=now)
     assert node.load.slot_free_at(2, now, 0.1, backlog_s) == pytest.approx(documents_end[2])  # 5th end
     assert prediction.ttft_s == pytest.approx(backlog_s + 100 / 100)  # after the documents' prompts
+
+
+def test_requests_ahead_of_unknown_ends_are_served_at_the_measured_pace(monkeypatch):
+    """A full two-slot node with another gateway's request there (so the ends of the requests
+    ahead are unknown): the two queued ahead are each served in turn, their tokens at the 0.1 s
+    pace the running ones show, not at the table's 1 s step (an edge whose chats ran 0.13 s a
+    token was predicted 80 s for a first token it gave in 15)."""
+    import gateway.node_load as node_load
+
+    clock = [0.0]
+    monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
+    node = _edge(max_running=2, rtt_s=0.0, prefill_tokens_per_s=100.0, decode_steps=((2, 1.0),))
+    running = [node.load.dispatch(0, 60.0, 20) for _ in range(2)]
+    for tick in range(3):
+        clock[0] = 1.0 + tick * 0.1
+        for request in running:
+            request.advance(1)
+    node.load.report(num_requests=3, num_prompt_tokens=0)
+    assert node.load.running_pace_s() == pytest.approx(0.1)
+    prediction = predict(node, _request(prompt=100, output=10), now=clock[0])
+    service = 100 / 100 + 10 * 0.1
+    assert prediction.ttft_s == pytest.approx(2 * service / 2 + 100 / 100)
