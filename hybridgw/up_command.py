@@ -24,7 +24,7 @@ EDGE_SLOT_CONTEXT = 1024  # tokens per edge slot; longer prompts go to the cloud
 # the later chats waiting for a whole generation of running ones to end (TTFT p99 33 -> 31 s on
 # 64 shared-prefix chats at 64, the cloud engine alone on one thread).
 CLOUD_MAX_NUM_SEQS = 64
-CLOUD_KV_CACHE_GIB = "1.0"  # 23k tokens in float32: 64 chats beside long documents, no preemption
+CLOUD_KV_CACHE_GIB = 1.0  # 23k tokens in float32: 64 chats beside long documents, no preemption
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -191,7 +191,7 @@ def _start_edge(
 def _start_cloud_worker(args: argparse.Namespace, model_path: str, config, threads: int) -> subprocess.Popen:
     print("starting a cloud worker on Redis ...", file=sys.stderr)
     command = ["cloud", "--model", model_path, "--redis", config.redis_url, "--prefix", config.redis_prefix]
-    command += ["--kv-cache-gib", CLOUD_KV_CACHE_GIB, "--max-num-seqs", str(CLOUD_MAX_NUM_SEQS)]
+    command += ["--kv-cache-gib", str(CLOUD_KV_CACHE_GIB), "--max-num-seqs", str(CLOUD_MAX_NUM_SEQS)]
     command += ["--grpc-port", "0"]
     command += ["--name", "cloud-local", "--threads", str(threads)]
     command += ["--no-prefix-caching"] if args.no_prefix_caching else []
@@ -233,7 +233,7 @@ def _local_cloud(model_path: str, model_name: str, num_threads: int, enable_pref
     torch.set_num_threads(num_threads)
     engine = LLMEngine(
         model_path,
-        kv_cache_gib=float(CLOUD_KV_CACHE_GIB),
+        kv_cache_gib=CLOUD_KV_CACHE_GIB,
         max_num_seqs=CLOUD_MAX_NUM_SEQS,
         policy="priority",
         enable_prefix_caching=enable_prefix_caching,
