@@ -89,7 +89,9 @@ class Dispatched:
             return None
         return (last_at - first_at) / (last_count - first_count)
 
-    def expected_end(self, now: float, step_s: float, backlog_s: float = 0.0, prompt_s: float = 0.0) -> float:
+    def expected_end(
+        self, now: float, step_s: float, backlog_s: float = 0.0, prompt_s: float = 0.0, paced: bool = False
+    ) -> float:
         """From its recent pace once it has one (two chunks, some time apart), else the prediction
         made at dispatch while that lies ahead, else the node's step time per token left, after
         `prompt_s` when it has no token yet (the prompt work ahead of it and its own: a full
@@ -98,12 +100,18 @@ class Dispatched:
         it decodes, with prompt work queued there (`backlog_s` to compute it), no later than that
         work and then its tokens left at the step time: a pace slowed by prompt steps lasts only as long as
         they do (a full cloud's chats, paced at 2.6 s a token through a prefill backlog, were
-        expected to end in 80 s and decoded their last 30 tokens in 5)."""
+        expected to end in 80 s and decoded their last 30 tokens in 5). With the node `paced` (its
+        running requests have a measured pace), one without a token ends no later than after its
+        prompt and its tokens at `step_s`: a queued chat's prediction at dispatch carries the TPOT
+        of a passing prompt burst (0.9-2 s a token on an edge running 0.1 s), and a full edge
+        whose queued chats were expected to end a minute out was predicted 42 s for a slot."""
         remaining = max(0, self.expected_tokens - self.num_tokens)
         if (per_token := self.recent_pace_s) is not None:
             end = max(now, self.last_at + remaining * per_token)
         elif self.predicted_end > now:
             end = self.predicted_end
+            if paced and self.first_at is None:
+                end = min(end, now + prompt_s + remaining * step_s)
         else:
             return now + (prompt_s if self.first_at is None else 0.0) + remaining * step_s
         if backlog_s > 0 and self.first_at is not None:  # decoding (a queued one waits for a slot)

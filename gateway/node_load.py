@@ -118,11 +118,11 @@ class NodeLoad:
         pending = sum(d.pending_prompt_tokens for d in self.own)
         queued_pending = sum(d.pending_prompt_tokens for d in self.queued_requests(num_slots))
         decode_backlog_s = backlog_s * (pending - queued_pending) / pending if pending else 0.0
-        ends, pending_so_far = [], 0
+        ends, pending_so_far, paced = [], 0, self.running_pace_s() is not None
         for dispatched in self.own:
             pending_so_far += dispatched.pending_prompt_tokens
             prompt_s = backlog_s * pending_so_far / pending if pending else 0.0
-            ends.append(dispatched.expected_end(now, step_s, decode_backlog_s, prompt_s))
+            ends.append(dispatched.expected_end(now, step_s, decode_backlog_s, prompt_s, paced))
         return sorted(ends)
 
     def prompt_share(self, now: float, prefill_tokens_per_s: float, num_slots: int | None = None) -> float:

@@ -243,3 +243,24 @@ def test_requests_ahead_of_unknown_ends_are_served_at_the_measured_pace(monkeypa
     prediction = predict(node, _request(prompt=100, output=10), now=clock[0])
     service = 100 / 100 + 10 * 0.1
     assert prediction.ttft_s == pytest.approx(2 * service / 2 + 100 / 100)
+
+
+def test_a_queued_request_ends_after_its_prompt_and_tokens_at_the_pace_once_there_is_one(monkeypatch):
+    """A request queued on a full two-slot node, predicted at dispatch to end at 60 s (the TPOT
+    of a passing prompt burst): before the node's requests have a pace, that prediction stands;
+    once they decode at 0.1 s a token, it ends no later than after its 1 s prompt and 10 tokens."""
+    import gateway.node_load as node_load
+
+    clock = [0.0]
+    monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
+    node = _edge(max_running=2, rtt_s=0.0, prefill_tokens_per_s=100.0, decode_steps=((2, 0.1),))
+    running = [node.load.dispatch(0, 60.0, 20) for _ in range(2)]
+    node.load.dispatch(100, 60.0, 10)
+    assert node.load.end_times(0.0, 0.1, 1.0, 2) == pytest.approx([60.0] * 3)  # no pace yet
+    for tick in range(3):
+        clock[0] = 1.0 + tick * 0.1
+        for request in running:
+            request.advance(1)
+    now = clock[0]
+    running_end, queued_end = now + 17 * 0.1, now + 1.0 + 10 * 0.1
+    assert node.load.end_times(now, 0.1, 1.0, 2) == pytest.approx([running_end, running_end, queued_end])
