@@ -51,6 +51,7 @@ class NodeLoad:
     other_prompt_tokens: int = 0
     num_dispatched: int = 0  # ever, by this gateway (the round-robin policy's turn)
     last_token_at: float = 0.0  # when a token of this gateway's requests there last arrived
+    last_private_at: float = float("-inf")  # when this gateway last sent it a private request
     own: list[Dispatched] = field(default_factory=list)  # this gateway's requests there, live
     # the chained hashes of own requests' full prompt blocks, each counted once per request there
     # (computed, or about to be: a request admitted later reads them from a shared prefix cache)

@@ -210,6 +210,8 @@ class Dispatcher:
         )
         hashes = prompt_block_hashes(node, prompt)
         ttft_s = prediction.ttft_s if prediction is not None else 0.0
+        if privacy.is_private:
+            node.load.last_private_at = time.monotonic()  # its edge guards slots (gateway/edge_guard.py)
         for index in range(prepared.num_choices):
             uncached = max(0, len(prepared.choice_prompt(index)) - num_cached)
             dispatched = node.load.dispatch(uncached, end, expected_tokens, num_cached, hashes, ttft_s)

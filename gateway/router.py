@@ -41,8 +41,8 @@ a streamed request (its client reads from the first token on; minimizing e2e ins
 burst's requests behind the edge's slots, where they finish as early but start late), e2e for
 one answered at once. Ties are broken at random. When every candidate's queue is past its bound
 the request is shed (429, Retry-After); a private request with no edge capacity gets 503. Public
-requests may fill only half of an edge's queue while another node can take them: the rest is
-kept for private ones.
+requests that another node can take leave an edge room for private ones (gateway/edge_guard.py):
+half its queue, and while it serves private requests a share of its slots and the whole queue.
 """
 
 import random
@@ -52,6 +52,7 @@ from enum import StrEnum
 
 from gateway.calibration import Calibration
 from gateway.capabilities import OWN_NODE
+from gateway.edge_guard import taking
 from gateway.full_edge_rule import with_free_slot
 from gateway.node_kind import NodeKind
 from gateway.node_load import NodeLoad
@@ -233,9 +234,7 @@ def route(
     candidates = [n for n in allowed if fits(n, request)]
     if not candidates:
         return Decision(Outcome.TOO_LONG, None, "context_window")
-    open_nodes = [n for n in candidates if n.num_waiting < _queue_bound(n, request)]
-    if not open_nodes:  # nowhere else to go: the edges' whole queues
-        open_nodes = [n for n in candidates if n.num_waiting < n.queue_bound]
+    open_nodes = taking(candidates, request, now)  # gateway/edge_guard.py
     predictions = {n.node_id: predict(n, request, now) for n in candidates}
     if not open_nodes:
         retry = max(1.0, min(p.ttft_s for p in predictions.values()))
@@ -244,15 +243,6 @@ def route(
         return Decision(outcome, None, reason, tuple(predictions.values()), retry)
     node, reason = choose_static(policy, open_nodes, rng) or _choose(request, open_nodes, predictions, rng)
     return Decision(Outcome.ROUTED, node.node_id, reason, tuple(predictions.values()))
-
-
-def _queue_bound(node: NodeState, request: RouteRequest) -> int:
-    """Waiting requests beyond which the node takes no more of this kind while another node can:
-    a public request leaves the last half of an edge's queue to private ones, which can go
-    nowhere else (public chats queued on a full edge had turned private requests away with 503)."""
-    if node.kind == NodeKind.EDGE and not request.is_private:
-        return max(1, node.queue_bound // 2)
-    return node.queue_bound
 
 
 def _missing(needs: tuple[str, ...], nodes: list[NodeState]) -> str:
