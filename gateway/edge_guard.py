@@ -23,10 +23,14 @@ GUARD_WINDOW_S = 30.0  # an edge that served a private request this recently gua
 GUARD_SHARE = 0.125  # of its slots, at least one
 
 
-def taking(nodes: list["NodeState"], request: "RouteRequest", now: float) -> list["NodeState"]:
+def taking(
+    nodes: list["NodeState"], request: "RouteRequest", now: float, guard: bool = True
+) -> list["NodeState"]:
     """The nodes that take the request now; where none would, an edge's whole queue (a public
-    request with nowhere else to go may use the guarded slots and the private half)."""
-    open_nodes = [n for n in nodes if _takes(n, request, now)]
+    request with nowhere else to go may use the guarded slots and the private half). `guard`:
+    whether edges guard slots (the router's; the static policies it is compared with keep only
+    the queue bounds)."""
+    open_nodes = [n for n in nodes if _takes(n, request, guarded_slots(n, now) if guard else 0)]
     return open_nodes or [n for n in nodes if n.num_waiting < n.queue_bound]
 
 
@@ -37,10 +41,9 @@ def guarded_slots(node: "NodeState", now: float) -> int:
     return max(1, int(node.max_running * GUARD_SHARE))
 
 
-def _takes(node: "NodeState", request: "RouteRequest", now: float) -> bool:
+def _takes(node: "NodeState", request: "RouteRequest", guarded: int) -> bool:
     if node.kind != NodeKind.EDGE or request.is_private:
         return node.num_waiting < node.queue_bound
-    guarded = guarded_slots(node, now)
     if guarded:
         return node.load.num_requests < node.max_running - guarded
     return node.num_waiting < max(1, node.queue_bound // 2)

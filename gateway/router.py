@@ -234,7 +234,7 @@ def route(
     candidates = [n for n in allowed if fits(n, request)]
     if not candidates:
         return Decision(Outcome.TOO_LONG, None, "context_window")
-    open_nodes = taking(candidates, request, now)  # gateway/edge_guard.py
+    open_nodes = taking(candidates, request, now, guard=policy == "predicted")  # gateway/edge_guard.py
     predictions = {n.node_id: predict(n, request, now) for n in candidates}
     if not open_nodes:
         retry = max(1.0, min(p.ttft_s for p in predictions.values()))

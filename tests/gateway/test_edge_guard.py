@@ -68,3 +68,12 @@ def test_only_edges_guard_slots():
     tiny = _fast_edge(0, max_running=2)
     tiny.load.last_private_at = 0.0
     assert guarded_slots(tiny, 0.0) == 1  # at least one
+
+
+def test_the_static_policies_do_not_guard_slots():
+    edge, cloud = _fast_edge(7), _slow_cloud()
+    edge.load.last_private_at = 0.0
+    edge.load.num_dispatched = 0  # round-robin's turn: the edge's
+    cloud.load.num_dispatched = 1
+    assert route(PUBLIC, [edge, cloud], 0.0, random.Random(0), "round-robin").node_id == "edge-1"
+    assert route(PUBLIC, [edge, cloud], 0.0, random.Random(0)).node_id == "cloud-1"
