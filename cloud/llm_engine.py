@@ -33,7 +33,7 @@ from shared.step_rates import StepRates
 
 WARMUP_PROMPT_TOKENS = 64
 WARMUP_OUTPUT_TOKENS = 3  # the first comes with the prefill; the others are decode steps
-WARMUP_BATCH_PROMPT_TOKENS = 8
+WARMUP_BATCH_PROMPT_TOKENS = 256  # each, at most: the batch fills one step's token budget
 MAX_WARMUP_BATCH = 32  # larger batches are extrapolated by the router from the measured ones
 MAX_PUBLISHED_BLOCKS = 4096  # the most recently cached; what a heartbeat carries for placement
 
@@ -122,6 +122,10 @@ class LLMEngine:
         as large as the engine runs (up to MAX_WARMUP_BATCH), so the node reports a measured
         prefill speed and its decode step time alone and in a full batch from its first
         heartbeat (the router would otherwise guess), and no first-call cost lands on a user.
+        The batch's prompts fill one step's token budget, and its step sets the prefill rate: a
+        burst's prompts are computed in such steps (measured on the single short prompt, the cloud
+        reported 400 tokens/s where a burst's chats were prefilled at 1,500, and the router put
+        twice as many of them on the edge as least-busy did).
         The request metrics do not count them; their prompts' blocks stay in the prefix cache as
         free blocks."""
         room = self.max_model_len - WARMUP_OUTPUT_TOKENS - 1
@@ -129,8 +133,10 @@ class LLMEngine:
         try:
             self._warmup_batch(1, max(1, min(WARMUP_PROMPT_TOKENS, room)))
             batch_size = min(self.scheduler_config.max_num_seqs, MAX_WARMUP_BATCH)
-            if batch_size > 1:
-                self._warmup_batch(batch_size, max(1, min(WARMUP_BATCH_PROMPT_TOKENS, room)))
+            if batch_size > 1:  # prompts that fill a step's token budget: the prefill rate under load
+                budget_share = self.scheduler_config.max_num_batched_tokens // batch_size
+                self.rates.prefill_tokens_per_s = 0.0
+                self._warmup_batch(batch_size, max(1, min(WARMUP_BATCH_PROMPT_TOKENS, budget_share, room)))
         finally:
             self.metrics = metrics
 
