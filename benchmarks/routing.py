@@ -289,6 +289,10 @@ def plot(table: dict, section: str) -> None:
 TITLES = {
     "routing": "Routing under load",
     "routing-free-slot": "Routing under load: a free slot before a queue",
+    "routing-edge-guard": (
+        "Routing under load: edge slots guarded for private requests, "
+        "prefill rates measured as under load (2026-12-03, AVX-512 host)"
+    ),
     "routing-free-slot-static": "Routing under load: the free-slot router against the other static policies",
     "upstreams": "Existing engines behind the gateway",
     "upstreams-vllm": "vLLM behind the gateway",

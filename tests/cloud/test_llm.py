@@ -10,7 +10,7 @@ import pytest
 import torch
 import transformers
 
-from cloud import LLM, SamplingParams
+from cloud import LLM, SamplingParams, llm_engine
 from cloud.llm_engine import LLMEngine
 from formats.convert_hf import convert_hf_to_gguf
 from formats.ggml_types import GGMLType
@@ -172,6 +172,28 @@ def test_warmup_measures_prefill_and_decode_and_leaves_no_trace(tiny_checkpoint)
     while engine.has_work():
         engine.step()
     assert engine.stats().requests_total == 2
+
+
+def test_the_warmup_batch_fills_a_step_and_sets_the_prefill_rate(tiny_checkpoint, monkeypatch):
+    """The batch's prompts fill one step's token budget (a burst's steps), and that step's rate
+    is the one reported, not smoothed into the single short prompt's."""
+    _, _, gguf_path = tiny_checkpoint
+    engine = LLMEngine(
+        str(gguf_path), num_blocks=256, block_size=4, max_num_seqs=4, max_num_batched_tokens=64
+    )
+    batches, rates = [], []
+    warmup_batch = engine._warmup_batch
+
+    def spy(batch_size, prompt_tokens):
+        rates.append(engine.rates.prefill_tokens_per_s)
+        batches.append((batch_size, prompt_tokens))
+        warmup_batch(batch_size, prompt_tokens)
+
+    monkeypatch.setattr(engine, "_warmup_batch", spy)
+    engine.warmup()
+    assert batches == [(1, llm_engine.WARMUP_PROMPT_TOKENS), (4, 64 // 4)]
+    assert rates[0] == 0.0 and rates[1] == 0.0  # the single prompt's rate is not carried over
+    assert engine.stats().prefill_tokens_per_s > 0
 
 
 def test_the_context_is_no_longer_than_the_kv_cache(tiny_checkpoint):

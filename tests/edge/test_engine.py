@@ -155,3 +155,24 @@ def test_warmup_measures_a_decode_rate_and_leaves_the_slots_free(engine):
     assert stats.decode_tokens_per_s > 0.0
     assert (stats.num_running, stats.num_waiting, stats.requests_total) == (0, 0, 0)
     assert len(engine.free_slots) == 2
+
+
+def test_the_prefill_rate_is_measured_on_a_whole_chunk(engine, monkeypatch):
+    """The first Stats' prefill rate comes from one prompt chunk as a loaded node computes it
+    (at least 2 * MIN_PREFILL_TOKENS, within a slot): 32 tokens had measured the fixed cost."""
+    from shared.step_rates import MIN_PREFILL_TOKENS, StepRates
+
+    recorded = []
+    record = StepRates.record_step
+
+    def spy(rates, seconds, num_prefill, num_decode):
+        recorded.append((num_prefill, num_decode))
+        record(rates, seconds, num_prefill, num_decode)
+
+    monkeypatch.setattr(StepRates, "record_step", spy)
+    engine.measure_prefill(engine.warmup())
+    chunk = min(max(2 * MIN_PREFILL_TOKENS, engine.config.prefill_chunk), engine.slot_context)
+    assert recorded == [(chunk, 0)] and engine.stats().prefill_tokens_per_s > 0
+    engine.config.prefill_chunk = 48
+    engine.measure_prefill(engine.warmup())
+    assert recorded[-1] == (48, 0)
