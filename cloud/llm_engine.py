@@ -123,9 +123,8 @@ class LLMEngine:
         prefill speed and its decode step time alone and in a full batch from its first
         heartbeat (the router would otherwise guess), and no first-call cost lands on a user.
         The batch's prompts fill one step's token budget, and its step sets the prefill rate: a
-        burst's prompts are computed in such steps (measured on the single short prompt, the cloud
-        reported 400 tokens/s where a burst's chats were prefilled at 1,500, and the router put
-        twice as many of them on the edge as least-busy did).
+        burst's prompts are computed in such steps (weighed with the single short prompt's, the
+        cloud reported 400 tokens/s where it computes a burst of 32 chats' prompts at 2,500).
         The request metrics do not count them; their prompts' blocks stay in the prefix cache as
         free blocks."""
         room = self.max_model_len - WARMUP_OUTPUT_TOKENS - 1
