@@ -7,6 +7,7 @@ from edge.engine import EdgeEngine, EngineConfig
 from formats.ggml_types import GGMLType
 from shared.engine import EngineRequest, FinishReason, InvalidRequestError
 from shared.sampling import SamplingParams
+from shared.step_rates import MIN_PREFILL_TOKENS, StepRates
 
 GREEDY = SamplingParams(temperature=0, max_tokens=8, ignore_eos=True)
 
@@ -160,8 +161,6 @@ def test_warmup_measures_a_decode_rate_and_leaves_the_slots_free(engine):
 def test_the_prefill_rate_is_measured_on_a_whole_chunk(engine, monkeypatch):
     """The first Stats' prefill rate comes from one prompt chunk as a loaded node computes it
     (at least 2 * MIN_PREFILL_TOKENS, within a slot): 32 tokens had measured the fixed cost."""
-    from shared.step_rates import MIN_PREFILL_TOKENS, StepRates
-
     recorded = []
     record = StepRates.record_step
 
