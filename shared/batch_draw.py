@@ -18,6 +18,7 @@ import numpy as np
 from array_api_compat import device, is_numpy_array
 
 from shared.sampling import SamplingParams
+from shared.softmax_mass import softmax_mass
 
 Array = Any  # numpy.ndarray or torch.Tensor
 CANDIDATES = 256  # measured: 64 leaves top-p 0.9 rows of a trained model undecided, 1024 costs more
@@ -76,7 +77,7 @@ def _draw_among_candidates(xp, logits: Array, c: _Columns) -> tuple[Array, Array
     mass = xp.sum(exp_prefix, axis=-1, keepdims=True)  # (S, 1)
     whole_row = c.top_k >= vocab
     if bool(xp.any(whole_row)):  # top-k off: the softmax mass of the whole row, unsorted
-        mass = xp.where(whole_row, xp.sum(xp.exp(logits - peak), axis=-1, keepdims=True), mass)
+        mass = xp.where(whole_row, softmax_mass(xp, logits, peak), mass)
     probs = exp_prefix / mass
     cut = _count_below(xp, xp.cumulative_sum(probs, axis=-1), c.top_p) + 1
     nucleus = c.top_p < 1.0

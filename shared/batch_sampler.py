@@ -17,6 +17,7 @@ from array_api_compat import array_namespace, device, is_numpy_array
 
 from shared.batch_draw import draw
 from shared.sampling import SampledToken, Sampler
+from shared.softmax_mass import softmax_mass
 
 Array = Any  # numpy.ndarray or torch.Tensor: whatever the engine's logits are
 
@@ -31,7 +32,7 @@ def sample_batch(logits: Array, samplers: list[Sampler]) -> list[SampledToken]:
     _apply_penalties(xp, logits, samplers)
     _apply_bias_and_masks(xp, logits, samplers)
     peak = xp.max(logits, axis=-1, keepdims=True)  # (R, 1)
-    log_mass = peak + xp.log(xp.sum(xp.exp(logits - peak), axis=-1, keepdims=True))  # (R, 1)
+    log_mass = peak + xp.log(softmax_mass(xp, logits, peak))  # (R, 1)
     token_ids = xp.argmax(logits, axis=-1)  # (R,) greedy: the first maximum
     drawn = [row for row, sampler in enumerate(samplers) if sampler.params.temperature > 0]
     if drawn:
