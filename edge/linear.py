@@ -118,7 +118,7 @@ class LinearRunner:
     @staticmethod
     def _integer_types(layers: list[Linear]) -> bool:
         """Weights with an integer kernel (int8_matmul.py)."""
-        return all(int(layer.ggml_type) in INT8_TYPES for layer in layers)
+        return INT8_TYPES.issuperset([layer.ggml_type for layer in layers])
 
     def map(self, fn, items):
         """Run fn over items on the tile threads (BLAS inside each stays single-threaded)."""
