@@ -164,8 +164,9 @@ from tests.edge.test_int8_kernels import INT8_TYPES, RNG, _expected, quantized_q
 from tests.fixtures.tiny_models import random_weight
 from edge.kernels import vector_ir
 assert not vector_ir.USE_AVX2 and not vector_ir.USE_F16C
-for scale in (3e-7, 6.0e-5, -1.5, 60000.0):  # f16 scales decoded with integer operations
-    t.test_block_scales_decode_exactly_subnormal_to_large(np.float16(scale))
+for ggml_type in (t.GGMLType.Q8_0, t.GGMLType.Q5_0, t.GGMLType.Q4_0):
+    for scale in (3e-7, 6.0e-5, -1.5, 60000.0):  # f16 scales decoded with integer operations
+        t.test_block_scales_decode_exactly_subnormal_to_large(ggml_type, np.float16(scale))
 from tests.edge.test_kernels import test_attention_is_causal_grouped_softmax_over_the_slot as attention
 attention(12, 0)  # the float16 KV cache read with integer operations, 8-lane chunks and a tail
 attention(12, 3)  # and within a sliding window
@@ -186,19 +187,23 @@ print("portable ok")
     assert result.returncode == 0 and "portable ok" in result.stdout, result.stderr[-3000:]
 
 
+@pytest.mark.parametrize("ggml_type", [GGMLType.Q8_0, GGMLType.Q5_0, GGMLType.Q4_0])
 @pytest.mark.parametrize(
     "scale", [np.float16(3e-7), np.float16(6.0e-5), np.float16(-1.5), np.float16(60000.0)]
 )
-def test_block_scales_decode_exactly_subnormal_to_large(scale):
-    """The kernels decode f16 scales with integer operations: subnormal, negative and large
-    scales must come out exactly as numpy's float16 -> float32."""
-    data = random_weight(RNG, (2, 64), GGMLType.Q8_0)
-    raw = np.ascontiguousarray(data).view(np.uint8).reshape(2, -1).copy()
+def test_block_scales_decode_exactly_subnormal_to_large(ggml_type, scale):
+    """Each way the kernels read an f16 scale (Q8_0's pair load, Q5_0's 8-byte head, Q4_0's lone
+    scale): subnormal, negative and large scales must come out exactly as numpy's float16 ->
+    float32."""
+    weight = RNG.standard_normal((2, 64)).astype(np.float32)
+    weight[:, 0] = 4.0  # the block's largest: quantized to its extreme, never to zero
+    raw = np.asarray(quants.quantize(weight, ggml_type)).view(np.uint8).reshape(2, -1).copy()
     raw[:, 0:2] = np.frombuffer(scale.tobytes(), dtype=np.uint8)  # first block's d, both rows
     x = np.zeros((1, 64), dtype=np.float32)
-    x[0, 0] = 1.0  # selects element 0: d * q[0] * d_x * 127
+    x[0, 0] = 1.0  # selects element 0: w[0] * d_x * 127
     out = np.empty((1, 2), dtype=np.float32)
-    matmul_q8(raw, GGMLType.Q8_0, x, out)
-    q0 = raw[:, 2].view(np.int8).astype(np.float64)
+    matmul_q8(raw, ggml_type, x, out)
+    first = quants.dequantize(raw, ggml_type).reshape(2, 64)[:, 0].astype(np.float64)  # d * q[0]
+    assert np.all(first != 0)  # an element that tests the scale
     d_x = np.float64(np.float16(np.float32(1.0) / np.float32(127)))
-    np.testing.assert_allclose(out[0], np.float64(scale) * q0 * 127 * d_x, rtol=1e-6)
+    np.testing.assert_allclose(out[0], first * 127 * d_x, rtol=1e-6)
