@@ -120,6 +120,16 @@ class LinearRunner:
         """Weights with an integer kernel (int8_matmul.py)."""
         return INT8_TYPES.issuperset([layer.ggml_type for layer in layers])
 
+    @staticmethod
+    def fusable(layers: list[Linear]) -> bool:
+        """Weights a fused decode kernel can take: integer kernels, no bias, one array layout."""
+        layouts = {
+            (layer.data.dtype, layer.data.ndim, layer.data.flags.c_contiguous, layer.data.flags.writeable)
+            for layer in layers
+        }
+        no_bias = all(layer.bias is None for layer in layers)
+        return LinearRunner._integer_types(layers) and no_bias and len(layouts) == 1
+
     def map(self, fn, items):
         """Run fn over items on the tile threads (BLAS inside each stays single-threaded)."""
         return self._pool.map(fn, items)

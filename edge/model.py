@@ -9,6 +9,7 @@ import numpy as np
 
 from edge.batch_rows import BatchRows
 from edge.kernels.attention import attention
+from edge.kernels.decode_layer import decode_layer
 from edge.kernels.layers import embed, rms_norm, rope
 from edge.kv_cache import KVCache
 from edge.linear import LinearRunner
@@ -27,6 +28,24 @@ class LlamaModel:
         self.inv_freq = config.inv_freq()  # (rope_dim/2,)
         self.local_inv_freq = config.local_rope().inv_freq() if config.sliding_layers else self.inv_freq
         self.scale = np.float32(config.softmax_scale)
+        self.decode_layers = [
+            self._decode_arguments(index, layer) for index, layer in enumerate(weights.layers)
+        ]
+
+    def _decode_arguments(self, index: int, layer) -> tuple | None:
+        """What `decode_layer` takes for this layer, or None where it must go layer by layer:
+        a weight without an integer kernel, a bias, head norms, post-norms or a non-SiLU gate."""
+        config = self.config
+        linears = (layer.wq, layer.wk, layer.wv, layer.wo, layer.w_gate, layer.w_up, layer.w_down)
+        plain = layer.q_norm is None and layer.post_attn_norm is None and layer.post_ffn_norm is None
+        if not (plain and config.activation == "silu" and LinearRunner.fusable(list(linears))):
+            return None
+        window = config.layer_window(index)
+        inv_freq = self.local_inv_freq if window else self.inv_freq
+        rotary = (inv_freq, config.num_heads, config.head_dim, config.is_neox_rope, self.scale, window)
+        weights = tuple(linear.data for linear in linears)
+        types = tuple(int(linear.ggml_type) for linear in linears)
+        return weights, types, (layer.attn_norm, layer.ffn_norm), rotary
 
     def _attention(self, q, cache: KVCache, layer: int, slot_ids, positions, runs) -> np.ndarray:
         """Long chunks of one slot through BLAS; everything else through the numba kernel."""
@@ -128,6 +147,23 @@ class LlamaModel:
         runs = token_runs(slot_ids, positions)
         batch = BatchRows(self.linear, runs, len(token_ids))
         for index, layer in enumerate(weights.layers):
+            fused = self.decode_layers[index] if batch.uniform else None
+            if fused is not None:  # a decode-sized step: the layer in one call
+                layer_weights, types, norms, rotary = fused
+                k_cache, v_cache = cache.k[index], cache.v[index]
+                decode_layer(
+                    x,
+                    layer_weights,
+                    types,
+                    norms,
+                    k_cache,
+                    v_cache,
+                    slot_ids,
+                    positions,
+                    rotary,
+                    config.rms_eps,
+                )
+                continue
             rms_norm(x, layer.attn_norm, config.rms_eps, normed)
             # q (n, num_heads*head_dim), k and v (n, num_kv_heads*head_dim)
             q, k, v = batch.many([layer.wq, layer.wk, layer.wv], normed)
