@@ -5,6 +5,7 @@ decode tokens of different sequences alike, each with its slot and position. Wei
 once per call; attention reads each token's own slot of the KV cache.
 """
 
+import numba
 import numpy as np
 
 from edge.batch_rows import BatchRows
@@ -147,23 +148,8 @@ class LlamaModel:
         runs = token_runs(slot_ids, positions)
         batch = BatchRows(self.linear, runs, len(token_ids))
         for index, layer in enumerate(weights.layers):
-            fused = self.decode_layers[index] if batch.uniform else None
-            if fused is not None:  # a decode-sized step: the layer in one call
-                layer_weights, types, norms, rotary = fused
-                k_cache, v_cache = cache.k[index], cache.v[index]
-                decode_layer(
-                    x,
-                    layer_weights,
-                    types,
-                    norms,
-                    k_cache,
-                    v_cache,
-                    slot_ids,
-                    positions,
-                    rotary,
-                    config.rms_eps,
-                )
-                continue
+            if batch.uniform and self._decode_layer(index, x, slot_ids, positions, cache):
+                continue  # a decode-sized step: the layer in one call
             rms_norm(x, layer.attn_norm, config.rms_eps, normed)
             # q (n, num_heads*head_dim), k and v (n, num_kv_heads*head_dim)
             q, k, v = batch.many([layer.wq, layer.wk, layer.wv], normed)
@@ -175,6 +161,19 @@ class LlamaModel:
             activated = batch.gated(layer.w_gate, layer.w_up, normed, config.activation)  # (n, ffn)
             self._add_block_output(batch, layer.w_down, activated, layer.post_ffn_norm, x)
         return x
+
+    def _decode_layer(self, index: int, x, slot_ids, positions, cache: KVCache) -> bool:
+        """The layer by one thread team (edge/kernels/decode_layer.py), if it can take it and
+        its team ran; else False, with x and the cache untouched."""
+        arguments = self.decode_layers[index]
+        if arguments is None:
+            return False
+        weights, types, norms, rotary = arguments
+        k_cache, v_cache = cache.k[index], cache.v[index]
+        eps, members = self.config.rms_eps, numba.get_num_threads()
+        return decode_layer(
+            x, weights, types, norms, k_cache, v_cache, slot_ids, positions, rotary, eps, members
+        )
 
     def _rotate(self, q, k, positions, index: int, layer) -> None:
         """Per-head norms of q and k where the family has them (Qwen3, Gemma 3), then RoPE with

@@ -56,8 +56,14 @@ def quantize_q8(x, xq, xd, xs):
     (edge/kernels/int8_dot.py): xq (n, k) int8 = round(x/d); xd (n, k/32) = d rounded to f16;
     xs = f16(d * sum(q)) (Q8_1's s); d = absmax/127. Serial: it serves decode
     steps (a few rows), where a parallel launch would cost more than the work."""
-    n, k = x.shape
-    for t in range(n):
+    quantize_q8_rows(x, xq, xd, xs, 0, x.shape[0])
+
+
+@numba.njit(cache=True, fastmath=False)
+def quantize_q8_rows(x, xq, xd, xs, first, stop):
+    """quantize_q8 of rows first..stop-1 only (a thread's share of a batch)."""
+    k = x.shape[1]
+    for t in range(first, stop):
         for b in range(k // QK8):
             amax = np.float32(0.0)
             for j in range(QK8):
@@ -81,8 +87,14 @@ def quantize_q8_k(x, xq, xd, bsums):
     """x (n, k) f32 -> ggml's Q8_K activation blocks of 256, unpacked for the K-quant integer
     kernels (edge/kernels/kquant_dot.py): xq (n, k) int8 = round(x * -127/max), max the signed
     extreme; xd (n, k/256) f32 = 1 / (-127/max); bsums (n, k/16) int32 = sums of 16 q."""
-    n, k = x.shape
-    for t in range(n):
+    quantize_q8_k_rows(x, xq, xd, bsums, 0, x.shape[0])
+
+
+@numba.njit(cache=True, fastmath=False)
+def quantize_q8_k_rows(x, xq, xd, bsums, first, stop):
+    """quantize_q8_k of rows first..stop-1 only."""
+    k = x.shape[1]
+    for t in range(first, stop):
         for b in range(k // QK_K):
             amax, signed_max = _extreme(x[t, b * QK_K : (b + 1) * QK_K])
             inv = np.float32(-127.0) / signed_max if amax != 0.0 else np.float32(0.0)

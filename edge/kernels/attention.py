@@ -14,28 +14,33 @@ def attention(q, k_cache, v_cache, slot_ids, positions, num_heads, scale, window
     token t attends to positions 0..positions[t] of slot slot_ids[t], or to the last `window` of
     them when window > 0 (a sliding layer) -> out (n, num_heads*head_dim).
     """
-    n = q.shape[0]
+    for job in numba.prange(q.shape[0] * num_heads):
+        attend_head(q, k_cache, v_cache, slot_ids, positions, num_heads, scale, window, out, job)
+
+
+@numba.njit(cache=True, fastmath=True)
+def attend_head(q, k_cache, v_cache, slot_ids, positions, num_heads, scale, window, out, job):
+    """One (token, head) of attention: job = token * num_heads + head."""
     num_kv_heads, head_dim = k_cache.shape[2], k_cache.shape[3]
     group = num_heads // num_kv_heads
-    for job in numba.prange(n * num_heads):
-        t, h = job // num_heads, job % num_heads
-        slot, length, kv = slot_ids[t], positions[t] + 1, h // group
-        first = max(0, length - window) if window > 0 else 0
-        query = np.empty(head_dim, np.float32)  # (head_dim,) pre-scaled
-        for i in range(head_dim):
-            query[i] = q[t, h * head_dim + i] * scale
-        scores = np.empty(length - first, np.float32)  # (keys seen,)
-        best = -np.inf
-        for p in range(first, length):
-            scores[p - first] = dot_f16(query, k_cache[slot, p, kv])
-            best = max(best, scores[p - first])
-        total = np.float32(0.0)
-        for i in range(length - first):
-            scores[i] = fast_exp(scores[i] - best)
-            total += scores[i]
-        accumulated = np.zeros(head_dim, np.float32)  # (head_dim,)
-        for p in range(first, length):
-            axpy_f16(accumulated, scores[p - first], v_cache[slot, p, kv])
-        inverse = np.float32(1.0) / total
-        for i in range(head_dim):
-            out[t, h * head_dim + i] = accumulated[i] * inverse
+    t, h = job // num_heads, job % num_heads
+    slot, length, kv = slot_ids[t], positions[t] + 1, h // group
+    first = max(0, length - window) if window > 0 else 0
+    query = np.empty(head_dim, np.float32)  # (head_dim,) pre-scaled
+    for i in range(head_dim):
+        query[i] = q[t, h * head_dim + i] * scale
+    scores = np.empty(length - first, np.float32)  # (keys seen,)
+    best = -np.inf
+    for p in range(first, length):
+        scores[p - first] = dot_f16(query, k_cache[slot, p, kv])
+        best = max(best, scores[p - first])
+    total = np.float32(0.0)
+    for i in range(length - first):
+        scores[i] = fast_exp(scores[i] - best)
+        total += scores[i]
+    accumulated = np.zeros(head_dim, np.float32)  # (head_dim,)
+    for p in range(first, length):
+        axpy_f16(accumulated, scores[p - first], v_cache[slot, p, kv])
+    inverse = np.float32(1.0) / total
+    for i in range(head_dim):
+        out[t, h * head_dim + i] = accumulated[i] * inverse

@@ -8,7 +8,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from edge.kernels.activation_quant import quantize_q8, quantize_q8_k
+from edge.kernels.activation_quant import quantize_q8_k_rows, quantize_q8_rows
 from edge.kernels.dequant_blocks import Q4_1, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, Q8_0
 from edge.kernels.int8_dot import (
     BLOCK_BYTES,
@@ -99,7 +99,7 @@ _q6_k_loop = _task_loop(dot_q6_k_q8_k, dot_q6_k_q8_k_rows)
 
 
 @njit(cache=True, inline="always")
-def _task_products(w, ggml_type, q8, q8_k, start, stop, into, column, accumulate):
+def task_products(w, ggml_type, q8, q8_k, start, stop, into, column, accumulate):
     """into[:, column + r - start] = (or +=) weight rows start..stop times every activation row,
     by the weight's type: the type is tested once per task, not once per row. Column and flag
     are cast so that a caller's constants (literal types) do not compile the loops again."""
@@ -133,21 +133,66 @@ def _check(w, ggml_type, k, out, n):
 
 
 @njit(cache=True, inline="always")
-def _quantized(x, with_k_blocks):
-    """x (n, k) f32 -> ggml's int8 activation blocks, computed once per call: Q8_0/Q8_1 (xq,
-    xd, xs) and, when a K-quant weight needs them, Q8_K (kq, kd, bsums)."""
-    n, k = x.shape
+def activation_blocks(n, k, with_k_blocks):
+    """Empty buffers of ggml's int8 activation blocks for n rows of k: Q8_0/Q8_1 (xq, xd, xs)
+    and, when a K-quant weight needs them (else empty), Q8_K (kq, kd, bsums)."""
     if k % 32 != 0:
         raise ValueError("matmul_q8: activations must come in blocks of 32")
     xq = np.empty((n, k), np.int8)
     xd, xs = np.empty((n, k // 32), np.float32), np.empty((n, k // 32), np.float32)
-    quantize_q8(x, xq, xd, xs)
     super_blocks = k // 256 if with_k_blocks else 0
     kq = np.empty((n, super_blocks * 256), np.int8)
     kd, bsums = np.empty((n, super_blocks), np.float32), np.empty((n, super_blocks * 16), np.int32)
-    if with_k_blocks:
-        quantize_q8_k(x, kq, kd, bsums)
     return (xq, xd, xs), (kq, kd, bsums)
+
+
+@njit(cache=True, inline="always")
+def quantize_rows(x, q8, q8_k, first, stop):
+    """Rows first..stop-1 of x (n, k) f32 into the blocks of `activation_blocks`."""
+    quantize_q8_rows(x, q8[0], q8[1], q8[2], first, stop)
+    if q8_k[0].shape[1]:
+        quantize_q8_k_rows(x, q8_k[0], q8_k[1], q8_k[2], first, stop)
+
+
+@njit(cache=True, inline="always")
+def _quantized(x, with_k_blocks):
+    """x (n, k) f32 -> ggml's int8 activation blocks, computed once per call."""
+    n, k = x.shape
+    q8, q8_k = activation_blocks(n, k, with_k_blocks)
+    quantize_rows(x, q8, q8_k, 0, n)
+    return q8, q8_k
+
+
+@njit(cache=True, inline="always")
+def task_count(rows):
+    """Tasks of _ROWS_PER_TASK weight rows (the unit threads share) of a weight."""
+    return (rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
+
+
+@njit(cache=True, inline="always")
+def group_task(weights, ggml_types, first_task, q8, q8_k, outs, accumulate, task):
+    """One task of a group of weights: weight i owns tasks [first_task[i], first_task[i+1])."""
+    i = 0
+    while task >= first_task[i + 1]:
+        i += 1
+    w, ggml_type, out = weights[i], ggml_types[i], outs[i]
+    start = (task - first_task[i]) * _ROWS_PER_TASK
+    stop = min(w.shape[0], start + _ROWS_PER_TASK)
+    task_products(w, ggml_type, q8, q8_k, start, stop, out, start, accumulate)
+
+
+@njit(cache=True, inline="always")
+def group_tasks(weights, ggml_types, k, outs):
+    """first_task (count+1,) of a group, after checking every weight against the input width,
+    and whether any weight is a K-quant."""
+    n, count = outs[0].shape[0], len(weights)
+    first_task = np.zeros(count + 1, np.int64)
+    with_k_blocks = False
+    for i in range(count):
+        _check(weights[i], ggml_types[i], k, outs[i], n)
+        with_k_blocks = with_k_blocks or _is_k_quant(ggml_types[i])
+        first_task[i + 1] = first_task[i] + task_count(weights[i].shape[0])
+    return first_task, with_k_blocks
 
 
 @njit(cache=True, parallel=True)
@@ -156,39 +201,32 @@ def matmul_q8_group(weights, ggml_types, x, outs, accumulate):
     and v): weights (rows_i, row_bytes_i) uint8 and outs (n, rows_i) f32 are tuples of arrays,
     ggml_types a tuple of ints, x (n, k) f32, quantized here to int8 blocks as ggml does.
     outs[i] = x @ weights[i].T, or += with `accumulate` (a residual connection)."""
-    n, k = x.shape
-    count = len(weights)
-    first_task = np.zeros(count + 1, np.int64)  # weight i owns tasks [first_task[i], first_task[i+1])
-    with_k_blocks = False
-    for i in range(count):
-        _check(weights[i], ggml_types[i], k, outs[i], n)
-        with_k_blocks = with_k_blocks or _is_k_quant(ggml_types[i])
-        first_task[i + 1] = first_task[i] + (weights[i].shape[0] + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
+    first_task, with_k_blocks = group_tasks(weights, ggml_types, x.shape[1], outs)
     q8, q8_k = _quantized(x, with_k_blocks)
-    for task in prange(first_task[count]):
-        i = 0
-        while task >= first_task[i + 1]:
-            i += 1
-        w, ggml_type, out = weights[i], ggml_types[i], outs[i]
-        start = (task - first_task[i]) * _ROWS_PER_TASK
-        stop = min(w.shape[0], start + _ROWS_PER_TASK)
-        _task_products(w, ggml_type, q8, q8_k, start, stop, out, start, accumulate)
+    for task in prange(first_task[len(weights)]):
+        group_task(weights, ggml_types, first_task, q8, q8_k, outs, accumulate, task)
 
 
-@njit(cache=True, parallel=True)  # no fastmath: it would let LLVM reorder the inlined row sums
+@njit(cache=True, parallel=True)
 def gated_q8(w_gate, gate_type, w_up, up_type, x, out):
     """SwiGLU's first half in one pass: out (n, ffn) = silu(x @ W_gate.T) * (x @ W_up.T)."""
     n, k = x.shape
     _check(w_gate, gate_type, k, out, n)
     _check(w_up, up_type, k, out, n)
     q8, q8_k = _quantized(x, _is_k_quant(gate_type) or _is_k_quant(up_type))
-    rows = w_gate.shape[0]
-    for task in prange((rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK):
-        start, stop = task * _ROWS_PER_TASK, min(rows, (task + 1) * _ROWS_PER_TASK)
-        up = np.empty((n, stop - start), np.float32)  # (n, rows of the task)
-        _task_products(w_gate, gate_type, q8, q8_k, start, stop, out, start, False)
-        _task_products(w_up, up_type, q8, q8_k, start, stop, up, 0, False)
-        for t in range(n):
-            for r in range(start, stop):
-                g = out[t, r]
-                out[t, r] = g / (np.float32(1.0) + np.float32(math.exp(-g))) * up[t, r - start]
+    for task in prange(task_count(w_gate.shape[0])):
+        gated_task(w_gate, gate_type, w_up, up_type, q8, q8_k, out, task)
+
+
+@njit(cache=True)  # no fastmath: it would let LLVM reorder the inlined row sums
+def gated_task(w_gate, gate_type, w_up, up_type, q8, q8_k, out, task):
+    """One task of gated_q8: its weight rows of both products, then the gate."""
+    n, rows = out.shape[0], w_gate.shape[0]
+    start, stop = task * _ROWS_PER_TASK, min(rows, (task + 1) * _ROWS_PER_TASK)
+    up = np.empty((n, stop - start), np.float32)  # (n, rows of the task)
+    task_products(w_gate, gate_type, q8, q8_k, start, stop, out, start, False)
+    task_products(w_up, up_type, q8, q8_k, start, stop, up, 0, False)
+    for t in range(n):
+        for r in range(start, stop):
+            g = out[t, r]
+            out[t, r] = g / (np.float32(1.0) + np.float32(math.exp(-g))) * up[t, r - start]

@@ -13,14 +13,20 @@ from shared.fast_math import fast_exp
 @numba.njit(cache=True, parallel=True, fastmath=True)
 def rms_norm(x, weight, eps, out):
     """x (n, d) f32, weight (d,) f32 -> out (n, d) = x / rms(x) * weight."""
-    n, d = x.shape
-    for t in numba.prange(n):
-        total = 0.0
-        for i in range(d):
-            total += x[t, i] * x[t, i]
-        scale = np.float32(1.0 / math.sqrt(total / d + eps))
-        for i in range(d):
-            out[t, i] = x[t, i] * scale * weight[i]
+    for t in numba.prange(x.shape[0]):
+        rms_norm_row(x, weight, eps, out, t)
+
+
+@numba.njit(cache=True, fastmath=True)
+def rms_norm_row(x, weight, eps, out, t):
+    """Row t of rms_norm (a thread's share of a batch runs exactly the same code)."""
+    d = x.shape[1]
+    total = 0.0
+    for i in range(d):
+        total += x[t, i] * x[t, i]
+    scale = np.float32(1.0 / math.sqrt(total / d + eps))
+    for i in range(d):
+        out[t, i] = x[t, i] * scale * weight[i]
 
 
 @numba.njit(cache=True, parallel=True, fastmath=True)
@@ -31,20 +37,25 @@ def rope(x, positions, inv_freq, num_heads, head_dim, is_neox):
     (2i, 2i+1) as llama.cpp's llama arch stores q/k. inv_freq (rot/2,) f32 holds theta**(-2i/rot)
     already divided by any linear scaling factor; dimensions past rot are left alone.
     """
-    n = x.shape[0]
+    for t in numba.prange(x.shape[0]):
+        rope_row(x, positions, inv_freq, num_heads, head_dim, is_neox, t)
+
+
+@numba.njit(cache=True, fastmath=True)
+def rope_row(x, positions, inv_freq, num_heads, head_dim, is_neox, t):
+    """Row t of rope."""
+    position = positions[t]
     half = inv_freq.shape[0]
-    for t in numba.prange(n):
-        position = positions[t]
-        for i in range(half):
-            angle = position * inv_freq[i]
-            cos, sin = np.float32(math.cos(angle)), np.float32(math.sin(angle))
-            for h in range(num_heads):
-                base = h * head_dim
-                a = base + i if is_neox else base + 2 * i
-                b = base + i + half if is_neox else base + 2 * i + 1
-                x0, x1 = x[t, a], x[t, b]
-                x[t, a] = x0 * cos - x1 * sin
-                x[t, b] = x0 * sin + x1 * cos
+    for i in range(half):
+        angle = position * inv_freq[i]
+        cos, sin = np.float32(math.cos(angle)), np.float32(math.sin(angle))
+        for h in range(num_heads):
+            base = h * head_dim
+            a = base + i if is_neox else base + 2 * i
+            b = base + i + half if is_neox else base + 2 * i + 1
+            x0, x1 = x[t, a], x[t, b]
+            x[t, a] = x0 * cos - x1 * sin
+            x[t, b] = x0 * sin + x1 * cos
 
 
 @numba.njit(cache=True, parallel=True, fastmath=True)

@@ -1,11 +1,14 @@
 """The fused decode layer (one numba call per layer) against the layer-by-layer path: the same
 logits and the same KV cache, bit for bit; and its float16 rounding against numpy's."""
 
+import time
+
 import numba
 import numpy as np
 import pytest
 
 from edge.engine import EdgeEngine, EngineConfig
+from edge.kernels.decode_layer import decode_layer
 from edge.kernels.f16_table import f16_bits
 from edge.kernels.int8_matmul import INT8_TYPES
 from edge.kv_cache import KVCache
@@ -79,3 +82,25 @@ def test_layers_with_biases_go_layer_by_layer(tiny_model):
     path = tiny_model(GGMLType.Q8_0, config=config_for(GGMLType.Q8_0, arch="qwen2"))
     engine = EdgeEngine(EngineConfig(str(path), num_slots=1, context_size=64, num_threads=2))
     assert engine.model.decode_layers == [None] * engine.model_config.num_layers
+
+
+def _layer_call(engine: EdgeEngine, x: np.ndarray, cache: KVCache, members: int) -> bool:
+    weights, types, norms, rotary = engine.model.decode_layers[0]
+    slots, positions = np.zeros(len(x), np.int32), np.arange(len(x), dtype=np.int32)
+    k_cache, v_cache, eps = cache.k[0], cache.v[0], engine.model_config.rms_eps
+    return decode_layer(x, weights, types, norms, k_cache, v_cache, slots, positions, rotary, eps, members)
+
+
+def test_a_team_that_cannot_meet_is_cancelled_having_written_nothing(tiny_model):
+    """More members than threads: one thread runs two members one after the other, so the first
+    waits at the join for a member that cannot start; the team cancels itself in bounded time."""
+    engine = EdgeEngine(EngineConfig(str(tiny_model(GGMLType.Q8_0)), num_slots=1, context_size=64))
+    cache = KVCache(engine.model.config, 1, 32)
+    x = np.random.default_rng(0).standard_normal((3, engine.model_config.hidden_size)).astype(np.float32)
+    before = x.copy()
+    started = time.monotonic()
+    assert _layer_call(engine, x, cache, numba.get_num_threads() + 1) is False
+    assert time.monotonic() - started < 5
+    assert np.array_equal(x, before) and not cache.k.any() and not cache.v.any()
+    assert _layer_call(engine, x, cache, 1) is True  # a team of one always meets
+    assert not np.array_equal(x, before) and np.count_nonzero(cache.k[0, 0, :3]) > 0
