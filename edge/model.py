@@ -147,8 +147,9 @@ class LlamaModel:
         normed = np.empty_like(x)
         runs = token_runs(slot_ids, positions)
         batch = BatchRows(self.linear, runs, len(token_ids))
+        members = numba.get_num_threads()  # the decode layers' thread team (7 us a call: once a step)
         for index, layer in enumerate(weights.layers):
-            if batch.uniform and self._decode_layer(index, x, slot_ids, positions, cache):
+            if batch.uniform and self._decode_layer(index, x, slot_ids, positions, cache, members):
                 continue  # a decode-sized step: the layer in one call
             rms_norm(x, layer.attn_norm, config.rms_eps, normed)
             # q (n, num_heads*head_dim), k and v (n, num_kv_heads*head_dim)
@@ -162,7 +163,7 @@ class LlamaModel:
             self._add_block_output(batch, layer.w_down, activated, layer.post_ffn_norm, x)
         return x
 
-    def _decode_layer(self, index: int, x, slot_ids, positions, cache: KVCache) -> bool:
+    def _decode_layer(self, index: int, x, slot_ids, positions, cache: KVCache, members: int) -> bool:
         """The layer by one thread team (edge/kernels/decode_layer.py), if it can take it and
         its team ran; else False, with x and the cache untouched."""
         arguments = self.decode_layers[index]
@@ -170,7 +171,7 @@ class LlamaModel:
             return False
         weights, types, norms, rotary = arguments
         k_cache, v_cache = cache.k[index], cache.v[index]
-        eps, members = self.config.rms_eps, numba.get_num_threads()
+        eps = self.config.rms_eps
         return decode_layer(
             x, weights, types, norms, k_cache, v_cache, slot_ids, positions, rotary, eps, members
         )
