@@ -4,7 +4,10 @@ the path for decode tokens and short chunks."""
 
 import numpy as np
 
+from edge.kernels.causal_softmax import causal_softmax
+
 MIN_CHUNK = 16
+QUERY_BLOCK = 128  # queries whose scores are taken together: later blocks see more keys
 
 
 def token_runs(slot_ids: np.ndarray, positions: np.ndarray) -> list[tuple[int, int]]:
@@ -31,28 +34,27 @@ def attend_chunk(
     map_heads,
     window: int = 0,  # > 0: each query sees only the last `window` positions, itself included
 ) -> np.ndarray:
-    n, length = q.shape[0], keys.shape[0]
+    n = q.shape[0]
     num_kv_heads, head_dim = keys.shape[1], keys.shape[2]
     group = num_heads // num_kv_heads
     heads = q.reshape(n, num_kv_heads, group, head_dim)
-    query_positions = first_position + np.arange(n)
-    key_positions = np.arange(length)[None, :]  # (1, length)
-    masked = key_positions > query_positions[:, None]  # (n, length)
-    if window > 0:
-        masked |= key_positions <= query_positions[:, None] - window
     out = np.empty((n, num_kv_heads, group, head_dim), dtype=np.float32)
+    scaled_keys = keys * np.float32(scale)  # (length, num_kv_heads, head_dim)
 
-    def one_head(kv: int) -> None:
-        queries = heads[:, kv].transpose(1, 0, 2).reshape(group * n, head_dim)  # (group*n, d)
-        scores = (queries @ keys[:, kv].T) * scale  # (group*n, length)
-        scores = scores.reshape(group, n, length)
-        scores[:, masked] = -np.inf
-        scores -= scores.max(axis=-1, keepdims=True)
-        np.exp(scores, out=scores)
-        scores /= scores.sum(axis=-1, keepdims=True)
-        out[:, kv] = (
-            (scores.reshape(group * n, length) @ values[:, kv]).reshape(group, n, head_dim).transpose(1, 0, 2)
-        )
+    def one_block(job: tuple[int, int]) -> None:
+        """Queries [first, first + QUERY_BLOCK) of one KV head against the keys they can see:
+        past the causal diagonal (and before the window) nothing is multiplied."""
+        kv, first = job
+        stop = min(n, first + QUERY_BLOCK)
+        key_start = max(0, first_position + first - window + 1) if window > 0 else 0
+        key_stop = first_position + stop  # (exclusive) the block's last query sees itself
+        count = stop - first
+        queries = heads[first:stop, kv].transpose(1, 0, 2).reshape(group * count, head_dim)
+        scores = queries @ scaled_keys[key_start:key_stop, kv].T  # (group*count, visible keys)
+        causal_softmax(scores, first_position + first, count, window, key_start)
+        attended = scores @ values[key_start:key_stop, kv]  # (group*count, head_dim)
+        out[first:stop, kv] = attended.reshape(group, count, head_dim).transpose(1, 0, 2)
 
-    list(map_heads(one_head, range(num_kv_heads)))
+    jobs = [(kv, first) for kv in range(num_kv_heads) for first in range(0, n, QUERY_BLOCK)]
+    list(map_heads(one_block, jobs))
     return out.reshape(n, num_heads * head_dim)

@@ -190,12 +190,15 @@ def test_every_block_type_has_a_kernel():
     }
 
 
+@pytest.mark.parametrize("query_block", [128, 8, 3])  # one block of queries, or several
 @pytest.mark.parametrize("window", [0, 7])
-def test_blas_chunk_attention_equals_the_kernel(window):
+def test_blas_chunk_attention_equals_the_kernel(window, query_block, monkeypatch):
     from concurrent.futures import ThreadPoolExecutor
 
+    from edge import prefill_attention
     from edge.prefill_attention import attend_chunk, token_runs
 
+    monkeypatch.setattr(prefill_attention, "QUERY_BLOCK", query_block)
     num_slots, max_ctx, num_kv, head_dim, num_heads = 2, 64, 2, 8, 6
     k_bits, v_bits = (
         _f16_cache(num_slots, max_ctx, num_kv, head_dim),
