@@ -37,17 +37,36 @@ def round_through_q8(x, block, out):
     n, k = x.shape
     for t in numba.prange(n):
         for b in range(k // block):
-            amax, signed_max = _extreme(x[t, b * block : (b + 1) * block])
+            values = x[t, b * block : (b + 1) * block]
             if block == QK8:
-                d = np.float32(amax / np.float32(127.0))
+                d = np.float32(_largest_magnitude(values) / np.float32(127.0))
                 inv = np.float32(1.0) / d if d != 0.0 else np.float32(0.0)
                 scale = np.float32(round_to_f16(d))
             else:
+                amax, signed_max = _extreme(values)
                 inv = np.float32(-127.0) / signed_max if amax != 0.0 else np.float32(0.0)
                 scale = np.float32(1.0) / inv if amax != 0.0 else np.float32(0.0)
-            for j in range(block):
-                q = min(127, _round_half_away(x[t, b * block + j] * inv))
-                out[t, b * block + j] = np.float32(q) * scale
+            _round_block(values, inv, scale, out[t, b * block : (b + 1) * block])
+
+
+@numba.njit(cache=True, inline="always")
+def _largest_magnitude(values):
+    """max |v| (branch-free, so it runs in vector lanes)."""
+    amax = np.float32(0.0)
+    for i in range(values.shape[0]):
+        amax = max(amax, abs(values[i]))
+    return amax
+
+
+@numba.njit(cache=True, inline="always")
+def _round_block(values, inv, scale, out):
+    """out = min(127, round-half-away(v * inv)) * scale, in vector lanes: the rounding as
+    `_round_half_away` (in float64, through trunc) without its branch and 64-bit integers."""
+    for i in range(values.shape[0]):
+        scaled = np.float64(values[i] * inv)
+        rounded = np.trunc(abs(scaled) + 0.5)
+        q = min(np.float64(127.0), rounded if scaled >= 0.0 else -rounded)
+        out[i] = np.float32(q) * scale
 
 
 @numba.njit(cache=True, fastmath=False)
