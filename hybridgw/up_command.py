@@ -19,6 +19,7 @@ from hybridgw.parent_watch import ENV
 
 EDGE_ID = "edge-local"
 MODEL_NAME = "smollm2-135m"
+EDGE_ALONE_QUEUE_BOUND = 64  # waiting requests an edge with no cloud beside it takes (else 16)
 EDGE_SLOT_CONTEXT = 1024  # tokens per edge slot; longer prompts go to the cloud engine
 # Requests the cloud engine runs at once. At 32, a minute of mixed or shared-prefix traffic left
 # the later chats waiting for a whole generation of running ones to end (TTFT p99 33 -> 31 s on
@@ -103,10 +104,12 @@ def _up(args: argparse.Namespace) -> int:
     if args.redis and len(served) > 1:
         raise SystemExit("hybridgw: error: --redis runs one cloud worker: give one --model with it")
     edge_ids = {name: EDGE_ID if i == 0 else f"edge-{name}" for i, name in enumerate(served)}
+    # alone, the edge is where every request waits: as llama-server, it queues a whole burst
+    bound = {"queue_bound": EDGE_ALONE_QUEUE_BOUND} if args.no_cloud else {}
     embedded = {
         "models": [{"name": name, "gguf": path} for name, path in served.items()],
         "edge_nodes": [  # each bound below
-            {"id": edge_ids[name], "address": "127.0.0.1:0", "models": [name]} for name in served
+            {"id": edge_ids[name], "address": "127.0.0.1:0", "models": [name], **bound} for name in served
         ],
     }
     try:  # a bad file stops here, naming the field, before anything starts

@@ -206,8 +206,14 @@ def _alive(pid: int) -> bool:
 @pytest.mark.integration
 @pytest.mark.demo_model
 def test_the_nodes_die_with_up_even_when_it_is_killed(demo_model_path):
+    from hybridgw.up_command import EDGE_ALONE_QUEUE_BOUND
+
     up = Up("--port", "0", "--no-cloud")
-    up.wait_listening()
+    url = up.wait_listening()
+    status = requests.get(f"{url}/status", timeout=10).json()  # alone, the edge queues a burst
+    assert [(node["id"], node["queue_bound"]) for node in status["nodes"]] == [
+        ("edge-local", EDGE_ALONE_QUEUE_BOUND)
+    ]
     nodes = _children(up.process.pid)
     assert nodes and all(_alive(node) for node in nodes)  # the edge node
     up.process.kill()  # SIGKILL: up cannot stop them itself
