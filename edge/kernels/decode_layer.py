@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from edge.kernels.attention import attend_head
+from edge.kernels.dequant_blocks import Q4_K, Q5_K, Q6_K
 from edge.kernels.f16_table import f16_bits
 from edge.kernels.int8_matmul import (
     activation_blocks,
@@ -27,7 +28,7 @@ from edge.kernels.int8_matmul import (
 from edge.kernels.layers import rms_norm_row, rope_row
 from edge.kernels.thread_team import barrier, join, share
 
-K_QUANT_TYPES = (12, 13, 14)  # Q4_K, Q5_K, Q6_K: their products take Q8_K activation blocks
+K_QUANT_TYPES = (Q4_K, Q5_K, Q6_K)  # their products take Q8_K activation blocks
 
 
 @njit(cache=True, inline="always")
