@@ -15,7 +15,6 @@ import numpy as np
 from numba import njit, prange
 
 from edge.kernels.attention import attend_head
-from edge.kernels.dequant_blocks import Q4_K, Q5_K, Q6_K
 from edge.kernels.f16_table import f16_bits
 from edge.kernels.int8_matmul import (
     activation_blocks,
@@ -27,16 +26,6 @@ from edge.kernels.int8_matmul import (
 )
 from edge.kernels.layers import rms_norm_row, rope_row
 from edge.kernels.thread_team import barrier, join, share
-
-K_QUANT_TYPES = (Q4_K, Q5_K, Q6_K)  # their products take Q8_K activation blocks
-
-
-@njit(cache=True, inline="always")
-def _any_k_quant(types, first, stop):
-    found = False
-    for i in range(first, stop):
-        found = found or types[i] in K_QUANT_TYPES
-    return found
 
 
 @njit(cache=True)
@@ -63,13 +52,14 @@ def _buffers(x, weights, types, k_cache):
         raise ValueError("decode_layer: k/v width differs from the cache's")
     attended = np.empty_like(q)
     activated = np.empty((n, w_gate.shape[0]), np.float32)  # (n, ffn)
-    qkv_tasks = group_tasks((wq, wk, wv), (types[0], types[1], types[2]), hidden, (q, k, v))[0]
-    out_tasks = group_tasks((wo,), (types[3],), attended.shape[1], (x,))[0]
-    down_tasks = group_tasks((w_down,), (types[6],), activated.shape[1], (x,))[0]
-    group_tasks((w_gate, w_up), (types[4], types[5]), hidden, (activated, activated))
-    hidden_blocks = activation_blocks(n, hidden, _any_k_quant(types, 0, 3) or _any_k_quant(types, 4, 6))
-    attended_blocks = activation_blocks(n, attended.shape[1], _any_k_quant(types, 3, 4))
-    activated_blocks = activation_blocks(n, activated.shape[1], _any_k_quant(types, 6, 7))
+    # each group's task table, and whether a K-quant among it needs Q8_K activation blocks
+    qkv_tasks, qkv_k = group_tasks((wq, wk, wv), (types[0], types[1], types[2]), hidden, (q, k, v))
+    out_tasks, out_k = group_tasks((wo,), (types[3],), attended.shape[1], (x,))
+    down_tasks, down_k = group_tasks((w_down,), (types[6],), activated.shape[1], (x,))
+    gated_k = group_tasks((w_gate, w_up), (types[4], types[5]), hidden, (activated, activated))[1]
+    hidden_blocks = activation_blocks(n, hidden, qkv_k or gated_k)
+    attended_blocks = activation_blocks(n, attended.shape[1], out_k)
+    activated_blocks = activation_blocks(n, activated.shape[1], down_k)
     arrays = (np.empty_like(x), q, k, v, attended, activated)  # normed (n, hidden) first
     (hq, hd, hs), (hkq, hkd, hbs) = hidden_blocks
     (aq, ad, as_), (akq, akd, abs_) = attended_blocks
