@@ -4,6 +4,9 @@ import numba
 import numpy as np
 
 from formats.model_config import ModelConfig
+from shared.numba_cache import use_kernel_cache
+
+use_kernel_cache()
 
 
 class KVCache:

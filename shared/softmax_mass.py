@@ -17,6 +17,10 @@ from llvmlite import ir
 from numba import njit, prange, types
 from numba.extending import intrinsic
 
+from shared.numba_cache import use_kernel_cache
+
+use_kernel_cache()
+
 Array = Any  # numpy.ndarray or torch.Tensor
 
 

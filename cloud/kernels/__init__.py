@@ -10,6 +10,10 @@ thread). `follow_torch_threads` gives the calling thread's numba loops torch's c
 import numba
 import torch
 
+from shared.numba_cache import use_kernel_cache
+
+use_kernel_cache()
+
 
 def follow_torch_threads() -> None:
     """numba's parallel kernels launched from this thread use as many threads as torch (numba's

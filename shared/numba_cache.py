@@ -1,0 +1,59 @@
+"""One numba cache directory per version of the compiled sources.
+
+numba keys a cached function on its own file's timestamp only. After an edit to a kernel that
+another file inlines or calls, the caller's cache entry still loads, with the old callee compiled
+into it (a stale entry once made the decode tests divide by zero). Every module that compiles with
+`cache=True` calls `use_kernel_cache()` before its first decorator: the cache then lives under a
+digest of every source numba compiles, so any such edit starts a fresh cache, and an unchanged
+checkout keeps its warm one.
+
+The base is `$NUMBA_CACHE_DIR` when set (the Docker image warms one at build time), else
+`$HYBRIDGW_HOME/numba`, else `$XDG_CACHE_HOME/hybridgw/numba` or ~/.cache/hybridgw/numba.
+"""
+
+import functools
+import hashlib
+import os
+from pathlib import Path
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+COMPILED_PACKAGES = ("edge", "cloud", "shared")
+
+
+def compiled_sources(root: Path = PACKAGE_ROOT) -> list[Path]:
+    """Every module of the compiled packages that uses numba, in a stable order."""
+    sources = []
+    for package in COMPILED_PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            if b"numba" in path.read_bytes():
+                sources.append(path)
+    return sources
+
+
+@functools.cache
+def compiled_sources_digest(root: Path = PACKAGE_ROOT) -> str:
+    digest = hashlib.sha256()
+    for path in compiled_sources(root):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cache_base() -> Path:
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return Path(os.environ["NUMBA_CACHE_DIR"])
+    if os.environ.get("HYBRIDGW_HOME"):
+        return Path(os.environ["HYBRIDGW_HOME"]) / "numba"
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "hybridgw" / "numba"
+
+
+def kernel_cache_dir() -> Path:
+    return cache_base() / compiled_sources_digest()
+
+
+def use_kernel_cache() -> None:
+    """Point numba's cache at this version's directory (decorators read it when they run)."""
+    import numba
+
+    numba.config.CACHE_DIR = str(kernel_cache_dir())
