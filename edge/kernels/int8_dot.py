@@ -6,8 +6,8 @@ numba intrinsics that emit LLVM vector IR directly. Per block of 32: the weight'
 values and the activation's int8 values are multiplied and summed in integer lanes, the eight
 32-bit partial sums are converted once and scaled by d_weight * d_activation into a float vector
 accumulator; the horizontal sum happens once per row. On x86 with AVX2 the products use
-`vpmaddubsw` + `vpmaddwd` (ggml's AVX2 kernels); elsewhere generic vector IR that LLVM lowers
-for the target.
+`vpmaddubsw` + `vpmaddwd` (ggml's AVX2 kernels), or one `vpdpbusd` with VNNI; elsewhere generic
+vector IR that LLVM lowers for the target.
 
 Activations come from `quantize_q8` (edge/kernels/activation_quant.py): per block of 32,
 xq int8 values, xd = d rounded to f16, xs = f16(d * sum(q)) (ggml's Q8_1 `s`).
@@ -28,6 +28,7 @@ from edge.kernels.vector_ir import (
     I16,
     I32,
     USE_AVX2,
+    USE_VNNI,
     call_intrinsic,
     f16_bits_to_f32,
     indices,
@@ -49,7 +50,13 @@ QK = 32
 
 def unsigned_signed_sums(builder, unsigned, signed, pair_weights=None):
     """<32 x i8> weights 0..63 times <32 x i8> signed -> <8 x i32>, each the sum of 4 consecutive
-    products; pair_weights <16 x i16> (default 1) multiplies each consecutive pair's sum."""
+    products; pair_weights <16 x i16> (default 1) multiplies each consecutive pair's sum. Unweighted
+    with VNNI: one `vpdpbusd` (ggml's mul_sum_us8_pairs), else `vpmaddubsw` + `vpmaddwd`."""
+    if USE_VNNI and pair_weights is None:
+        words = vector(I32, 8)
+        zero = ir.Constant(words, None)
+        operands = [zero, builder.bitcast(unsigned, words), builder.bitcast(signed, words)]
+        return call_intrinsic(builder, "llvm.x86.avx512.vpdpbusd.256", words, operands)
     pair_weights = pair_weights if pair_weights is not None else splat(I16, 16, 1)
     if USE_AVX2:
         pairs = call_intrinsic(builder, "llvm.x86.avx2.pmadd.ub.sw", vector(I16, 16), [unsigned, signed])

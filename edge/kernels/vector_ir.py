@@ -22,6 +22,8 @@ def _target_has(feature: str) -> bool:
 
 USE_AVX2 = _target_has("avx2")
 USE_F16C = _target_has("f16c")
+# vpdpbusd on 256-bit registers: AVX512-VNNI with VL, or AVX-VNNI (its VEX form)
+USE_VNNI = (_target_has("avx512vnni") and _target_has("avx512vl")) or _target_has("avxvnni")
 
 
 def vector(element, count: int) -> ir.VectorType:
