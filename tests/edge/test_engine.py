@@ -1,5 +1,7 @@
 """Slots, batching, chunked prefill, stopping and errors of the edge engine, on a tiny model."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -175,3 +177,22 @@ def test_the_prefill_rate_is_measured_on_a_whole_chunk(engine, monkeypatch):
     engine.config.prefill_chunk = 48
     engine.measure_prefill(engine.warmup())
     assert recorded[-1] == (48, 0)
+
+
+def _thread_ids() -> set[str]:
+    return set(os.listdir("/proc/self/task"))
+
+
+def test_a_prefill_starts_no_threads_beyond_the_tile_pool(tiny_model):
+    """The tile threads run only serial kernels: a numba parallel kernel called from one of them
+    made it the master of its own OpenMP team, and with more OpenMP threads than cores libgomp
+    sleeps instead of spinning, which slowed every later decode step by half."""
+    engine = EdgeEngine(
+        EngineConfig(str(tiny_model(GGMLType.Q8_0)), num_slots=1, context_size=128, prefill_chunk=64)
+    )
+    engine.warmup().join()  # decode forwards: the decode team's threads exist from here on
+    before = _thread_ids()
+    engine.add(EngineRequest("long", list(range(3, 67)), GREEDY))  # one 64-token chunk: the tiles
+    _run(engine)
+    started = _thread_ids() - before
+    assert 0 < len(started) <= engine.config.num_threads
