@@ -13,9 +13,11 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from edge.kernels.activation_quant import round_through_q8
+from edge.kernels.int8_gemm import PACKED_TYPES, matmul_packed, packed_activations
 from edge.kernels.int8_matmul import INT8_TYPES, gated_q8, matmul_q8_group
 from edge.kernels.layers import gelu_tanh_mul, silu_mul
 from edge.kernels.matmul import dequantize_rows, matmul
+from edge.kernels.vector_ir import USE_VNNI
 from edge.weights import Linear
 from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
 
@@ -25,6 +27,11 @@ ACTIVATION_BLOCK.update({GGMLType.F32: 0, GGMLType.F16: 0, GGMLType.BF16: 0})
 
 BLAS_MIN_ROWS = 16  # activation rows from which decode-then-BLAS beats the per-row kernels
 TILE_ROWS = 256
+
+
+def _packed_prefill(layer: Linear) -> bool:
+    """Prompt chunks of this weight on the packed integer path (int8_gemm.py), where VNNI runs it."""
+    return USE_VNNI and layer.ggml_type in PACKED_TYPES and layer.data.ndim == 2
 
 
 def _row_kernels(x: np.ndarray, forced: bool | None) -> bool:
@@ -59,12 +66,24 @@ class LinearRunner:
         rounded: dict[int, np.ndarray] = {}
         outputs = []
         for layer in layers:
+            if not row_kernels and _packed_prefill(layer):
+                rounded.setdefault(-1, packed_activations(x))  # one quantization for the group
+                outputs.append(self._packed_product(layer, rounded[-1]))
+                continue
             block = ACTIVATION_BLOCK[layer.ggml_type]
             if block and block not in rounded:
                 rounded[block] = np.empty_like(x)
                 round_through_q8(x, block, rounded[block])
             outputs.append(self._product(layer, rounded[block] if block else x, row_kernels))
         return outputs
+
+    @staticmethod
+    def _packed_product(layer: Linear, activations: tuple) -> np.ndarray:
+        out = np.empty((activations[0].shape[0], layer.out_features), dtype=np.float32)
+        matmul_packed(layer.data, int(layer.ggml_type), activations, out)
+        if layer.bias is not None:
+            out += layer.bias
+        return out
 
     def _product(self, layer: Linear, x: np.ndarray, row_kernels: bool) -> np.ndarray:
         n = x.shape[0]

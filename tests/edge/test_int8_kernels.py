@@ -178,6 +178,10 @@ for ggml_type in INT8_TYPES:
     int8_matmul.matmul_q8_group((raw,), (int(ggml_type),), x, (out,), False)
     expected = _expected(ggml_type, data, x)
     np.testing.assert_allclose(out, expected, rtol=2e-6, atol=2e-6 * np.abs(expected).max())
+from tests.edge.test_int8_gemm import PACKED_TYPES, packed_and_expected
+for ggml_type in sorted(PACKED_TYPES):  # the packed prefill product without VNNI
+    out, expected = packed_and_expected(t.GGMLType(ggml_type), 45, 192, 11)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6 * np.abs(expected).max())
 print("portable ok")
 """
     environ = {**os.environ, "NUMBA_CPU_NAME": "x86-64", "NUMBA_CPU_FEATURES": "+sse2,+cx16"}

@@ -1,0 +1,43 @@
+"""The packed integer product of prompt chunks (edge/kernels/int8_gemm.py) against the product of
+the dequantized weights with the Q8_0-rounded activations, on this CPU's path; the portable path
+is checked in test_int8_kernels.py's subprocess."""
+
+import numpy as np
+import pytest
+
+from edge.kernels.activation_quant import round_through_q8
+from edge.kernels.int8_gemm import PACKED_TYPES, matmul_packed, packed_activations
+from formats import quants
+from formats.ggml_types import GGMLType
+
+RNG = np.random.default_rng(11)
+
+
+def packed_and_expected(ggml_type: GGMLType, rows: int, k: int, n: int):
+    """(matmul_packed's output, the float reference) for random weights and activations."""
+    weights = RNG.standard_normal((rows, k)).astype(np.float32)
+    raw = quants.quantize(weights, ggml_type).reshape(rows, -1)
+    x = RNG.standard_normal((n, k)).astype(np.float32)
+    rounded = np.empty_like(x)
+    round_through_q8(x, 32, rounded)
+    expected = rounded.astype(np.float64) @ quants.dequantize(raw.reshape(-1), ggml_type).reshape(rows, k).T
+    out = np.full((n, rows), np.nan, dtype=np.float32)
+    matmul_packed(raw, int(ggml_type), packed_activations(x), out)
+    return out, expected
+
+
+@pytest.mark.parametrize("ggml_type", sorted(GGMLType(t) for t in PACKED_TYPES))
+@pytest.mark.parametrize(("rows", "n"), [(45, 11), (16, 4), (3, 1)])
+def test_packed_products_equal_the_dequantized_product(ggml_type, rows, n):
+    """Rows past the last group of 8 and activation rows past the last 4 included."""
+    out, expected = packed_and_expected(ggml_type, rows, 192, n)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6 * np.abs(expected).max())
+
+
+def test_the_activation_blocks_carry_their_scaled_sums():
+    x = RNG.standard_normal((5, 96)).astype(np.float32)
+    x[2, 32:64] = 0.0  # an all-zero block
+    xq, xd, xds = packed_activations(x)
+    sums = xq.reshape(5, 3, 32).astype(np.int64).sum(axis=2)
+    np.testing.assert_array_equal(xds, xd * sums.astype(np.float32))
+    assert xd[2, 1] == 0.0 and not xq[2, 32:64].any()
