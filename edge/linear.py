@@ -64,11 +64,12 @@ class LinearRunner:
                     out += layer.bias
             return list(outputs)
         rounded: dict[int, np.ndarray] = {}
+        packed: tuple | None = None  # the Q8_0 blocks of the packed path, once for the group
         outputs = []
         for layer in layers:
             if not row_kernels and _packed_prefill(layer):
-                rounded.setdefault(-1, packed_activations(x))  # one quantization for the group
-                outputs.append(self._packed_product(layer, rounded[-1]))
+                packed = packed_activations(x) if packed is None else packed
+                outputs.append(self._packed_product(layer, packed))
                 continue
             block = ACTIVATION_BLOCK[layer.ggml_type]
             if block and block not in rounded:
