@@ -10,9 +10,10 @@ row pair; here about two.
 
 Values are stored unsigned (`vpdpbusd` multiplies unsigned by signed bytes): u = q + offset for
 the zero-point types (Q8_0 +128, Q4_0 and Q5_0 as stored), u = q for those with a minimum (Q4_1,
-Q5_1). Every type is then value = d * u + m per block and row (m = -d * offset, or the block's
-minimum), and a block adds d * xd * sum(u * xq) + m * xd * sum(xq) to each row's product, with
-xq, xd the activations' Q8_0 blocks (activation_quant.py).
+Q5_1, and the 32-element sub-blocks of Q4_K and Q5_K, each with its own scale and minimum). Every
+type is then value = d * u + m per block and row (m = -d * offset, or the block's minimum), and a
+block adds d * xd * sum(u * xq) + m * xd * sum(xq) to each row's product, with xq, xd the
+activations' Q8_0 blocks (activation_quant.py).
 """
 
 import numba
@@ -23,19 +24,38 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from edge.kernels.activation_quant import quantize_q8_rows
-from edge.kernels.dequant_blocks import Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, _half
+from edge.kernels.dequant_blocks import Q4_0, Q4_1, Q4_K, Q5_0, Q5_1, Q5_K, Q8_0, _half, _scale_min_k4
 from edge.kernels.vector_ir import F32, I8, I32, USE_VNNI, broadcast, call_intrinsic, load, quad_sums, vector
 
 GROUP = 8  # weight rows side by side: the lanes of one <8 x i32>
 QK = 32
 GROUP_BLOCK_BYTES = GROUP * QK  # one block of 32 of all 8 rows
 ROWS_AT_ONCE = 4  # activation rows each pass over a packed group serves
-PACKED_TYPES = frozenset((Q4_0, Q4_1, Q5_0, Q5_1, Q8_0))
+PACKED_TYPES = frozenset((Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K))
+
+
+@numba.njit(cache=True, inline="always")
+def _k_block_values(row, ggml_type, b, values):
+    """Block b of 32 of a Q4_K or Q5_K row (sub-block b % 8 of super-block b // 8): its values
+    and (d * scale, -dmin * min), the sub-block's own scale and minimum."""
+    sub, super_bytes = b % 8, 144 if ggml_type == Q4_K else 176
+    base = (b // 8) * super_bytes
+    scale, minimum = _scale_min_k4(row, base + 4, sub)
+    quants = base + (16 if ggml_type == Q4_K else 48) + 32 * (sub // 2)
+    shift = np.uint8(4 * (sub % 2))
+    for j in range(QK):
+        value = (row[quants + j] >> shift) & np.uint8(15)
+        if ggml_type == Q5_K:
+            value |= ((row[base + 16 + j] >> np.uint8(sub)) & np.uint8(1)) << np.uint8(4)
+        values[j] = value
+    return _half(row, base) * np.float32(scale), -_half(row, base + 2) * np.float32(minimum)
 
 
 @numba.njit(cache=True, inline="always")
 def _block_values(row, ggml_type, b, values):
     """Block b of a weight row: its 32 unsigned values into values (32,) uint8, and (d, m)."""
+    if ggml_type in (Q4_K, Q5_K):
+        return _k_block_values(row, ggml_type, b, values)
     if ggml_type == Q8_0:
         base = b * 34
         for j in range(QK):

@@ -30,7 +30,7 @@ def packed_and_expected(ggml_type: GGMLType, rows: int, k: int, n: int):
 @pytest.mark.parametrize(("rows", "n"), [(45, 11), (16, 4), (3, 1)])
 def test_packed_products_equal_the_dequantized_product(ggml_type, rows, n):
     """Rows past the last group of 8 and activation rows past the last 4 included."""
-    out, expected = packed_and_expected(ggml_type, rows, 192, n)
+    out, expected = packed_and_expected(ggml_type, rows, 256, n)
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6 * np.abs(expected).max())
 
 

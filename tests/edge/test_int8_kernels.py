@@ -180,7 +180,7 @@ for ggml_type in INT8_TYPES:
     np.testing.assert_allclose(out, expected, rtol=2e-6, atol=2e-6 * np.abs(expected).max())
 from tests.edge.test_int8_gemm import PACKED_TYPES, packed_and_expected
 for ggml_type in sorted(PACKED_TYPES):  # the packed prefill product without VNNI
-    out, expected = packed_and_expected(t.GGMLType(ggml_type), 45, 192, 11)
+    out, expected = packed_and_expected(t.GGMLType(ggml_type), 45, 256, 11)
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6 * np.abs(expected).max())
 print("portable ok")
 """
