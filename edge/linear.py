@@ -4,8 +4,11 @@ Few activation rows (decode steps): each weight block is read once for all rows.
 Q5_0, Q5_1, Q8_0 and Q4_K, Q5_K, Q6_K weights take ggml's integer path (`matmul_q8_group`,
 `gated_q8`: activations quantized to Q8_0 / Q8_K blocks once per input, integer SIMD products);
 float weights the numba `matmul`.
-Many rows (prefill chunks): like ggml's BLAS path, tiles of weight rows are decoded into a small
-float buffer and multiplied with BLAS; tiles run on a thread pool while numba releases the GIL.
+Many rows (prefill chunks): where the CPU has VNNI, the integer weight types (all but Q6_K) take
+the packed integer product (`matmul_packed`: 8 weight rows side by side, one `vpdpbusd` for all
+8); other weights, and every weight without VNNI, go the way of ggml's BLAS path: tiles of weight
+rows are decoded into a small float buffer and multiplied with BLAS, on a thread pool while numba
+releases the GIL.
 """
 
 from concurrent.futures import ThreadPoolExecutor
