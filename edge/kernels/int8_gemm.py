@@ -25,6 +25,7 @@ from numba.extending import intrinsic
 
 from edge.kernels.activation_quant import quantize_q8_rows
 from edge.kernels.dequant_blocks import Q4_0, Q4_1, Q4_K, Q5_0, Q5_1, Q5_K, Q8_0, _half, _scale_min_k4
+from edge.kernels.int8_matmul import check_shapes
 from edge.kernels.vector_ir import F32, I8, I32, USE_VNNI, broadcast, call_intrinsic, load, quad_sums, vector
 
 GROUP = 8  # weight rows side by side: the lanes of one <8 x i32>
@@ -197,6 +198,7 @@ def matmul_packed(w, ggml_type, activations, out):
     out (n, rows) f32 = x @ W.T, threads sharing the groups of 8 weight rows."""
     xq, xd, xds = activations
     n, k = xq.shape
+    check_shapes(w, ggml_type, k, out, n)  # whole blocks, rows of the size the type gives k
     rows, num_blocks = w.shape[0], k // QK
     for group in numba.prange((rows + GROUP - 1) // GROUP):
         packed = np.empty(num_blocks * GROUP_BLOCK_BYTES, np.uint8)

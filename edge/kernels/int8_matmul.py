@@ -123,7 +123,7 @@ def task_products(w, ggml_type, q8, q8_k, start, stop, into, column, accumulate)
 
 
 @njit(cache=True, inline="always")
-def _check(w, ggml_type, k, out, n):
+def check_shapes(w, ggml_type, k, out, n):
     """Rows of the right size for the activations (the intrinsics read k/block blocks per row)."""
     elements, block_bytes = _block(ggml_type)
     if k % elements != 0 or w.shape[1] != (k // elements) * block_bytes:
@@ -189,7 +189,7 @@ def group_tasks(weights, ggml_types, k, outs):
     first_task = np.zeros(count + 1, np.int64)
     with_k_blocks = False
     for i in range(count):
-        _check(weights[i], ggml_types[i], k, outs[i], n)
+        check_shapes(weights[i], ggml_types[i], k, outs[i], n)
         with_k_blocks = with_k_blocks or _is_k_quant(ggml_types[i])
         first_task[i + 1] = first_task[i] + task_count(weights[i].shape[0])
     return first_task, with_k_blocks
@@ -211,8 +211,8 @@ def matmul_q8_group(weights, ggml_types, x, outs, accumulate):
 def gated_q8(w_gate, gate_type, w_up, up_type, x, out):
     """SwiGLU's first half in one pass: out (n, ffn) = silu(x @ W_gate.T) * (x @ W_up.T)."""
     n, k = x.shape
-    _check(w_gate, gate_type, k, out, n)
-    _check(w_up, up_type, k, out, n)
+    check_shapes(w_gate, gate_type, k, out, n)
+    check_shapes(w_up, up_type, k, out, n)
     q8, q8_k = _quantized(x, _is_k_quant(gate_type) or _is_k_quant(up_type))
     for task in prange(task_count(w_gate.shape[0])):
         gated_task(w_gate, gate_type, w_up, up_type, q8, q8_k, out, task)

@@ -41,3 +41,11 @@ def test_the_activation_blocks_carry_their_scaled_sums():
     sums = xq.reshape(5, 3, 32).astype(np.int64).sum(axis=2)
     np.testing.assert_array_equal(xds, xd * sums.astype(np.float32))
     assert xd[2, 1] == 0.0 and not xq[2, 32:64].any()
+
+
+def test_rows_of_the_wrong_size_are_refused():
+    """A weight whose rows do not hold k / 32 blocks of its type is an error, never a read past a row."""
+    raw = quants.quantize(RNG.standard_normal((8, 64)).astype(np.float32), GGMLType.Q8_0).reshape(8, -1)
+    activations = packed_activations(RNG.standard_normal((4, 96)).astype(np.float32))
+    with pytest.raises(ValueError, match="weight rows and activations disagree"):
+        matmul_packed(raw, int(GGMLType.Q8_0), activations, np.empty((4, 8), np.float32))
