@@ -109,11 +109,10 @@ def _cloud(args: argparse.Namespace) -> int:
         policy="priority",  # a request's priority (lower first) orders admission and preemption
         enable_prefix_caching=not args.no_prefix_caching,
     )
-    engine.warmup()
     name = args.name or f"cloud-{socket.gethostname()}-{os.getpid()}"
 
     async def main() -> None:
-        async_engine = AsyncEngine(engine)
+        async_engine = AsyncEngine(engine, prepare=engine.warmup)  # on the thread its steps run on
         client = redis_client.connect(args.redis)
         worker = CloudWorker(
             async_engine,

@@ -135,12 +135,12 @@ def _edge(args: argparse.Namespace) -> int:
             enable_prefix_caching=not args.no_prefix_caching,
         )
     )
-    engine.measure_prefill(engine.warmup())
+    async_engine = AsyncEngine(engine, prepare=lambda: engine.measure_prefill(engine.warmup()))
     prepare_gc_for_serving()
     node_id = args.node_id or f"edge-{socket.gethostname()}-{os.getpid()}"
     asyncio.run(
         serve(
-            AsyncEngine(engine),
+            async_engine,
             args.host,
             args.port,
             node_id,

@@ -241,8 +241,8 @@ def _local_cloud(model_path: str, model_name: str, num_threads: int, enable_pref
         policy="priority",
         enable_prefix_caching=enable_prefix_caching,
     )
-    engine.warmup()
-    return LocalCloudBackend(AsyncEngine(engine), frozenset({model_name}))
+    # warmed on its own thread, where its steps run (shared/async_engine.py)
+    return LocalCloudBackend(AsyncEngine(engine, prepare=engine.warmup), frozenset({model_name}))
 
 
 def _banner(host: str, port: int, keyed: bool, models: list[str]) -> None:

@@ -6,6 +6,11 @@ step, so a caller never waits for a running step, and an aborted request's slot 
 very next step. `stats` is the engine's latest immutable NodeStats snapshot, replaced by the
 engine thread after every step and every command: readers on any thread never touch the engine's
 own structures. `drain()` stops admitting new requests and waits for the running ones.
+
+`prepare` (the engine's warmup) runs on the engine thread too, before anything else: numba's
+and torch's OpenMP teams belong to the thread that launches them, and a warmup on the main thread
+left a second team idle beside the one the steps use. With more OpenMP threads than cores libgomp
+sleeps where it would spin: the edge's decode steps ran 7.1 ms instead of 4.7 on two cores.
 """
 
 import asyncio
@@ -27,7 +32,7 @@ class EngineDrainingError(RuntimeError):
 
 
 class AsyncEngine:
-    def __init__(self, engine: Engine):
+    def __init__(self, engine: Engine, prepare: Callable[[], object] | None = None):
         self.engine = engine
         self.stats: NodeStats = engine.stats()  # before the thread starts: nothing steps yet
         self._commands: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
@@ -37,6 +42,27 @@ class AsyncEngine:
         self._streams: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Queue]] = {}
         self._thread = threading.Thread(target=self._run, name="engine-loop", daemon=True)
         self._thread.start()
+        if prepare is not None:
+            self._prepare(prepare)
+
+    def _prepare(self, prepare: Callable[[], object]) -> None:
+        """Runs `prepare` on the engine thread and waits for it; its exception is raised here."""
+        done, failures = threading.Event(), []
+
+        def run() -> None:
+            try:
+                prepare()
+            except Exception as exc:  # raised in the constructor's thread
+                failures.append(exc)
+            finally:
+                done.set()
+
+        self._submit(run)
+        done.wait()
+        if failures:
+            self.close()
+            raise failures[0]
+        self.stats = self.engine.stats()
 
     async def generate_batches(self, request: EngineRequest) -> AsyncIterator[list[StepOutput]]:
         """Yields the request's tokens in order, each time all that are ready: one token per step

@@ -112,3 +112,31 @@ async def test_stats_are_immutable_snapshots_read_safely_while_the_engine_steps(
     assert (final.num_running, final.num_waiting, final.requests_total) == (0, 0, 8)
     with pytest.raises(dataclasses.FrozenInstanceError):
         final.num_running = 1
+
+
+def test_the_warmup_runs_on_the_engine_thread_where_the_steps_run(tiny_model):
+    """Its OpenMP team is then the one the steps use; the stats published after it carry what it
+    measured (the edge's decode and prefill rates)."""
+    edge = EdgeEngine(EngineConfig(str(tiny_model(GGMLType.Q8_0)), num_slots=2, context_size=128))
+    threads = []
+
+    def warmup() -> None:
+        threads.append(threading.current_thread().name)
+        edge.measure_prefill(edge.warmup())
+
+    engine = AsyncEngine(edge, prepare=warmup)
+    try:
+        assert threads == ["engine-loop"]
+        assert engine.stats.decode_tokens_per_s > 0 and engine.stats.prefill_tokens_per_s > 0
+    finally:
+        engine.close()
+
+
+def test_a_failed_warmup_is_raised_to_the_caller(tiny_model):
+    edge = EdgeEngine(EngineConfig(str(tiny_model(GGMLType.Q8_0)), num_slots=1, context_size=128))
+
+    def warmup() -> None:
+        raise RuntimeError("no kernels")
+
+    with pytest.raises(RuntimeError, match="no kernels"):
+        AsyncEngine(edge, prepare=warmup)
