@@ -121,8 +121,14 @@ class ChoiceSink:
         tokens, text = chunk.tokens, self.text
         if len(tokens) == 1:
             piece = text.push(tokens[0].token_id)
-        else:
-            piece = "".join([text.push(token.token_id) for token in tokens])
+        else:  # a chunk of several tokens: those after a stop string are not part of the answer
+            pieces = []
+            for taken, token in enumerate(tokens, start=1):
+                pieces.append(text.push(token.token_id))
+                if text.stopped:
+                    tokens = tokens[:taken]
+                    break
+            piece = "".join(pieces)
         self.completion_tokens += len(tokens)
         self.token_ids += [token.token_id for token in tokens]
         event = TextEvent(

@@ -63,8 +63,11 @@ async def test_a_stop_string_inside_a_chunk_ends_the_choice_there(tokenizer):
     collected = CollectingSink(1)
     sink = ChoiceSink(0, TextStream(tokenizer, [stop]), collected)
     sink.put(_chunk(*ids[:2]))
-    sink.put(_chunk(*ids[2:6]))  # the stop string ends inside this chunk
-    assert sink.finished and sink.finish_reason == "stop" and sink.completion_tokens == 6
+    sink.put(_chunk(*ids[2:6]))  # the stop string ends inside this chunk, in its third token
+    # usage counts the tokens up to the one that completed the stop string (vLLM's), not the
+    # chunk's last: a node that batches tokens must report what one that streams each reports
+    assert sink.finished and sink.finish_reason == "stop" and sink.completion_tokens == 5
+    assert sink.token_ids == ids[:5]
     assert "".join(e.text for e in collected.events[0]) == tokenizer.decode(ids[:3])
     assert collected.events[0][-1].finish_reason == "stop"
 
