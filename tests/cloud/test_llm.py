@@ -2,6 +2,7 @@
 depend on its batch, preemption or prefix-cache hits; the offline API behaves like vLLM's."""
 
 import json
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -184,16 +185,44 @@ def test_the_warmup_batch_fills_a_step_and_sets_the_prefill_rate(tiny_checkpoint
     batches, rates = [], []
     warmup_batch = engine._warmup_batch
 
-    def spy(batch_size, prompt_tokens):
+    def spy(batch_size, prompt_tokens, first_token=0):
         rates.append(engine.rates.prefill_tokens_per_s)
-        batches.append((batch_size, prompt_tokens))
-        warmup_batch(batch_size, prompt_tokens)
+        batches.append((batch_size, prompt_tokens, first_token))
+        warmup_batch(batch_size, prompt_tokens, first_token)
 
     monkeypatch.setattr(engine, "_warmup_batch", spy)
     engine.warmup()
-    assert batches == [(1, llm_engine.WARMUP_PROMPT_TOKENS), (4, 64 // 4)]
-    assert rates[0] == 0.0 and rates[1] == 0.0  # the single prompt's rate is not carried over
+    single = llm_engine.WARMUP_PROMPT_TOKENS
+    untimed_first_token = engine.model_config.vocab_size // 2
+    assert batches == [(1, single, untimed_first_token), (1, single, 0), (4, 64 // 4, 0)]
+    assert rates == [0.0, 0.0, 0.0]  # neither the untimed pass's nor the single prompt's rate is kept
     assert engine.stats().prefill_tokens_per_s > 0
+
+
+def test_the_warmup_reports_no_step_of_its_untimed_first_request(tiny_checkpoint, monkeypatch):
+    """The first request's steps load or compile the kernels: from a cold cache the cloud had
+    reported seconds per decode step. Here every step of that request takes 0.3 s longer; no
+    reported step time or rate includes it."""
+    _, _, gguf_path = tiny_checkpoint
+    engine = LLMEngine(str(gguf_path), num_blocks=256, block_size=4, max_num_seqs=4)
+    execute_model, warmup_batch, slow = engine.runner.execute_model, engine._warmup_batch, []
+
+    def first_calls_slow(*args):
+        if slow:
+            time.sleep(0.3)
+        return execute_model(*args)
+
+    def untimed_pass_slow(batch_size, prompt_tokens, first_token=0):
+        slow[:] = [True] if first_token else []
+        warmup_batch(batch_size, prompt_tokens, first_token)
+        slow.clear()
+
+    monkeypatch.setattr(engine.runner, "execute_model", first_calls_slow)
+    monkeypatch.setattr(engine, "_warmup_batch", untimed_pass_slow)
+    engine.warmup()
+    stats = engine.stats()
+    assert [batch for batch, _ in stats.decode_steps] == [1, 4]
+    assert all(seconds < 0.3 for _, seconds in stats.decode_steps), stats.decode_steps
 
 
 def test_the_context_is_no_longer_than_the_kv_cache(tiny_checkpoint):
