@@ -171,18 +171,24 @@ def test_edge_preferred_when_it_meets_the_target():
     )
 
 
-def test_an_on_prem_cloud_engine_competes_with_the_edge_on_its_prediction():
-    """`hybridgw up`'s in-process cloud engine runs on the edge's machine: no dearer, so when both
-    meet the targets the one predicted sooner wins, not the edge; private requests still go by
-    kind."""
-    edge, cloud = _edge(), _cloud()
-    cloud.on_prem = True
+def test_an_on_prem_cloud_engine_that_meets_the_targets_is_preferred_to_the_edge():
+    """`hybridgw up`'s in-process cloud engine runs on the edge's machine: no dearer, and private
+    requests cannot use it, so a public request that it serves within the targets goes there even
+    where the edge is predicted sooner; the edge takes it when the engine misses them, and
+    private requests still go by kind."""
+    edge = _edge(decode_tokens_per_s=100.0, rtt_s=0.0)
+    cloud = _cloud(prefill_tokens_per_s=50.0, decode_tokens_per_s=20.0, on_prem=True)
     decision = route(_request(e2e_s=10.0), [edge, cloud], now=0, rng=random.Random(0))
     predictions = {p.node_id: p.e2e_s for p in decision.predictions}
-    assert predictions["cloud-1"] < predictions["edge-1"] <= 10.0
+    assert predictions["edge-1"] == pytest.approx(100 / 100 + 100 / 100)
+    assert predictions["cloud-1"] == pytest.approx(0.002 + 100 / 50 + 100 / 20)
     assert (decision.node_id, decision.reason) == ("cloud-1", "meets_target")
+    missed = route(_request(e2e_s=5.0), [edge, cloud], now=0, rng=random.Random(0))
+    assert (missed.node_id, missed.reason) == ("edge-1", "edge_meets_target")
     private = route(_request(e2e_s=10.0, private=True), [edge, cloud], now=0, rng=random.Random(0))
     assert (private.node_id, private.reason) == ("edge-1", "private")
+    remote = route(_request(e2e_s=10.0), [edge, _cloud(decode_tokens_per_s=20.0)], 0, random.Random(0))
+    assert (remote.node_id, remote.reason) == ("edge-1", "edge_meets_target")
 
 
 def test_ttft_and_tpot_targets_are_separate():
