@@ -203,7 +203,11 @@ def median_of(results: list[dict], key: str):
 
 
 def report(runs: dict[str, dict[str, list[dict]]], args: argparse.Namespace) -> dict:
-    print(f"\n{args.num_requests} requests, model {Path(args.model).name}, CPU, medians of {args.rounds}")
+    import torch
+
+    device = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU"
+    model = Path(args.model).name
+    print(f"\n{args.num_requests} requests, model {model}, {device}, medians of {args.rounds}")
     print(
         f"{'dtype':9} {'system':36} {'tok/s':>7} {'wall s':>7} {'ready s':>8} {'RSS MiB':>8} {'ours/it':>8}"
     )

@@ -117,3 +117,24 @@ def test_kernel_output_of_a_token_does_not_depend_on_the_split(dtype):
     assert sum(len(outputs) > 1 for outputs in per_token.values()) >= 10  # many seen twice or more
     for outputs in per_token.values():
         assert all(torch.equal(outputs[0], other) for other in outputs[1:])
+
+
+def test_the_reference_attends_without_the_cudnn_backend(monkeypatch):
+    """cuDNN's SDPA builds an execution plan per new shape, and the context length changes every
+    decode step (on an H200 its plans took 41 ms of CPU per step): the reference leaves it out,
+    whatever the device, and still equals dense attention."""
+    enabled = []
+    attend = F.scaled_dot_product_attention
+
+    def spy(*args, **kwargs):
+        enabled.append(torch.backends.cuda.cudnn_sdp_enabled())
+        return attend(*args, **kwargs)
+
+    monkeypatch.setattr(F, "scaled_dot_product_attention", spy)
+    k_cache, v_cache, queries, new_k, new_v, metadata, full_k, full_v = mixed_batch(torch.float32)
+    attention = TorchReferenceAttention()
+    out = attention.forward(queries, new_k, new_v, k_cache, v_cache, attention.plan(metadata))
+    monkeypatch.undo()
+    torch.testing.assert_close(out, dense(queries, full_k, full_v), rtol=1e-5, atol=1e-5)
+    assert enabled and not any(enabled)
+    assert torch.backends.cuda.cudnn_sdp_enabled()  # as it was, outside the reference
