@@ -36,7 +36,10 @@ a remote cloud), then the remote cloud; one with a free slot before one where th
 queue (a queue predicted to meet the targets beats a free slot
 predicted to miss them: a full edge serves a chat within its SLO after a short wait while a
 saturated cloud starts it at once and paces it too slowly);
-otherwise, and with no target, the node with the lowest predicted objective wins: TTFT for
+when none meets them, an on-prem cloud engine that queues nothing takes it (it shares the
+edge's machine: a public request placed on the edge there takes cores from the engine's batch,
+and with targets missed by every node the router's split served mixed traffic worse than the
+engine alone); otherwise, and with no target, the node with the lowest predicted objective wins: TTFT for
 a streamed request (its client reads from the first token on; minimizing e2e instead queued a
 burst's requests behind the edge's slots, where they finish as early but start late), e2e for
 one answered at once. Ties are broken at random. When every candidate's queue is past its bound
@@ -269,6 +272,9 @@ def _choose(
         if tiers:
             node = _best(tiers[0], predictions, rng, request.objective)
             return node, "edge_meets_target" if node.kind == NodeKind.EDGE else "meets_target"
+        engines = [n for n in nodes if n.kind != NodeKind.EDGE and n.on_prem and n.num_waiting == 0]
+        if engines:  # missed everywhere: where it takes the fewest cores from the others
+            return _best(engines, predictions, rng, request.objective), "on_prem_engine"
     return _best(nodes, predictions, rng, request.objective), "fastest"
 
 

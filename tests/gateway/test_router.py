@@ -191,6 +191,22 @@ def test_an_on_prem_cloud_engine_that_meets_the_targets_is_preferred_to_the_edge
     assert (remote.node_id, remote.reason) == ("edge-1", "edge_meets_target")
 
 
+def test_an_on_prem_engine_takes_what_every_node_misses_while_it_queues_nothing():
+    """Targets missed everywhere: the request goes to the on-prem engine beside the edge (not the
+    edge predicted sooner), until requests wait there; with no target the fastest wins."""
+    edge = _edge(decode_tokens_per_s=100.0, rtt_s=0.0)
+    cloud = _cloud(prefill_tokens_per_s=50.0, decode_tokens_per_s=20.0, on_prem=True, max_running=4)
+    missed = route(_request(e2e_s=1.0), [edge, cloud], now=0, rng=random.Random(0))
+    assert (missed.node_id, missed.reason) == ("cloud-1", "on_prem_engine")
+    assert missed.prediction_for("edge-1").e2e_s < missed.prediction_for("cloud-1").e2e_s
+    cloud.load = _loaded(5)  # 4 running, 1 waiting
+    queued = route(_request(e2e_s=1.0), [edge, cloud], now=0, rng=random.Random(0))
+    assert (queued.node_id, queued.reason) == ("edge-1", "fastest")
+    cloud.load = _loaded(0)
+    untargeted = route(_request(), [edge, cloud], now=0, rng=random.Random(0))
+    assert (untargeted.node_id, untargeted.reason) == ("edge-1", "fastest")
+
+
 def test_ttft_and_tpot_targets_are_separate():
     nodes = [_edge(), _cloud()]  # edge: TTFT ~1 s, TPOT 50 ms; cloud: TTFT ~0.1 s, TPOT 20 ms
     assert route(_request(ttft_s=2.0), nodes, 0, random.Random(0)).reason == "edge_meets_target"
