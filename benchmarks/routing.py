@@ -289,6 +289,7 @@ def plot(table: dict, section: str) -> None:
 TITLES = {
     "routing": "Routing under load",
     "routing-free-slot": "Routing under load: a free slot before a queue",
+    "routing-engine-first": "Routing under load: the engine beside the edge first, router against all-cloud",
     "routing-edge-guard": (
         "Routing under load: edge slots guarded for private requests, "
         "prefill rates measured as under load (2026-12-03, AVX-512 host)"

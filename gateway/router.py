@@ -30,16 +30,13 @@ Policy: candidates serve the model, are healthy, not cooling down, and fit the p
 expected output in their context window; a private request may only use edge nodes. A full edge
 is left out while another node has room until the requests holding its slots decode (its slot
 wait is read off their paces, not guessed). With
-latency targets (TTFT, TPOT, end to end), a node that meets them all is preferred by tier: an
-on-prem cloud engine (the in-process one on the gateway's machine), then the edge (cheaper than
-a remote cloud), then the remote cloud; one with a free slot before one where the request would
-queue (a queue predicted to meet the targets beats a free slot
-predicted to miss them: a full edge serves a chat within its SLO after a short wait while a
-saturated cloud starts it at once and paces it too slowly);
-when none meets them, an on-prem cloud engine that queues nothing takes it (it shares the
-edge's machine: a public request placed on the edge there takes cores from the engine's batch,
-and with targets missed by every node the router's split served mixed traffic worse than the
-engine alone); otherwise, and with no target, the node with the lowest predicted objective wins: TTFT for
+latency targets (TTFT, TPOT, end to end), an on-prem cloud engine (the in-process one, on the
+edge's cores) takes a public request when it meets them or nothing waits there
+(gateway/tier_preference.py); else a node that meets them all, the edge before a remote cloud,
+one with a free slot before one where the request would queue (a queue predicted to meet the
+targets beats a free slot predicted to miss them: a full edge serves a chat within its SLO after
+a short wait while a saturated cloud starts it at once and paces it too slowly);
+otherwise, and with no target, the node with the lowest predicted objective wins: TTFT for
 a streamed request (its client reads from the first token on; minimizing e2e instead queued a
 burst's requests behind the edge's slots, where they finish as early but start late), e2e for
 one answered at once. Ties are broken at random. When every candidate's queue is past its bound
@@ -60,6 +57,7 @@ from gateway.full_edge_rule import with_free_slot
 from gateway.node_kind import NodeKind
 from gateway.node_load import NodeLoad
 from gateway.static_policies import choose_static, policy_allows
+from gateway.tier_preference import engines_taking, tiers_by_preference
 from shared.step_rates import step_seconds_at
 
 TIE_SECONDS = 0.005
@@ -265,33 +263,19 @@ def _choose(
         return _best(edges, predictions, rng, request.objective), "private"
     nodes = with_free_slot(nodes, predictions)
     targets = request.targets
-    if targets.is_set:  # among the nodes predicted to meet them, a free slot first, then by tier
+    if targets.is_set:  # gateway/tier_preference.py: a free slot first, then by tier
         meeting = [n for n in nodes if targets.met_by(predictions[n.node_id])]
         meeting = with_free_slot(meeting, predictions)
-        tiers = _tiers_by_preference(meeting)
+        engines = engines_taking(nodes, meeting)
+        if engines:
+            node = _best(engines, predictions, rng, request.objective)
+            met = any(n is node for n in meeting)
+            return node, "meets_target" if met else "on_prem_engine"
+        tiers = tiers_by_preference(meeting)
         if tiers:
             node = _best(tiers[0], predictions, rng, request.objective)
             return node, "edge_meets_target" if node.kind == NodeKind.EDGE else "meets_target"
-        engines = [n for n in nodes if n.kind != NodeKind.EDGE and n.on_prem and n.num_waiting == 0]
-        if engines:  # missed everywhere: where it takes the fewest cores from the others
-            return _best(engines, predictions, rng, request.objective), "on_prem_engine"
     return _best(nodes, predictions, rng, request.objective), "fastest"
-
-
-def _tiers_by_preference(nodes: list[NodeState]) -> list[list[NodeState]]:
-    """The nodes that meet a public request's targets, by tier, the preferred first (empty tiers
-    left out): an on-prem cloud engine (`hybridgw up`'s in-process one: no dearer than the edge,
-    and private requests cannot use it), then the edges (on-prem, cheaper than a remote cloud),
-    then the remote cloud. With an on-prem engine meeting the targets the edge is left to the
-    private requests only it may serve, and its cores to the engine beside it: judged by the
-    first token alone, the edge took a quarter of every burst (its slots start at once) and
-    the two tiers on one machine served 335 tokens/s where the engine alone served 520."""
-    tiers = (
-        [n for n in nodes if n.kind != NodeKind.EDGE and n.on_prem],
-        [n for n in nodes if n.kind == NodeKind.EDGE],
-        [n for n in nodes if not n.is_on_prem],
-    )
-    return [tier for tier in tiers if tier]
 
 
 def _best(

@@ -171,40 +171,32 @@ def test_edge_preferred_when_it_meets_the_target():
     )
 
 
-def test_an_on_prem_cloud_engine_that_meets_the_targets_is_preferred_to_the_edge():
-    """`hybridgw up`'s in-process cloud engine runs on the edge's machine: no dearer, and private
-    requests cannot use it, so a public request that it serves within the targets goes there even
-    where the edge is predicted sooner; the edge takes it when the engine misses them, and
-    private requests still go by kind."""
+def test_an_on_prem_cloud_engine_takes_public_requests_with_targets_before_the_edge():
+    """`hybridgw up`'s in-process cloud engine runs on the edge's cores, and private requests
+    cannot use it: with targets, a public request goes there when it meets them (even where the
+    edge is predicted sooner) or nothing waits there (even where only the edge meets them); the
+    edge takes it once requests queue on the engine. Private requests still go by kind; a remote
+    cloud comes after an edge that meets the targets; with no target the fastest wins."""
     edge = _edge(decode_tokens_per_s=100.0, rtt_s=0.0)
-    cloud = _cloud(prefill_tokens_per_s=50.0, decode_tokens_per_s=20.0, on_prem=True)
+    cloud = _cloud(prefill_tokens_per_s=50.0, decode_tokens_per_s=20.0, on_prem=True, max_running=4)
     decision = route(_request(e2e_s=10.0), [edge, cloud], now=0, rng=random.Random(0))
     predictions = {p.node_id: p.e2e_s for p in decision.predictions}
     assert predictions["edge-1"] == pytest.approx(100 / 100 + 100 / 100)
     assert predictions["cloud-1"] == pytest.approx(0.002 + 100 / 50 + 100 / 20)
     assert (decision.node_id, decision.reason) == ("cloud-1", "meets_target")
-    missed = route(_request(e2e_s=5.0), [edge, cloud], now=0, rng=random.Random(0))
-    assert (missed.node_id, missed.reason) == ("edge-1", "edge_meets_target")
-    private = route(_request(e2e_s=10.0, private=True), [edge, cloud], now=0, rng=random.Random(0))
-    assert (private.node_id, private.reason) == ("edge-1", "private")
-    remote = route(_request(e2e_s=10.0), [edge, _cloud(decode_tokens_per_s=20.0)], 0, random.Random(0))
-    assert (remote.node_id, remote.reason) == ("edge-1", "edge_meets_target")
-
-
-def test_an_on_prem_engine_takes_what_every_node_misses_while_it_queues_nothing():
-    """Targets missed everywhere: the request goes to the on-prem engine beside the edge (not the
-    edge predicted sooner), until requests wait there; with no target the fastest wins."""
-    edge = _edge(decode_tokens_per_s=100.0, rtt_s=0.0)
-    cloud = _cloud(prefill_tokens_per_s=50.0, decode_tokens_per_s=20.0, on_prem=True, max_running=4)
-    missed = route(_request(e2e_s=1.0), [edge, cloud], now=0, rng=random.Random(0))
-    assert (missed.node_id, missed.reason) == ("cloud-1", "on_prem_engine")
-    assert missed.prediction_for("edge-1").e2e_s < missed.prediction_for("cloud-1").e2e_s
-    cloud.load = _loaded(5)  # 4 running, 1 waiting
-    queued = route(_request(e2e_s=1.0), [edge, cloud], now=0, rng=random.Random(0))
-    assert (queued.node_id, queued.reason) == ("edge-1", "fastest")
-    cloud.load = _loaded(0)
+    only_edge_meets = route(_request(e2e_s=5.0), [edge, cloud], now=0, rng=random.Random(0))
+    assert (only_edge_meets.node_id, only_edge_meets.reason) == ("cloud-1", "on_prem_engine")
+    nobody_meets = route(_request(e2e_s=1.0), [edge, cloud], now=0, rng=random.Random(0))
+    assert (nobody_meets.node_id, nobody_meets.reason) == ("cloud-1", "on_prem_engine")
     untargeted = route(_request(), [edge, cloud], now=0, rng=random.Random(0))
     assert (untargeted.node_id, untargeted.reason) == ("edge-1", "fastest")
+    private = route(_request(e2e_s=10.0, private=True), [edge, cloud], now=0, rng=random.Random(0))
+    assert (private.node_id, private.reason) == ("edge-1", "private")
+    cloud.load = _loaded(5)  # 4 running, 1 waiting
+    queued = route(_request(e2e_s=5.0), [edge, cloud], now=0, rng=random.Random(0))
+    assert (queued.node_id, queued.reason) == ("edge-1", "edge_meets_target")
+    remote = route(_request(e2e_s=10.0), [edge, _cloud(decode_tokens_per_s=20.0)], 0, random.Random(0))
+    assert (remote.node_id, remote.reason) == ("edge-1", "edge_meets_target")
 
 
 def test_ttft_and_tpot_targets_are_separate():
