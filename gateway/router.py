@@ -269,8 +269,7 @@ def _choose(
         engines = engines_taking(nodes, meeting)
         if engines:
             node = _best(engines, predictions, rng, request.objective)
-            met = any(n is node for n in meeting)
-            return node, "meets_target" if met else "on_prem_engine"
+            return node, "meets_target" if targets.met_by(predictions[node.node_id]) else "on_prem_engine"
         tiers = tiers_by_preference(meeting)
         if tiers:
             node = _best(tiers[0], predictions, rng, request.objective)
