@@ -290,6 +290,7 @@ TITLES = {
     "routing": "Routing under load",
     "routing-free-slot": "Routing under load: a free slot before a queue",
     "routing-engine-first": "Routing under load: the engine beside the edge first, router against all-cloud",
+    "routing-slo-scheduling": "Routing under load: the cloud engine schedules by the requests' targets",
     "routing-edge-guard": (
         "Routing under load: edge slots guarded for private requests, "
         "prefill rates measured as under load (2026-12-03, AVX-512 host)"

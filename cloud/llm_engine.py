@@ -22,6 +22,8 @@ from cloud.model import LlamaModel
 from cloud.model_runner import ModelRunner
 from cloud.request import Request, RequestStatus
 from cloud.scheduler import Scheduler
+from cloud.step_budget import step_limits
+from cloud.step_cost_model import StepCostModel
 from cloud.weights import load_weights
 from shared.allocator import keep_freed_memory
 from shared.batch_sampler import sample_batch
@@ -104,6 +106,7 @@ class LLMEngine:
         )
         self.metrics = EngineMetrics(self.scheduler, self.block_manager)
         self.rates = StepRates()  # measured prefill and decode speed, for the gateway's router
+        self.step_costs = StepCostModel()  # the step time under load, for the latency limits
         self._pending_forks: dict[str, int] = {}  # request id -> n, forked once its prompt is computed
         self.load_seconds = time.perf_counter() - started
 
@@ -141,6 +144,7 @@ class LLMEngine:
                 budget_share = self.scheduler_config.max_num_batched_tokens // batch_size
                 self.rates.prefill_tokens_per_s = 0.0
                 self._warmup_batch(batch_size, max(1, min(WARMUP_BATCH_PROMPT_TOKENS, budget_share, room)))
+            self.step_costs.set_reference(self.rates)  # the quiet machine's speeds: what load scales
         finally:
             self.metrics = metrics
 
@@ -169,7 +173,13 @@ class LLMEngine:
         """Nothing to release: torch frees the cache with the engine."""
 
     def step(self) -> StepResult:
-        output = self.scheduler.schedule()
+        limits = step_limits(
+            self.scheduler.running,
+            self.scheduler.waiting,
+            self.step_costs,
+            self.scheduler_config.max_num_seqs,
+        )
+        output = self.scheduler.schedule(limits)
         if not output.scheduled:
             return StepResult((), self.stats())
         num_prefill_tokens = sum(
@@ -200,11 +210,10 @@ class LLMEngine:
         children = [child for parent, row in forks for child in self._fork(parent, row, now)]
         finished += [child for child in children if child.is_finished]
         self.metrics.record_finished(finished)
-        self.rates.record_step(  # the whole step, sampling included: what a request waits for
-            time.perf_counter() - started,
-            num_prefill_tokens,
-            output.total_num_scheduled_tokens - num_prefill_tokens,
-        )
+        seconds = time.perf_counter() - started  # the whole step, sampling included
+        num_decodes = output.total_num_scheduled_tokens - num_prefill_tokens
+        self.rates.record_step(seconds, num_prefill_tokens, num_decodes)
+        self.step_costs.record(seconds, num_decodes, num_prefill_tokens)
         deltas = [_last_token(requests[request_id]) for request_id in request_ids]
         return StepResult(tuple(deltas + [_last_token(child) for child in children]), self.stats())
 
@@ -245,6 +254,8 @@ class LLMEngine:
                 params,
                 priority=parent.priority,
                 cache_salt=parent.cache_salt,
+                ttft_target_s=parent.ttft_target_s,
+                tpot_target_s=parent.tpot_target_s,
                 arrival_time=parent.arrival_time,
                 grammar=request_grammar(EngineRequest(parent.request_id, (0,), params), self.grammars),
                 end_ids=parent.end_ids,

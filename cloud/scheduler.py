@@ -6,15 +6,20 @@ waiting requests are admitted while budget, the running cap and free blocks allo
 starts after whatever prefix is already cached, and one whose next block a running request is
 computing waits for it rather than compute it again. When blocks run out for a running request, the
 most recently admitted (or lowest-priority) request is preempted: its blocks are freed and it goes
-back to the front of the queue, to be recomputed later from its tokens so far.
+back to the front of the queue, to be recomputed later from its tokens so far. Under
+time-per-output-token targets the engine also caps a step's prompt tokens (cloud/step_budget.py):
+a prompt chunk past the cap waits for the next step, and so does admission.
 """
 
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
 from cloud.block_manager import BlockManager
 from cloud.config import SchedulerConfig
 from cloud.request import Request, RequestStatus
+from cloud.step_budget import NO_LIMITS, StepLimits, is_decoding
+from cloud.waiting_order import slo_order_key
 
 
 @dataclass(slots=True)
@@ -29,6 +34,28 @@ class SchedulerOutput:
     @property
     def total_num_scheduled_tokens(self) -> int:
         return sum(self.num_scheduled_tokens.values())
+
+
+@dataclass(slots=True)
+class StepBudget:
+    """What one step may still take: tokens (max_num_batched_tokens) and, under TPOT targets,
+    prompt tokens (None: no cap). A request more than one token behind computes its prompt."""
+
+    tokens: int
+    prefill_tokens: int | None = None
+    max_running: int = 1 << 30  # requests running once this step's admissions are in
+
+    def grant(self, remaining: int, chunk_limit: int) -> int:
+        """New tokens for a request `remaining` tokens behind (0: none this step)."""
+        granted = min(remaining, self.tokens, chunk_limit)
+        if granted > 1 and self.prefill_tokens is not None:
+            granted = min(granted, self.prefill_tokens)
+        return granted
+
+    def spend(self, num_new: int) -> None:
+        self.tokens -= num_new
+        if num_new > 1 and self.prefill_tokens is not None:
+            self.prefill_tokens -= num_new
 
 
 class Scheduler:
@@ -51,7 +78,7 @@ class Scheduler:
 
     def add_request(self, request: Request) -> None:
         self.requests[request.request_id] = request
-        if self.config.policy == "priority":
+        if self.config.policy in ("priority", "slo"):  # "slo" sorts again each step
             position = next(
                 (
                     i
@@ -87,38 +114,61 @@ class Scheduler:
     def has_unfinished_requests(self) -> bool:
         return bool(self.waiting or self.running)
 
-    def schedule(self) -> SchedulerOutput:
+    def schedule(self, limits: StepLimits = NO_LIMITS) -> SchedulerOutput:
+        """`limits`: the step's caps under latency targets (cloud/step_budget.py)."""
         output = SchedulerOutput()
-        budget = self._schedule_running(output, self.config.max_num_batched_tokens)
-        self._schedule_waiting(output, budget)
+        max_running = min(self.config.max_num_seqs, limits.max_running or self.config.max_num_seqs)
+        budget = StepBudget(self.config.max_num_batched_tokens, limits.prefill_tokens, max_running)
+        if self.config.policy == "slo" and self.waiting:
+            self._schedule_shortest_prompts_first(output, budget)
+        else:
+            self._schedule_running(output, budget, lambda _: False)
+            self._schedule_waiting(output, budget)
         output.block_copies = self.block_manager.take_pending_copies()
         output.finished_req_ids, self.finished_req_ids = self.finished_req_ids, set()
         output.finished_req_ids.update(r.request_id for r in output.preempted)
         return output
 
-    def _schedule_running(self, output: SchedulerOutput, budget: int) -> int:
-        """Running requests first, in order; returns the budget left. Blocks short: preempt a
-        victim (its tokens in this batch go back to the budget, and if it was already visited
-        the index steps back so no request is skipped); if the victim is the request itself,
-        nothing after it runs this step (vLLM v1)."""
+    def _schedule_shortest_prompts_first(self, output: SchedulerOutput, budget: StepBudget) -> None:
+        """The "slo" policy: waiting requests in their order (cloud/waiting_order.py), and a
+        running request's prompt chunk yields to a waiting request that goes before it; what the
+        admitted requests leave of the budget goes to the chunks that yielded."""
+        now = time.monotonic()
+        self.waiting = deque(sorted(self.waiting, key=lambda r: slo_order_key(r, now)))
+        head_key = slo_order_key(self.waiting[0], now)
+
+        def yields(request: Request) -> bool:
+            return not is_decoding(request) and slo_order_key(request, now) > head_key
+
+        self._schedule_running(output, budget, yields)
+        self._schedule_waiting(output, budget)
+        self._schedule_running(output, budget, lambda r: r.request_id in output.num_scheduled_tokens)
+
+    def _schedule_running(self, output: SchedulerOutput, budget: StepBudget, skip) -> None:
+        """Running requests first, in order, except those `skip` names (a prompt chunk past the
+        prompt cap waits too). Blocks short: preempt a victim (its tokens in this batch go back
+        to the budget, and if it was already visited the index steps back so no request is
+        skipped); if the victim is the request itself, nothing after it runs this step (vLLM v1)."""
         index = 0
-        while index < len(self.running) and budget > 0:
+        while index < len(self.running) and budget.tokens > 0:
             request = self.running[index]
-            num_new = self._num_new_tokens(request, budget)
+            num_new = 0 if skip(request) else self._num_new_tokens(request, budget)
+            if num_new == 0:
+                index += 1
+                continue
             while self.block_manager.allocate_slots(request, num_new) is None:
                 victim = self._pick_victim()
                 victim_index = self.running.index(victim)
-                budget += self._preempt(victim, output)
+                budget.tokens += self._preempt(victim, output)
                 if victim is request:
-                    return budget
+                    return
                 if victim_index < index:
                     index -= 1
             self._add_to_batch(output, request, num_new)
-            budget -= num_new
+            budget.spend(num_new)
             index += 1
-        return budget
 
-    def _schedule_waiting(self, output: SchedulerOutput, budget: int) -> None:
+    def _schedule_waiting(self, output: SchedulerOutput, budget: StepBudget) -> None:
         """Admit waiting requests in order while budget, the running cap and blocks allow (none
         in a step that preempted). A request whose next uncached block a running request is
         computing now keeps its place and waits for it: admitted beside it, it would compute the
@@ -132,8 +182,8 @@ class Scheduler:
         deferred: list[Request] = []
         while (
             self.waiting
-            and budget > 0
-            and len(self.running) + len(deferred) < self.config.max_num_seqs
+            and budget.tokens > 0
+            and len(self.running) + len(deferred) < budget.max_running
             and not output.preempted
         ):
             request = self.waiting[0]
@@ -141,13 +191,13 @@ class Scheduler:
             if self.block_manager.next_block_in_flight(request, len(computed), in_flight):
                 deferred.append(self.waiting.popleft())
                 continue
-            num_new = min(request.num_tokens - num_cached, budget, self.config.long_prefill_token_threshold)
-            if self.block_manager.allocate_slots(request, num_new, computed) is None:
+            num_new = budget.grant(request.num_tokens - num_cached, self.config.long_prefill_token_threshold)
+            if num_new == 0 or self.block_manager.allocate_slots(request, num_new, computed) is None:
                 break
             self._admit(self.waiting.popleft(), num_cached)
             self._add_to_batch(output, request, num_new)
             self.block_manager.add_blocks_in_flight(request, in_flight)
-            budget -= num_new
+            budget.spend(num_new)
         self.waiting.extendleft(reversed(deferred))
 
     def _admit(self, request: Request, num_cached: int) -> None:
@@ -158,16 +208,16 @@ class Scheduler:
         request.status = RequestStatus.RUNNING
         self.running.append(request)
 
-    def _num_new_tokens(self, request: Request, budget: int) -> int:
+    def _num_new_tokens(self, request: Request, budget: StepBudget) -> int:
         remaining = request.num_tokens - request.num_computed_tokens
-        return min(remaining, budget, self.config.long_prefill_token_threshold)
+        return budget.grant(remaining, self.config.long_prefill_token_threshold)
 
     def _add_to_batch(self, output: SchedulerOutput, request: Request, num_new: int) -> None:
         output.num_scheduled_tokens[request.request_id] = num_new
         output.scheduled.append(request)
 
     def _pick_victim(self) -> Request:
-        if self.config.policy == "priority":
+        if self.config.policy in ("priority", "slo"):
             return max(self.running, key=lambda r: (r.priority, r.arrival_time))
         return self.running[-1]
 

@@ -45,6 +45,8 @@ def node_request(prepared: PreparedRequest, index: int, cache_salt: str) -> pb.G
         sampling=sampling,
         priority=body.priority,
         cache_salt=cache_salt,
+        ttft_target_ms=(prepared.context.targets.ttft_s or 0.0) * 1000,
+        tpot_target_ms=(prepared.context.targets.tpot_s or 0.0) * 1000,
     )
 
 

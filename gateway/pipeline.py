@@ -23,6 +23,7 @@ from gateway.request_context import PromptBlocks, cache_salt, predicted_cached_t
 from gateway.route_outcomes import raise_for_outcome
 from gateway.router import Decision, NodeState, Outcome, RouteRequest, predict, route
 from gateway.text_stream import TextStream
+from gateway.tier_preference import move_targets
 from gateway.token_sink import ChoiceSink, EventSink
 from gateway.tool_call_formats import tool_call_format
 from gateway.tool_request import tool_parser
@@ -125,6 +126,10 @@ class Dispatcher:
             return False
         if not working:
             return True
+        movable = move_targets(here, states, request.targets.is_set)
+        decision = route(request, movable, now, random.Random(0), self.policy.policy) if movable else None
+        if decision is None or decision.outcome is not Outcome.ROUTED:
+            return False
         there = decision.prediction_for(decision.node_id)
         still_here_s = max(waited_s, predict(here, request, now).ttft_s)
         return there is not None and there.ttft_s * MOVE_MARGIN < still_here_s

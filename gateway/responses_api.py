@@ -121,7 +121,11 @@ def parse_responses(raw: bytes, allow_unknown: bool = False) -> GenerationReques
         )
     if body.text is not None and body.text.format is not None:
         chat["response_format"] = _response_format(body.text.format)
-    return parse_chat(orjson.dumps(chat))
+    try:
+        encoded = orjson.dumps(chat)
+    except TypeError:  # an integer past 64 bits inside free-form JSON (a tool's parameters schema)
+        raise invalid("The request holds an integer outside the signed 64-bit range.") from None
+    return parse_chat(encoded)
 
 
 def _messages(body: ResponsesRequest) -> list[dict]:

@@ -2,16 +2,24 @@
 
 `hybridgw up` runs its cloud engine in process, on the edge's machine, and on the edge's cores:
 a public request placed on that edge takes cores from the engine's batch, and a slot from the
-private requests only the edge may serve. So with targets an on-prem cloud engine takes a public
-request whenever it is predicted to meet them or nothing waits there; the edge takes one only
-when that engine queues or is absent. Measured on one 2-core machine (docs/benchmarks.md):
+private requests only the edge may serve. So with targets an on-prem cloud engine takes every
+public request it has room for, even one it is predicted to queue: it schedules by the
+request's own targets (the shortest prompts first, steps kept within the TPOT target, no more
+requests admitted than that allows: cloud/waiting_order.py, cloud/step_budget.py), and the edge
+adds no cores to wait on. The edge takes public requests only when no such engine is open.
+Measured on one 2-core machine (docs/benchmarks.md):
 - placed by predicted first token, the edge took a quarter of every burst (its slots start at
   once) and the two tiers served 335 tokens/s where the engine alone served 520;
 - placed on an edge predicted to meet the targets where the engine was predicted to miss them
   (its TTFT factor learned on an overloaded workload), 8% of shared-prefix prompts made the
-  engine's TTFT p99 15 s where it alone had 5 s.
+  engine's TTFT p99 15 s where it alone had 5 s;
+- on the mixed workload (TTFT 10 s, TPOT 200 ms), with the engine scheduling by targets, all on
+  the engine met 47 of 64 requests' targets; placed on the edge once the engine queued, 1-5
+  documents per run went there and each prefill stalled the engine's steps for seconds: 12-35.
 Among the other nodes that meet the targets, the edges (on-prem, cheaper) come before a remote
-cloud."""
+cloud. For the same reason a late request with targets on such an engine, still working, does
+not move to an edge (gateway/pipeline.py's first-token deadline): the run above moved 9 public
+requests, 7 of them documents, to the edge after their deadline, and met 24 of 64 targets."""
 
 from typing import TYPE_CHECKING
 
@@ -26,10 +34,9 @@ def is_on_prem_engine(node: "NodeState") -> bool:
 
 
 def engines_taking(nodes: list["NodeState"], meeting: list["NodeState"]) -> list["NodeState"]:
-    """The on-prem cloud engines that take the request: predicted to meet its targets (in
-    `meeting`), else with no request waiting there."""
-    engines = [n for n in meeting if is_on_prem_engine(n)]
-    return engines or [n for n in nodes if is_on_prem_engine(n) and n.num_waiting == 0]
+    """The on-prem cloud engines that take the request: those predicted to meet its targets (in
+    `meeting`), else every open one."""
+    return [n for n in meeting if is_on_prem_engine(n)] or [n for n in nodes if is_on_prem_engine(n)]
 
 
 def tiers_by_preference(meeting: list["NodeState"]) -> list[list["NodeState"]]:
@@ -40,3 +47,11 @@ def tiers_by_preference(meeting: list["NodeState"]) -> list[list["NodeState"]]:
         [n for n in meeting if not n.is_on_prem],
     )
     return [tier for tier in tiers if tier]
+
+
+def move_targets(here: "NodeState", others: list["NodeState"], has_targets: bool) -> list["NodeState"]:
+    """The nodes a late request on `here`, a working node, may move to: not an edge from an
+    on-prem cloud engine when the request has targets."""
+    if has_targets and is_on_prem_engine(here):
+        return [n for n in others if n.kind != NodeKind.EDGE]
+    return others

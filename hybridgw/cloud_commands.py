@@ -106,7 +106,7 @@ def _cloud(args: argparse.Namespace) -> int:
         kv_cache_gib=args.kv_cache_gib,
         max_num_seqs=args.max_num_seqs,
         max_num_batched_tokens=args.max_num_batched_tokens,
-        policy="priority",  # a request's priority (lower first) orders admission and preemption
+        policy="slo",  # a request's priority (lower first) orders admission and preemption
         enable_prefix_caching=not args.no_prefix_caching,
     )
     name = args.name or f"cloud-{socket.gethostname()}-{os.getpid()}"

@@ -238,7 +238,7 @@ def _local_cloud(model_path: str, model_name: str, num_threads: int, enable_pref
         model_path,
         kv_cache_gib=CLOUD_KV_CACHE_GIB,
         max_num_seqs=CLOUD_MAX_NUM_SEQS,
-        policy="priority",
+        policy="slo",
         enable_prefix_caching=enable_prefix_caching,
     )
     # warmed on its own thread, where its steps run (shared/async_engine.py)

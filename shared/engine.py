@@ -36,7 +36,9 @@ class EngineRequest:
     """What a caller adds. `priority`: lower runs first when requests wait for room (vLLM's
     convention); `cache_salt`: only requests with the same salt share cached prompt tokens;
     `num_resumed_tokens`: the prompt's last tokens that an earlier attempt generated (a resumed
-    request), which its grammar, if it has one, has already seen."""
+    request), which its grammar, if it has one, has already seen; `ttft_target_s` and
+    `tpot_target_s`: the caller's latency targets (0: none), which a batching engine schedules
+    by (cloud/waiting_order.py, cloud/step_budget.py)."""
 
     request_id: str
     prompt_token_ids: tuple[int, ...]
@@ -44,6 +46,8 @@ class EngineRequest:
     priority: int = 0
     cache_salt: str = ""
     num_resumed_tokens: int = 0
+    ttft_target_s: float = 0.0
+    tpot_target_s: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "prompt_token_ids", tuple(self.prompt_token_ids))  # a list given

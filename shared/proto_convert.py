@@ -47,7 +47,16 @@ def engine_request_from_proto(
     """The engine's request for a GenerateRequest; `resumed`: tokens already streamed (by an
     earlier attempt) that continue the prompt."""
     prompt = (*message.prompt_token_ids, *resumed)
-    return EngineRequest(request_id, prompt, params, message.priority, message.cache_salt, len(resumed))
+    return EngineRequest(
+        request_id,
+        prompt,
+        params,
+        message.priority,
+        message.cache_salt,
+        len(resumed),
+        message.ttft_target_ms / 1000,
+        message.tpot_target_ms / 1000,
+    )
 
 
 def chunk_from_outputs(request_id: str, outputs: list[StepOutput], num_resumed: int = 0) -> pb.GenerateChunk:

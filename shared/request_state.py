@@ -24,6 +24,8 @@ class RequestState:
     sampling_params: SamplingParams
     priority: int = 0  # lower is admitted first
     cache_salt: str = ""  # only cache entries written under the same salt are reused
+    ttft_target_s: float = 0.0  # the caller's time-to-first-token target; 0: none
+    tpot_target_s: float = 0.0  # the caller's time-per-output-token target; 0: none
     arrival_time: float = field(default_factory=time.monotonic)
     output_token_ids: list[int] = field(default_factory=list)
     num_computed_tokens: int = 0
@@ -46,6 +48,8 @@ class RequestState:
             request.sampling_params,
             priority=request.priority,
             cache_salt=request.cache_salt,
+            ttft_target_s=request.ttft_target_s,
+            tpot_target_s=request.tpot_target_s,
             **fields,
         )
 

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cshared/proto/inference.proto\x12\x15hybridgw.inference.v1\"\x1d\n\x08TokenIds\x12\x11\n\ttoken_ids\x18\x01 \x03(\r\"\xd1\x01\n\x0c\x45mbedRequest\x12\r\n\x05model\x18\x01 \x01(\t\x12/\n\x06inputs\x18\x02 \x03(\x0b\x32\x1f.hybridgw.inference.v1.TokenIds\x12L\n\rtrace_context\x18\x03 \x03(\x0b\x32\x35.hybridgw.inference.v1.EmbedRequest.TraceContextEntry\x1a\x33\n\x11TraceContextEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x1b\n\tEmbedding\x12\x0e\n\x06values\x18\x01 \x03(\x02\"?\n\rEmbedResponse\x12.\n\x04\x64\x61ta\x18\x01 \x03(\x0b\x32 .hybridgw.inference.v1.Embedding\"\xee\x03\n\x0eSamplingParams\x12\x13\n\x0btemperature\x18\x01 \x01(\x02\x12\r\n\x05top_k\x18\x02 \x01(\x05\x12\r\n\x05top_p\x18\x03 \x01(\x02\x12\r\n\x05min_p\x18\x04 \x01(\x02\x12\x11\n\x04seed\x18\x05 \x01(\x04H\x00\x88\x01\x01\x12\x1a\n\x12repetition_penalty\x18\x06 \x01(\x02\x12\x18\n\x10presence_penalty\x18\x07 \x01(\x02\x12\x19\n\x11\x66requency_penalty\x18\x08 \x01(\x02\x12\x12\n\nmax_tokens\x18\t \x01(\r\x12\x16\n\x0estop_token_ids\x18\n \x03(\r\x12\x12\n\nignore_eos\x18\x0b \x01(\x08\x12\x10\n\x08logprobs\x18\x0c \x01(\r\x12\x19\n\x11structured_output\x18\r \x01(\t\x12H\n\nlogit_bias\x18\x0e \x03(\x0b\x32\x34.hybridgw.inference.v1.SamplingParams.LogitBiasEntry\x12\x12\n\nmin_tokens\x18\x0f \x01(\r\x12\x1c\n\x0fprompt_logprobs\x18\x10 \x01(\rH\x01\x88\x01\x01\x1a\x30\n\x0eLogitBiasEntry\x12\x0b\n\x03key\x18\x01 \x01(\r\x12\r\n\x05value\x18\x02 \x01(\x02:\x02\x38\x01\x42\x07\n\x05_seedB\x12\n\x10_prompt_logprobs\"\xcd\x02\n\x0fGenerateRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x18\n\x10prompt_token_ids\x18\x03 \x03(\r\x12\x37\n\x08sampling\x18\x04 \x01(\x0b\x32%.hybridgw.inference.v1.SamplingParams\x12\x10\n\x08priority\x18\x05 \x01(\x05\x12\x18\n\x10resume_token_ids\x18\x06 \x03(\r\x12O\n\rtrace_context\x18\x07 \x03(\x0b\x32\x38.hybridgw.inference.v1.GenerateRequest.TraceContextEntry\x12\x12\n\ncache_salt\x18\x08 \x01(\t\x1a\x33\n\x11TraceContextEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"f\n\x0eSessionMessage\x12:\n\x08generate\x18\x01 \x01(\x0b\x32&.hybridgw.inference.v1.GenerateRequestH\x00\x12\x10\n\x06\x63\x61ncel\x18\x02 \x01(\tH\x00\x42\x06\n\x04kind\"E\n\rSessionChunks\x12\x34\n\x06\x63hunks\x18\x01 \x03(\x0b\x32$.hybridgw.inference.v1.GenerateChunk\"1\n\x0cTokenLogprob\x12\x10\n\x08token_id\x18\x01 \x01(\r\x12\x0f\n\x07logprob\x18\x02 \x01(\x02\"n\n\x0eGeneratedToken\x12\x10\n\x08token_id\x18\x01 \x01(\r\x12\x0f\n\x07logprob\x18\x02 \x01(\x02\x12\x39\n\x0ctop_logprobs\x18\x03 \x03(\x0b\x32#.hybridgw.inference.v1.TokenLogprob\"P\n\x05Usage\x12\x15\n\rprompt_tokens\x18\x01 \x01(\r\x12\x19\n\x11\x63ompletion_tokens\x18\x02 \x01(\r\x12\x15\n\rcached_tokens\x18\x03 \x01(\r\"\x88\x03\n\rGenerateChunk\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x35\n\x06tokens\x18\x02 \x03(\x0b\x32%.hybridgw.inference.v1.GeneratedToken\x12:\n\rfinish_reason\x18\x03 \x01(\x0e\x32#.hybridgw.inference.v1.FinishReason\x12+\n\x05usage\x18\x04 \x01(\x0b\x32\x1c.hybridgw.inference.v1.Usage\x12\r\n\x05\x65rror\x18\x05 \x01(\t\x12\r\n\x05index\x18\x06 \x01(\r\x12\x34\n\nerror_code\x18\x07 \x01(\x0e\x32 .hybridgw.inference.v1.ErrorCode\x12\r\n\x05owner\x18\x08 \x01(\t\x12\r\n\x05\x66\x65nce\x18\t \x01(\x08\x12>\n\x0fprompt_logprobs\x18\n \x03(\x0b\x32%.hybridgw.inference.v1.GeneratedToken\x12\x11\n\tsignature\x18\x0b \x01(\x0c\"\x0e\n\x0cStatsRequest\"\xbb\x03\n\tNodeStats\x12\x0f\n\x07node_id\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x13\n\x0bnum_running\x18\x04 \x01(\r\x12\x13\n\x0bnum_waiting\x18\x05 \x01(\r\x12\x13\n\x0bmax_running\x18\x06 \x01(\r\x12\x10\n\x08kv_usage\x18\x07 \x01(\x02\x12\x1c\n\x14prefill_tokens_per_s\x18\x08 \x01(\x02\x12\x1b\n\x13\x64\x65\x63ode_tokens_per_s\x18\t \x01(\x02\x12\x16\n\x0e\x63ontext_length\x18\n \x01(\r\x12\x10\n\x08\x64raining\x18\x0b \x01(\x08\x12\x16\n\x0erequests_total\x18\x0c \x01(\x04\x12\x1e\n\x16tokens_generated_total\x18\r \x01(\x04\x12\x37\n\x0c\x64\x65\x63ode_steps\x18\x0e \x03(\x0b\x32!.hybridgw.inference.v1.DecodeStep\x12!\n\x19num_waiting_prompt_tokens\x18\x0f \x01(\x04\x12\x1b\n\x13\x63\x61\x63hed_block_hashes\x18\x10 \x03(\x06\x12\x19\n\x11prefix_block_size\x18\x11 \x01(\r\"1\n\nDecodeStep\x12\x12\n\nbatch_size\x18\x01 \x01(\r\x12\x0f\n\x07seconds\x18\x02 \x01(\x02*}\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x1f\n\x1b\x45RROR_CODE_INVALID_ARGUMENT\x10\x01\x12\x1a\n\x16\x45RROR_CODE_UNAVAILABLE\x10\x02\x12\x17\n\x13\x45RROR_CODE_INTERNAL\x10\x03*\x91\x01\n\x0c\x46inishReason\x12\x1d\n\x19\x46INISH_REASON_UNSPECIFIED\x10\x00\x12\x16\n\x12\x46INISH_REASON_STOP\x10\x01\x12\x18\n\x14\x46INISH_REASON_LENGTH\x10\x02\x12\x17\n\x13\x46INISH_REASON_ABORT\x10\x03\x12\x17\n\x13\x46INISH_REASON_ERROR\x10\x04\x32\xe7\x02\n\tInference\x12Z\n\x08Generate\x12&.hybridgw.inference.v1.GenerateRequest\x1a$.hybridgw.inference.v1.GenerateChunk0\x01\x12Z\n\x07Session\x12%.hybridgw.inference.v1.SessionMessage\x1a$.hybridgw.inference.v1.SessionChunks(\x01\x30\x01\x12N\n\x05Stats\x12#.hybridgw.inference.v1.StatsRequest\x1a .hybridgw.inference.v1.NodeStats\x12R\n\x05\x45mbed\x12#.hybridgw.inference.v1.EmbedRequest\x1a$.hybridgw.inference.v1.EmbedResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cshared/proto/inference.proto\x12\x15hybridgw.inference.v1\"\x1d\n\x08TokenIds\x12\x11\n\ttoken_ids\x18\x01 \x03(\r\"\xd1\x01\n\x0c\x45mbedRequest\x12\r\n\x05model\x18\x01 \x01(\t\x12/\n\x06inputs\x18\x02 \x03(\x0b\x32\x1f.hybridgw.inference.v1.TokenIds\x12L\n\rtrace_context\x18\x03 \x03(\x0b\x32\x35.hybridgw.inference.v1.EmbedRequest.TraceContextEntry\x1a\x33\n\x11TraceContextEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x1b\n\tEmbedding\x12\x0e\n\x06values\x18\x01 \x03(\x02\"?\n\rEmbedResponse\x12.\n\x04\x64\x61ta\x18\x01 \x03(\x0b\x32 .hybridgw.inference.v1.Embedding\"\xee\x03\n\x0eSamplingParams\x12\x13\n\x0btemperature\x18\x01 \x01(\x02\x12\r\n\x05top_k\x18\x02 \x01(\x05\x12\r\n\x05top_p\x18\x03 \x01(\x02\x12\r\n\x05min_p\x18\x04 \x01(\x02\x12\x11\n\x04seed\x18\x05 \x01(\x04H\x00\x88\x01\x01\x12\x1a\n\x12repetition_penalty\x18\x06 \x01(\x02\x12\x18\n\x10presence_penalty\x18\x07 \x01(\x02\x12\x19\n\x11\x66requency_penalty\x18\x08 \x01(\x02\x12\x12\n\nmax_tokens\x18\t \x01(\r\x12\x16\n\x0estop_token_ids\x18\n \x03(\r\x12\x12\n\nignore_eos\x18\x0b \x01(\x08\x12\x10\n\x08logprobs\x18\x0c \x01(\r\x12\x19\n\x11structured_output\x18\r \x01(\t\x12H\n\nlogit_bias\x18\x0e \x03(\x0b\x32\x34.hybridgw.inference.v1.SamplingParams.LogitBiasEntry\x12\x12\n\nmin_tokens\x18\x0f \x01(\r\x12\x1c\n\x0fprompt_logprobs\x18\x10 \x01(\rH\x01\x88\x01\x01\x1a\x30\n\x0eLogitBiasEntry\x12\x0b\n\x03key\x18\x01 \x01(\r\x12\r\n\x05value\x18\x02 \x01(\x02:\x02\x38\x01\x42\x07\n\x05_seedB\x12\n\x10_prompt_logprobs\"\xfd\x02\n\x0fGenerateRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x18\n\x10prompt_token_ids\x18\x03 \x03(\r\x12\x37\n\x08sampling\x18\x04 \x01(\x0b\x32%.hybridgw.inference.v1.SamplingParams\x12\x10\n\x08priority\x18\x05 \x01(\x05\x12\x18\n\x10resume_token_ids\x18\x06 \x03(\r\x12O\n\rtrace_context\x18\x07 \x03(\x0b\x32\x38.hybridgw.inference.v1.GenerateRequest.TraceContextEntry\x12\x12\n\ncache_salt\x18\x08 \x01(\t\x12\x16\n\x0etpot_target_ms\x18\t \x01(\x02\x12\x16\n\x0ettft_target_ms\x18\n \x01(\x02\x1a\x33\n\x11TraceContextEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"f\n\x0eSessionMessage\x12:\n\x08generate\x18\x01 \x01(\x0b\x32&.hybridgw.inference.v1.GenerateRequestH\x00\x12\x10\n\x06\x63\x61ncel\x18\x02 \x01(\tH\x00\x42\x06\n\x04kind\"E\n\rSessionChunks\x12\x34\n\x06\x63hunks\x18\x01 \x03(\x0b\x32$.hybridgw.inference.v1.GenerateChunk\"1\n\x0cTokenLogprob\x12\x10\n\x08token_id\x18\x01 \x01(\r\x12\x0f\n\x07logprob\x18\x02 \x01(\x02\"n\n\x0eGeneratedToken\x12\x10\n\x08token_id\x18\x01 \x01(\r\x12\x0f\n\x07logprob\x18\x02 \x01(\x02\x12\x39\n\x0ctop_logprobs\x18\x03 \x03(\x0b\x32#.hybridgw.inference.v1.TokenLogprob\"P\n\x05Usage\x12\x15\n\rprompt_tokens\x18\x01 \x01(\r\x12\x19\n\x11\x63ompletion_tokens\x18\x02 \x01(\r\x12\x15\n\rcached_tokens\x18\x03 \x01(\r\"\x88\x03\n\rGenerateChunk\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x35\n\x06tokens\x18\x02 \x03(\x0b\x32%.hybridgw.inference.v1.GeneratedToken\x12:\n\rfinish_reason\x18\x03 \x01(\x0e\x32#.hybridgw.inference.v1.FinishReason\x12+\n\x05usage\x18\x04 \x01(\x0b\x32\x1c.hybridgw.inference.v1.Usage\x12\r\n\x05\x65rror\x18\x05 \x01(\t\x12\r\n\x05index\x18\x06 \x01(\r\x12\x34\n\nerror_code\x18\x07 \x01(\x0e\x32 .hybridgw.inference.v1.ErrorCode\x12\r\n\x05owner\x18\x08 \x01(\t\x12\r\n\x05\x66\x65nce\x18\t \x01(\x08\x12>\n\x0fprompt_logprobs\x18\n \x03(\x0b\x32%.hybridgw.inference.v1.GeneratedToken\x12\x11\n\tsignature\x18\x0b \x01(\x0c\"\x0e\n\x0cStatsRequest\"\xbb\x03\n\tNodeStats\x12\x0f\n\x07node_id\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x13\n\x0bnum_running\x18\x04 \x01(\r\x12\x13\n\x0bnum_waiting\x18\x05 \x01(\r\x12\x13\n\x0bmax_running\x18\x06 \x01(\r\x12\x10\n\x08kv_usage\x18\x07 \x01(\x02\x12\x1c\n\x14prefill_tokens_per_s\x18\x08 \x01(\x02\x12\x1b\n\x13\x64\x65\x63ode_tokens_per_s\x18\t \x01(\x02\x12\x16\n\x0e\x63ontext_length\x18\n \x01(\r\x12\x10\n\x08\x64raining\x18\x0b \x01(\x08\x12\x16\n\x0erequests_total\x18\x0c \x01(\x04\x12\x1e\n\x16tokens_generated_total\x18\r \x01(\x04\x12\x37\n\x0c\x64\x65\x63ode_steps\x18\x0e \x03(\x0b\x32!.hybridgw.inference.v1.DecodeStep\x12!\n\x19num_waiting_prompt_tokens\x18\x0f \x01(\x04\x12\x1b\n\x13\x63\x61\x63hed_block_hashes\x18\x10 \x03(\x06\x12\x19\n\x11prefix_block_size\x18\x11 \x01(\r\"1\n\nDecodeStep\x12\x12\n\nbatch_size\x18\x01 \x01(\r\x12\x0f\n\x07seconds\x18\x02 \x01(\x02*}\n\tErrorCode\x12\x1a\n\x16\x45RROR_CODE_UNSPECIFIED\x10\x00\x12\x1f\n\x1b\x45RROR_CODE_INVALID_ARGUMENT\x10\x01\x12\x1a\n\x16\x45RROR_CODE_UNAVAILABLE\x10\x02\x12\x17\n\x13\x45RROR_CODE_INTERNAL\x10\x03*\x91\x01\n\x0c\x46inishReason\x12\x1d\n\x19\x46INISH_REASON_UNSPECIFIED\x10\x00\x12\x16\n\x12\x46INISH_REASON_STOP\x10\x01\x12\x18\n\x14\x46INISH_REASON_LENGTH\x10\x02\x12\x17\n\x13\x46INISH_REASON_ABORT\x10\x03\x12\x17\n\x13\x46INISH_REASON_ERROR\x10\x04\x32\xe7\x02\n\tInference\x12Z\n\x08Generate\x12&.hybridgw.inference.v1.GenerateRequest\x1a$.hybridgw.inference.v1.GenerateChunk0\x01\x12Z\n\x07Session\x12%.hybridgw.inference.v1.SessionMessage\x1a$.hybridgw.inference.v1.SessionChunks(\x01\x30\x01\x12N\n\x05Stats\x12#.hybridgw.inference.v1.StatsRequest\x1a .hybridgw.inference.v1.NodeStats\x12R\n\x05\x45mbed\x12#.hybridgw.inference.v1.EmbedRequest\x1a$.hybridgw.inference.v1.EmbedResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,10 +37,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SAMPLINGPARAMS_LOGITBIASENTRY']._serialized_options = b'8\001'
   _globals['_GENERATEREQUEST_TRACECONTEXTENTRY']._loaded_options = None
   _globals['_GENERATEREQUEST_TRACECONTEXTENTRY']._serialized_options = b'8\001'
-  _globals['_ERRORCODE']._serialized_start=2553
-  _globals['_ERRORCODE']._serialized_end=2678
-  _globals['_FINISHREASON']._serialized_start=2681
-  _globals['_FINISHREASON']._serialized_end=2826
+  _globals['_ERRORCODE']._serialized_start=2601
+  _globals['_ERRORCODE']._serialized_end=2726
+  _globals['_FINISHREASON']._serialized_start=2729
+  _globals['_FINISHREASON']._serialized_end=2874
   _globals['_TOKENIDS']._serialized_start=55
   _globals['_TOKENIDS']._serialized_end=84
   _globals['_EMBEDREQUEST']._serialized_start=87
@@ -56,27 +56,27 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SAMPLINGPARAMS_LOGITBIASENTRY']._serialized_start=810
   _globals['_SAMPLINGPARAMS_LOGITBIASENTRY']._serialized_end=858
   _globals['_GENERATEREQUEST']._serialized_start=890
-  _globals['_GENERATEREQUEST']._serialized_end=1223
+  _globals['_GENERATEREQUEST']._serialized_end=1271
   _globals['_GENERATEREQUEST_TRACECONTEXTENTRY']._serialized_start=245
   _globals['_GENERATEREQUEST_TRACECONTEXTENTRY']._serialized_end=296
-  _globals['_SESSIONMESSAGE']._serialized_start=1225
-  _globals['_SESSIONMESSAGE']._serialized_end=1327
-  _globals['_SESSIONCHUNKS']._serialized_start=1329
-  _globals['_SESSIONCHUNKS']._serialized_end=1398
-  _globals['_TOKENLOGPROB']._serialized_start=1400
-  _globals['_TOKENLOGPROB']._serialized_end=1449
-  _globals['_GENERATEDTOKEN']._serialized_start=1451
-  _globals['_GENERATEDTOKEN']._serialized_end=1561
-  _globals['_USAGE']._serialized_start=1563
-  _globals['_USAGE']._serialized_end=1643
-  _globals['_GENERATECHUNK']._serialized_start=1646
-  _globals['_GENERATECHUNK']._serialized_end=2038
-  _globals['_STATSREQUEST']._serialized_start=2040
-  _globals['_STATSREQUEST']._serialized_end=2054
-  _globals['_NODESTATS']._serialized_start=2057
-  _globals['_NODESTATS']._serialized_end=2500
-  _globals['_DECODESTEP']._serialized_start=2502
-  _globals['_DECODESTEP']._serialized_end=2551
-  _globals['_INFERENCE']._serialized_start=2829
-  _globals['_INFERENCE']._serialized_end=3188
+  _globals['_SESSIONMESSAGE']._serialized_start=1273
+  _globals['_SESSIONMESSAGE']._serialized_end=1375
+  _globals['_SESSIONCHUNKS']._serialized_start=1377
+  _globals['_SESSIONCHUNKS']._serialized_end=1446
+  _globals['_TOKENLOGPROB']._serialized_start=1448
+  _globals['_TOKENLOGPROB']._serialized_end=1497
+  _globals['_GENERATEDTOKEN']._serialized_start=1499
+  _globals['_GENERATEDTOKEN']._serialized_end=1609
+  _globals['_USAGE']._serialized_start=1611
+  _globals['_USAGE']._serialized_end=1691
+  _globals['_GENERATECHUNK']._serialized_start=1694
+  _globals['_GENERATECHUNK']._serialized_end=2086
+  _globals['_STATSREQUEST']._serialized_start=2088
+  _globals['_STATSREQUEST']._serialized_end=2102
+  _globals['_NODESTATS']._serialized_start=2105
+  _globals['_NODESTATS']._serialized_end=2548
+  _globals['_DECODESTEP']._serialized_start=2550
+  _globals['_DECODESTEP']._serialized_end=2599
+  _globals['_INFERENCE']._serialized_start=2877
+  _globals['_INFERENCE']._serialized_end=3236
 # @@protoc_insertion_point(module_scope)

@@ -4,8 +4,11 @@ the request only to a node predicted to answer sooner."""
 
 import asyncio
 
+import pytest
+
 from gateway import app_keys
 from gateway.config import GatewayConfig, ModelEntry, RoutingPolicy
+from gateway.router import NodeKind
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config
 from tests.gateway.test_node_failures import BusyNode, InstantNode
 
@@ -72,4 +75,32 @@ async def test_a_late_first_token_on_a_working_node_stays_there_when_elsewhere_i
         logged = gateway.runner.app[app_keys.METRICS].recent.recent()[0]
         assert logged["node"] == "broken" and logged["ttft_ms"] >= 300
         assert busy.calls == 2
+        _ = [chunk async for chunk in stream]
+
+
+@pytest.mark.parametrize(
+    ("headers", "served_by", "deadlines"),
+    [({"X-Hybridgw-TTFT-Target-Ms": "60000"}, "broken", 0), ({}, "edge-a", 1)],
+)
+async def test_a_late_request_with_targets_stays_on_a_working_on_prem_engine(
+    model_path, edge_node, headers, served_by, deadlines
+):
+    """`hybridgw up`'s in-process engine shares the edge's cores: with targets, a late first token
+    there is no reason to move to the edge (gateway/tier_preference.py); without, it moves."""
+    engine = QueueingNode()
+    engine.state.kind, engine.state.on_prem = NodeKind.CLOUD, True
+    policy = RoutingPolicy(first_token_deadline_s=0.3, first_token_deadline_factor=1.0)
+    async with Gateway(edge_config(model_path, edge_node, routing=policy), [engine]) as gateway:
+        edge = next(b for b in gateway.runner.app[app_keys.BACKENDS] if b is not engine)
+        edge.state.calibration.ttft_factor = 5.0  # the edge looks slower: the engine is tried first
+        registry = gateway.runner.app[app_keys.METRICS].registry
+        stream = await gateway.client.chat.completions.create(
+            model="tiny", messages=MESSAGES, max_tokens=60, stream=True, extra_headers=headers
+        )
+        await anext(aiter(stream))  # the engine's long answer is under way (1.2 s)
+        late = await gateway.client.chat.completions.with_raw_response.create(
+            model="tiny", messages=MESSAGES, max_tokens=3, extra_headers=headers
+        )
+        assert late.headers["X-Hybridgw-Node"] == served_by
+        assert registry.get_sample_value("hybridgw_first_token_deadlines_total") == deadlines
         _ = [chunk async for chunk in stream]

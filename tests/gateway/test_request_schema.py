@@ -132,6 +132,28 @@ def test_vllm_sampling_parameters_reach_the_node_request(model_path):
     assert sampling.min_p == pytest.approx(0.1) and sampling.repetition_penalty == pytest.approx(1.2)
 
 
+def test_latency_targets_reach_the_node_and_its_engine_request(model_path):
+    from gateway.models import ServedModel
+    from gateway.privacy import PrivacyMode
+    from gateway.router import LatencyTargets
+    from shared.proto_convert import engine_request_from_proto, sampling_from_proto
+
+    model = ServedModel.load("tiny", model_path)
+    context = RequestContext(PrivacyMode.AUTO, targets=LatencyTargets(ttft_s=2.5, tpot_s=0.125))
+    prepared = PreparedRequest("r", model, parse_chat(_chat()), ([1, 2],), 4, context)
+    message = node_request(prepared, 0, "")
+    assert (message.ttft_target_ms, message.tpot_target_ms) == (2500.0, 125.0)
+    request = engine_request_from_proto(message, sampling_from_proto(message.sampling), "r-0")
+    assert (request.ttft_target_s, request.tpot_target_s) == (2.5, 0.125)
+    untargeted = PreparedRequest(
+        "r", model, parse_chat(_chat()), ([1, 2],), 4, RequestContext(PrivacyMode.AUTO)
+    )
+    assert (
+        node_request(untargeted, 0, "").ttft_target_ms,
+        node_request(untargeted, 0, "").tpot_target_ms,
+    ) == (0, 0)
+
+
 def test_logit_bias_and_min_tokens_reach_the_node_and_are_checked_against_the_model(model_path):
     from gateway.models import ServedModel
     from gateway.prepared_request import prepare

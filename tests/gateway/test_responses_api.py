@@ -89,3 +89,14 @@ async def test_stored_responses_are_refused_by_name(long_context_gateway):
             body = {"model": "tiny", "input": "hi", **extra}
             async with session.post(f"{long_context_gateway.url}/v1/responses", json=body) as response:
                 assert response.status == 400 and (await response.json())["error"]["param"] == param
+
+
+def test_an_integer_past_64_bits_in_a_tool_schema_is_a_400():
+    from gateway.errors import APIError
+    from gateway.responses_api import parse_responses
+
+    tool = {**WEATHER, "parameters": {"type": "object", "properties": {"n": {"maximum": 2**70}}}}
+    body = json.dumps({"model": "tiny", "input": "hi", "tools": [tool]}).encode()
+    with pytest.raises(APIError) as caught:
+        parse_responses(body, False)
+    assert caught.value.status == 400 and "64-bit" in caught.value.body()["error"]["message"]

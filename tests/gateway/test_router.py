@@ -174,9 +174,10 @@ def test_edge_preferred_when_it_meets_the_target():
 def test_an_on_prem_cloud_engine_takes_public_requests_with_targets_before_the_edge():
     """`hybridgw up`'s in-process cloud engine runs on the edge's cores, and private requests
     cannot use it: with targets, a public request goes there when it meets them (even where the
-    edge is predicted sooner) or nothing waits there (even where only the edge meets them); the
-    edge takes it once requests queue on the engine. Private requests still go by kind; a remote
-    cloud comes after an edge that meets the targets; with no target the fastest wins."""
+    edge is predicted sooner), and otherwise too (even where only the edge meets them, and while
+    requests queue there: the engine schedules by the targets itself). Private requests still go
+    by kind; a remote cloud comes after an edge that meets the targets; with no target the
+    fastest wins."""
     edge = _edge(decode_tokens_per_s=100.0, rtt_s=0.0)
     cloud = _cloud(prefill_tokens_per_s=50.0, decode_tokens_per_s=20.0, on_prem=True, max_running=4)
     decision = route(_request(e2e_s=10.0), [edge, cloud], now=0, rng=random.Random(0))
@@ -194,7 +195,9 @@ def test_an_on_prem_cloud_engine_takes_public_requests_with_targets_before_the_e
     assert (private.node_id, private.reason) == ("edge-1", "private")
     cloud.load = _loaded(5)  # 4 running, 1 waiting
     queued = route(_request(e2e_s=5.0), [edge, cloud], now=0, rng=random.Random(0))
-    assert (queued.node_id, queued.reason) == ("edge-1", "edge_meets_target")
+    assert (queued.node_id, queued.reason) == ("cloud-1", "on_prem_engine")
+    without_engine = route(_request(e2e_s=5.0), [edge], now=0, rng=random.Random(0))
+    assert (without_engine.node_id, without_engine.reason) == ("edge-1", "edge_meets_target")
     remote = route(_request(e2e_s=10.0), [edge, _cloud(decode_tokens_per_s=20.0)], 0, random.Random(0))
     assert (remote.node_id, remote.reason) == ("edge-1", "edge_meets_target")
 
