@@ -120,16 +120,14 @@ class Dispatcher:
         `waited_s` already waited there (its prediction has proved short). Moved after 5 s from a
         full cloud to an edge predicted at 3 s, shared-prefix chats had waited 20-40 s more."""
         states = [b.state for b in self.backends if b.state.node_id not in excluded]
+        if working:  # a hung node loses the request to any; a working one not to every node
+            states = move_targets(here, states, request.targets.is_set)
         now = time.monotonic()
         decision = route(request, states, now, random.Random(0), self.policy.policy)
         if decision.outcome is not Outcome.ROUTED:
             return False
         if not working:
             return True
-        movable = move_targets(here, states, request.targets.is_set)
-        decision = route(request, movable, now, random.Random(0), self.policy.policy) if movable else None
-        if decision is None or decision.outcome is not Outcome.ROUTED:
-            return False
         there = decision.prediction_for(decision.node_id)
         still_here_s = max(waited_s, predict(here, request, now).ttft_s)
         return there is not None and there.ttft_s * MOVE_MARGIN < still_here_s
