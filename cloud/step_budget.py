@@ -47,12 +47,12 @@ def step_limits(
     limit before it has measured them); `max_num_seqs`: the engine's own cap."""
     if not costs.has_reference:
         return NO_LIMITS
-    num_decoding = sum(1 for r in running if is_decoding(r))
-    decoding_targets = _targets(r for r in running if is_decoding(r))
-    all_targets = [*decoding_targets, *_targets(r for r in running if not is_decoding(r)), *_targets(waiting)]
+    decoding = [r for r in running if is_decoding(r)]
+    decoding_targets = _targets(decoding)
+    all_targets = [*_targets(running), *_targets(waiting)]
     prefill_tokens = max_running = None
     if decoding_targets:
-        within = costs.prompt_tokens_within(TARGET_SHARE * min(decoding_targets), num_decoding)
+        within = costs.prompt_tokens_within(TARGET_SHARE * min(decoding_targets), len(decoding))
         prefill_tokens = max(MIN_PREFILL_TOKENS, within)
     if all_targets:
         fitting = costs.decodes_within(TARGET_SHARE * min(all_targets), MIN_PREFILL_TOKENS, max_num_seqs)

@@ -18,6 +18,7 @@ from shared.step_rates import StepRates, step_seconds_at
 
 FORGETTING = 0.9  # weight kept by each older step: about the last 10 steps count
 PRIOR_WEIGHT = 1e-4  # pull of the reference, in squared seconds (a few steps' worth)
+MIN_SCALE = 0.1  # a scale never falls below this (a fit through noise could reach 0)
 
 
 class StepCostModel:
@@ -25,22 +26,20 @@ class StepCostModel:
         self.reference: tuple[tuple[tuple[int, float], ...], float] | None = None
         self._gram = np.zeros((2, 2))  # Σ weight · x xᵀ, x = the reference's (decode s, prompt s)
         self._moment = np.zeros(2)  # Σ weight · x · seconds
-        self.num_steps = 0
         self.scales = np.ones(2)  # (decode, prompt): measured / reference
 
     def set_reference(self, rates: StepRates) -> None:
         """Warmup's speeds; the fit starts over."""
         if rates.decode_step_s and rates.prefill_tokens_per_s > 0:
             self.reference = (rates.decode_steps(), rates.prefill_tokens_per_s)
-        self._gram, self._moment, self.num_steps, self.scales = np.zeros((2, 2)), np.zeros(2), 0, np.ones(2)
+        self._gram, self._moment, self.scales = np.zeros((2, 2)), np.zeros(2), np.ones(2)
 
     def record(self, seconds: float, num_decodes: int, num_prompt_tokens: int) -> None:
         if self.reference is None:
             return
-        features = self._features(num_decodes, num_prompt_tokens)
+        features = np.array(self._features(num_decodes, num_prompt_tokens))
         self._gram = FORGETTING * self._gram + np.outer(features, features)
         self._moment = FORGETTING * self._moment + features * seconds
-        self.num_steps += 1
         prior = PRIOR_WEIGHT * np.eye(2)
         solved = np.linalg.solve(self._gram + prior, self._moment + prior @ np.ones(2))
         self.scales = np.maximum(solved, MIN_SCALE)
@@ -50,7 +49,8 @@ class StepCostModel:
         return self.reference is not None
 
     def seconds(self, num_decodes: int, num_prompt_tokens: int) -> float:
-        return float(self.scales @ self._features(num_decodes, num_prompt_tokens))
+        decode_s, prompt_s = self._features(num_decodes, num_prompt_tokens)
+        return float(self.scales[0] * decode_s + self.scales[1] * prompt_s)
 
     def prompt_tokens_within(self, seconds: float, num_decodes: int) -> int:
         """The prompt tokens a step beside `num_decodes` decodes may compute in `seconds` (0: none)."""
@@ -65,10 +65,7 @@ class StepCostModel:
             batch += 1
         return batch
 
-    def _features(self, num_decodes: int, num_prompt_tokens: int) -> np.ndarray:
+    def _features(self, num_decodes: int, num_prompt_tokens: int) -> tuple[float, float]:
+        """The reference's (decode seconds, prompt seconds) of such a step."""
         table, prefill_tokens_per_s = self.reference
-        decode_s = step_seconds_at(table, num_decodes) or 0.0
-        return np.array([decode_s, num_prompt_tokens / prefill_tokens_per_s])
-
-
-MIN_SCALE = 0.1  # a scale never falls below this (a fit through noise could reach 0)
+        return step_seconds_at(table, num_decodes) or 0.0, num_prompt_tokens / prefill_tokens_per_s
