@@ -17,6 +17,7 @@ from edge.linear import LinearRunner
 from edge.prefill_attention import MIN_CHUNK, attend_chunk, token_runs
 from edge.weights import ModelWeights
 from formats.model_config import ModelConfig
+from shared.numba_threads import use_numba_threads
 
 
 class LlamaModel:
@@ -25,6 +26,7 @@ class LlamaModel:
     def __init__(self, config: ModelConfig, weights: ModelWeights, num_threads: int):
         self.config = config
         self.weights = weights
+        self.num_threads = num_threads
         self.linear = LinearRunner(num_threads)
         self.inv_freq = config.inv_freq()  # (rope_dim/2,)
         self.local_inv_freq = config.local_rope().inv_freq() if config.sliding_layers else self.inv_freq
@@ -140,6 +142,7 @@ class LlamaModel:
     def _residual_stream(self, token_ids, slot_ids, positions, cache: KVCache) -> np.ndarray:
         """The tokens through every layer: (n, hidden) f32, before the output norm."""
         config, weights = self.config, self.weights
+        use_numba_threads(self.num_threads)  # this thread's kernels on the engine's threads only
         x = np.empty((len(token_ids), config.hidden_size), dtype=np.float32)  # (n, hidden)
         embed(weights.token_embedding.data, int(weights.token_embedding.ggml_type), token_ids, x)
         if config.embedding_scale != 1.0:  # Gemma: by sqrt(hidden)

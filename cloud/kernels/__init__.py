@@ -7,10 +7,10 @@ edge had preempted (the engine alone beside one busy core: 39 tokens/s, 55 with 
 thread). `follow_torch_threads` gives the calling thread's numba loops torch's count.
 """
 
-import numba
 import torch
 
 from shared.numba_cache import use_kernel_cache
+from shared.numba_threads import use_numba_threads
 
 use_kernel_cache()
 
@@ -18,6 +18,4 @@ use_kernel_cache()
 def follow_torch_threads() -> None:
     """numba's parallel kernels launched from this thread use as many threads as torch (numba's
     setting is per calling thread: the engine's step thread calls this before each step)."""
-    wanted = max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS))
-    if numba.get_num_threads() != wanted:
-        numba.set_num_threads(wanted)
+    use_numba_threads(torch.get_num_threads())

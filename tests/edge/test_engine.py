@@ -196,3 +196,27 @@ def test_a_prefill_starts_no_threads_beyond_the_tile_pool(tiny_model):
     _run(engine)
     started = _thread_ids() - before
     assert 0 < len(started) <= engine.config.num_threads
+
+
+def test_the_engine_threads_bound_its_kernels_on_any_calling_thread(tiny_model):
+    """numba's thread count is per calling thread and starts at every core: an engine told one
+    thread runs its step, from a new thread, with one numba thread (beside another engine on the
+    other core, two would take that core)."""
+    import threading
+
+    import numba
+
+    config = EngineConfig(str(tiny_model(GGMLType.Q8_0)), num_slots=1, context_size=64, num_threads=1)
+    engine = EdgeEngine(config)
+    engine.add(EngineRequest("a", [1, 2, 3], GREEDY))
+    seen: list[tuple[int, int]] = []
+
+    def step_on_a_new_thread() -> None:
+        before = numba.get_num_threads()
+        engine.step()
+        seen.append((before, numba.get_num_threads()))
+
+    thread = threading.Thread(target=step_on_a_new_thread)
+    thread.start()
+    thread.join()
+    assert seen == [(numba.config.NUMBA_NUM_THREADS, 1)]
