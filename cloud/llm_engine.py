@@ -4,11 +4,9 @@ Implements shared.engine.Engine: each step returns the tokens it sampled (deltas
 snapshot; the offline `LLM` API (cloud/llm.py) gathers the deltas into whole outputs.
 """
 
-import json
 import time
 import uuid
-from dataclasses import replace
-from pathlib import Path
+from collections.abc import Callable
 
 import torch
 
@@ -16,19 +14,21 @@ from cloud.attention_backend import attention_backend_for
 from cloud.block_manager import BlockManager
 from cloud.config import CacheConfig, SchedulerConfig
 from cloud.engine_args import kv_cache_gib_for, resolve_dtype
-from cloud.kernels import follow_torch_threads
+from cloud.kernels import use_cpu_threads
 from cloud.metrics import EngineMetrics
 from cloud.model import LlamaModel
 from cloud.model_runner import ModelRunner
+from cloud.model_vocab import end_of_generation_ids, grammar_compiler
 from cloud.request import Request, RequestStatus
+from cloud.request_fork import fork_request
 from cloud.scheduler import Scheduler
 from cloud.step_budget import step_limits
-from cloud.step_cost_model import StepCostModel
+from cloud.step_cost_model import StepCostModel, attended_keys, attention_flops_ratio
+from cloud.token_interval import TokenIntervalClock
 from cloud.weights import load_weights
 from shared.allocator import keep_freed_memory
 from shared.batch_sampler import sample_batch
 from shared.engine import EngineRequest, InvalidRequestError, NodeStats, StepOutput, StepResult
-from shared.grammar_matcher import GrammarCompiler
 from shared.request_state import request_grammar, validate_prompt
 from shared.sampling import SamplingParams
 from shared.step_rates import StepRates
@@ -61,12 +61,17 @@ class LLMEngine:
         max_model_len: int | None = None,
         policy: str = "fcfs",
         gpu_memory_utilization: float | None = None,
+        num_threads: int | Callable[[], int] | None = None,
     ):
         """`dtype`: vLLM's names or a torch dtype (cloud/engine_args.py); the KV cache holds
-        `num_blocks`, else `gpu_memory_utilization` of the free memory, else `kv_cache_gib`."""
+        `num_blocks`, else `gpu_memory_utilization` of the free memory, else `kv_cache_gib`;
+        on the CPU its steps run on `num_threads` threads (default: torch's count here), or on
+        as many as that function answers before each step (hybridgw/shared_cores.py)."""
         started = time.perf_counter()
         keep_freed_memory()
         self.device = torch.device(device) if device is not None else default_device()
+        threads = num_threads or torch.get_num_threads()
+        self.threads_for_step: Callable[[], int] = threads if callable(threads) else lambda: threads
         dtype = resolve_dtype(dtype, self.device)
         self.model_config, tensors, self.metadata = load_weights(model, dtype, self.device)
         if gpu_memory_utilization is not None:
@@ -93,7 +98,7 @@ class LLMEngine:
             self.scheduler_config,
             self.block_manager,
             self.max_model_len,
-            _end_of_generation_ids(self.metadata),
+            end_of_generation_ids(self.metadata),
         )
         self.grammars = grammar_compiler(model, self.metadata, config.vocab_size)
         self.runner = ModelRunner(
@@ -107,6 +112,7 @@ class LLMEngine:
         self.metrics = EngineMetrics(self.scheduler, self.block_manager)
         self.rates = StepRates()  # measured prefill and decode speed, for the gateway's router
         self.step_costs = StepCostModel()  # the step time under load, for the latency limits
+        self.token_intervals = TokenIntervalClock()  # what the step cost model learns from
         self._pending_forks: dict[str, int] = {}  # request id -> n, forked once its prompt is computed
         self.load_seconds = time.perf_counter() - started
 
@@ -144,7 +150,8 @@ class LLMEngine:
                 budget_share = self.scheduler_config.max_num_batched_tokens // batch_size
                 self.rates.prefill_tokens_per_s = 0.0
                 self._warmup_batch(batch_size, max(1, min(WARMUP_BATCH_PROMPT_TOKENS, budget_share, room)))
-            self.step_costs.set_reference(self.rates)  # the quiet machine's speeds: what load scales
+            # the quiet machine's speeds: what load scales
+            self.step_costs.set_reference(self.rates, attention_flops_ratio(self.model_config))
         finally:
             self.metrics = metrics
 
@@ -173,6 +180,7 @@ class LLMEngine:
         """Nothing to release: torch frees the cache with the engine."""
 
     def step(self) -> StepResult:
+        step_started = time.perf_counter()
         limits = step_limits(
             self.scheduler.running,
             self.scheduler.waiting,
@@ -181,41 +189,50 @@ class LLMEngine:
         )
         output = self.scheduler.schedule(limits)
         if not output.scheduled:
+            self.token_intervals.idle()
             return StepResult((), self.stats())
-        num_prefill_tokens = sum(
-            output.num_scheduled_tokens[r.request_id]
-            for r in output.scheduled
-            if r.num_computed_tokens < r.num_prompt_tokens
-        )
+        num_prefill_tokens, num_keys = _step_work(output)
         started = time.perf_counter()
         if self.device.type == "cpu":
-            follow_torch_threads()  # this thread's numba kernels, as many threads as torch's
+            use_cpu_threads(self.threads_for_step())  # on whichever thread steps the engine
         request_ids, logits, prompt_rows = self.runner.execute_model(output, self.block_manager)
-        offset = len(request_ids)  # prompt-logprob rows follow the sampling rows
-        for request, wanted in prompt_rows:
-            request.record_prompt_logprobs(logits[offset : offset + len(wanted)].cpu().numpy(), wanted)
-            offset += len(wanted)
+        _record_prompt_logprobs(logits, len(request_ids), prompt_rows)
         requests = {r.request_id: r for r in output.scheduled}
-        now = time.monotonic()
-        tokens = (
-            sample_batch(logits[: len(request_ids)], [requests[r].sampler for r in request_ids])
-            if request_ids
-            else []
-        )
-        sampled = dict(zip(request_ids, tokens, strict=True))
-        for request_id in request_ids:
-            requests[request_id].first_token_time = requests[request_id].first_token_time or now
-        forks = [(requests[r], logits[row]) for row, r in enumerate(request_ids) if r in self._pending_forks]
-        finished = self.scheduler.update_from_output(output, sampled)
-        children = [child for parent, row in forks for child in self._fork(parent, row, now)]
-        finished += [child for child in children if child.is_finished]
-        self.metrics.record_finished(finished)
+        children = self._sample_and_update(output, requests, request_ids, logits)
         seconds = time.perf_counter() - started  # the whole step, sampling included
         num_decodes = output.total_num_scheduled_tokens - num_prefill_tokens
         self.rates.record_step(seconds, num_prefill_tokens, num_decodes)
-        self.step_costs.record(seconds, num_decodes, num_prefill_tokens)
-        deltas = [_last_token(requests[request_id]) for request_id in request_ids]
-        return StepResult(tuple(deltas + [_last_token(child) for child in children]), self.stats())
+        interval = self.token_intervals.step_ended(step_started, self.scheduler.has_unfinished_requests())
+        self.step_costs.record(interval, num_decodes, num_prefill_tokens, num_keys)
+        deltas = [_last_token(requests[r]) for r in request_ids] + [_last_token(c) for c in children]
+        return StepResult(tuple(deltas), self.stats())
+
+    def _sample_and_update(self, output, requests: dict[str, Request], request_ids, logits) -> list[Request]:
+        """Samples the next token of each request in `request_ids` (logits' first rows), hands
+        them to the scheduler and forks the n > 1 requests whose prompt was just computed; the
+        forked children."""
+        now = time.monotonic()
+        samplers = [requests[r].sampler for r in request_ids]
+        tokens = sample_batch(logits[: len(request_ids)], samplers) if request_ids else []
+        for request_id in request_ids:
+            requests[request_id].first_token_time = requests[request_id].first_token_time or now
+        forks = [(requests[r], logits[row]) for row, r in enumerate(request_ids) if r in self._pending_forks]
+        finished = self.scheduler.update_from_output(output, dict(zip(request_ids, tokens, strict=True)))
+        children = [
+            child
+            for parent, row in forks
+            for child in fork_request(
+                parent,
+                self._pending_forks.pop(parent.request_id),
+                row,
+                now,
+                self.block_manager,
+                self.scheduler,
+                self.grammars,
+            )
+        ]
+        self.metrics.record_finished(finished + [child for child in children if child.is_finished])
+        return children
 
     def stats(self) -> NodeStats:
         metrics = self.metrics
@@ -236,41 +253,24 @@ class LLMEngine:
             prefix_block_size=self.cache_config.block_size,
         )
 
-    def _fork(self, parent: Request, logits, now: float) -> list[Request]:
-        """n > 1: once the prompt is computed, n-1 children share the parent's blocks (the partly
-        filled last block is copied on its first write) and each samples its own first token from
-        the same logits."""
-        count = self._pending_forks.pop(parent.request_id)
-        children = []
-        for index in range(1, count):  # (vocab,) logits: each child samples from the same row
-            params = replace(
-                parent.sampling_params,
-                n=1,
-                seed=None if parent.sampling_params.seed is None else parent.sampling_params.seed + index,
-            )
-            child = Request(
-                f"{parent.request_id}#{index}",
-                parent.prompt_token_ids,
-                params,
-                priority=parent.priority,
-                cache_salt=parent.cache_salt,
-                ttft_target_s=parent.ttft_target_s,
-                tpot_target_s=parent.tpot_target_s,
-                arrival_time=parent.arrival_time,
-                grammar=request_grammar(EngineRequest(parent.request_id, (0,), params), self.grammars),
-                end_ids=parent.end_ids,
-            )
-            child.num_computed_tokens = len(parent.prompt_token_ids)
-            child.num_cached_tokens = parent.num_cached_tokens
-            child.status = RequestStatus.RUNNING
-            self.block_manager.fork(parent, child)
-            (token,) = sample_batch(logits[None], [child.sampler])
-            child.output_token_ids.append(token.token_id)
-            child.output_logprobs.append(token)
-            child.first_token_time = now
-            self.scheduler.adopt(child)
-            children.append(child)
-        return children
+
+def _step_work(output) -> tuple[int, int]:
+    """(prompt tokens, attended keys) of a scheduled step: what its cost is learned from."""
+    num_prefill_tokens = num_keys = 0
+    for request in output.scheduled:
+        num_new = output.num_scheduled_tokens[request.request_id]
+        if request.num_computed_tokens < request.num_prompt_tokens:
+            num_prefill_tokens += num_new
+        num_keys += attended_keys(request.num_computed_tokens, num_new)
+    return num_prefill_tokens, num_keys
+
+
+def _record_prompt_logprobs(logits, first_row: int, prompt_rows) -> None:
+    """The prompt-logprob rows follow the `first_row` sampling rows, request after request."""
+    offset = first_row
+    for request, wanted in prompt_rows:
+        request.record_prompt_logprobs(logits[offset : offset + len(wanted)].cpu().numpy(), wanted)
+        offset += len(wanted)
 
 
 def _last_token(request: Request) -> StepOutput:
@@ -284,28 +284,6 @@ def _last_token(request: Request) -> StepOutput:
         request.num_cached_tokens,
         tuple(request.prompt_logprobs) if len(request.output_token_ids) == 1 else (),
     )
-
-
-def grammar_compiler(model: str, metadata, vocab_size: int) -> GrammarCompiler:
-    """Structured output from the GGUF file's tokenizer, or a checkpoint's tokenizer.json (its
-    end-of-generation tokens from config.json's eos_token_id)."""
-    if metadata:
-        return GrammarCompiler.from_gguf_metadata(metadata, vocab_size)
-    directory = Path(model)
-    tokenizer_path, config_path = directory / "tokenizer.json", directory / "config.json"
-    if not tokenizer_path.is_file():
-        return GrammarCompiler(lambda: None, (), vocab_size)
-    eos = json.loads(config_path.read_text()).get("eos_token_id")
-    end_ids = [eos] if isinstance(eos, int) else [i for i in eos or () if isinstance(i, int)]
-    return GrammarCompiler(tokenizer_path.read_text, end_ids, vocab_size)
-
-
-def _end_of_generation_ids(metadata) -> frozenset[int]:
-    if not metadata or "tokenizer.ggml.tokens" not in metadata:
-        return frozenset()
-    from formats.tokenizer.vocab import Vocab
-
-    return Vocab.from_metadata(metadata).end_of_generation_ids
 
 
 __all__ = ["LLMEngine", "RequestStatus"]

@@ -6,7 +6,8 @@ the prompt does: on the mixed workload (short chats, long documents, TPOT target
 chat on the cloud engine got 300-580 ms per token, and none met its target. With targets:
 
 - the step's prompt tokens are what the tightest target of the requests it decodes leaves after
-  their decodes, at the step costs measured under the current load (cloud/step_cost_model.py);
+  their decodes, at the step costs measured under the current load (cloud/step_cost_model.py),
+  each prompt token costing its attention over the longest context a running prompt has reached;
   at least MIN_PREFILL_TOKENS, so waiting prompts always progress;
 - no request is admitted once the decode step of one more would pass the tightest target of the
   running and waiting requests: past that batch every decoding request misses its target (the
@@ -51,11 +52,16 @@ def step_limits(
     decoding_targets = _targets(decoding)
     all_targets = [*_targets(running), *_targets(waiting)]
     prefill_tokens = max_running = None
+    decode_keys = sum(r.num_computed_tokens + 1 for r in decoding)
     if decoding_targets:
-        within = costs.prompt_tokens_within(TARGET_SHARE * min(decoding_targets), len(decoding))
+        context = max((r.num_computed_tokens for r in running if not is_decoding(r)), default=0)
+        seconds = TARGET_SHARE * min(decoding_targets)
+        within = costs.prompt_tokens_within(seconds, len(decoding), decode_keys, context)
         prefill_tokens = max(MIN_PREFILL_TOKENS, within)
     if all_targets:
-        fitting = costs.decodes_within(TARGET_SHARE * min(all_targets), MIN_PREFILL_TOKENS, max_num_seqs)
+        keys_each = decode_keys // len(decoding) if decoding else 0
+        seconds = TARGET_SHARE * min(all_targets)
+        fitting = costs.decodes_within(seconds, MIN_PREFILL_TOKENS, max_num_seqs, keys_each)
         max_running = max(len(running), fitting)
     return StepLimits(prefill_tokens, max_running)
 

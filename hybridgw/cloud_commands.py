@@ -108,6 +108,7 @@ def _cloud(args: argparse.Namespace) -> int:
         max_num_batched_tokens=args.max_num_batched_tokens,
         policy="slo",  # a request's priority (lower first) orders admission and preemption
         enable_prefix_caching=not args.no_prefix_caching,
+        num_threads=args.threads or None,
     )
     name = args.name or f"cloud-{socket.gethostname()}-{os.getpid()}"
 

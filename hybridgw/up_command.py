@@ -12,10 +12,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from hybridgw.logs import setup_logging
 from hybridgw.parent_watch import ENV
+from hybridgw.shared_cores import SharedCores
 
 EDGE_ID = "edge-local"
 MODEL_NAME = "smollm2-135m"
@@ -94,6 +96,7 @@ def _up(args: argparse.Namespace) -> int:
 
     from formats.model_pull import DEFAULT_MODEL, pull
     from formats.model_pull import model_path as demo_model_path
+    from gateway import app_keys
     from gateway.app import create_app
     from gateway.config_file import ConfigError, load_config
     from hybridgw.serving import ensure_can_listen, serve_app
@@ -129,6 +132,7 @@ def _up(args: argparse.Namespace) -> int:
         telemetry.trace_file,
     )
     edge_threads, cloud_threads = _split_cores(args.edge_threads, cloud=not args.no_cloud)
+    cores = SharedCores(os.cpu_count() or 1, cloud_threads)
     children: list[subprocess.Popen] = []
     extra_backends = []
     try:
@@ -142,11 +146,13 @@ def _up(args: argparse.Namespace) -> int:
                 children.append(_start_cloud_worker(args, model_path, config, cloud_threads))
             elif not args.no_cloud:
                 extra_backends.append(
-                    _local_cloud(model_path, name, cloud_threads, not args.no_prefix_caching)
+                    _local_cloud(model_path, name, cores.cloud_threads, not args.no_prefix_caching)
                 )
         keyed = bool(config.api_keys)
+        app = create_app(config, extra_backends)
+        cores.edges = [b.state for b in app[app_keys.BACKENDS] if b.state.node_id in edge_ids.values()]
         serve_app(
-            create_app(config, extra_backends),
+            app,
             host,
             port,
             announce=False,
@@ -225,7 +231,9 @@ def _split_cores(edge_threads: int | None, cloud: bool) -> tuple[int, int]:
     return edge, max(1, cores - edge)
 
 
-def _local_cloud(model_path: str, model_name: str, num_threads: int, enable_prefix_caching: bool):
+def _local_cloud(
+    model_path: str, model_name: str, num_threads: Callable[[], int], enable_prefix_caching: bool
+):
     import torch
 
     from cloud.llm_engine import LLMEngine
@@ -233,13 +241,14 @@ def _local_cloud(model_path: str, model_name: str, num_threads: int, enable_pref
     from shared.async_engine import AsyncEngine
 
     print("loading the cloud engine in process (no Redis) ...", file=sys.stderr)
-    torch.set_num_threads(num_threads)
+    torch.set_num_threads(num_threads())
     engine = LLMEngine(
         model_path,
         kv_cache_gib=CLOUD_KV_CACHE_GIB,
         max_num_seqs=CLOUD_MAX_NUM_SEQS,
         policy="slo",
         enable_prefix_caching=enable_prefix_caching,
+        num_threads=num_threads,
     )
     # warmed on its own thread, where its steps run (shared/async_engine.py)
     return LocalCloudBackend(AsyncEngine(engine, prepare=engine.warmup), frozenset({model_name}))

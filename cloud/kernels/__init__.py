@@ -4,7 +4,11 @@ Their parallel loops run on numba's threads, which know nothing of `torch.set_nu
 worker told `--threads 1` beside an edge node on the other core (`hybridgw up` on two cores)
 still split every norm, rotation and attention over two threads, and each waited on the one the
 edge had preempted (the engine alone beside one busy core: 39 tokens/s, 55 with one numba
-thread). `follow_torch_threads` gives the calling thread's numba loops torch's count.
+thread). Nor can torch's count be read back: both count per calling thread in the same OpenMP
+runtime, and numba starting its pool on the engine's thread sets that thread's count to every
+core, so under `hybridgw up` the "one-thread" engine's oneDNN matmuls, attention and norms ran
+on two threads (a spinning OpenMP worker beside the gateway's loop and the edge: three busy
+threads on two cores). `use_cpu_threads` sets both to the engine's own count before each step.
 """
 
 import torch
@@ -15,7 +19,9 @@ from shared.numba_threads import use_numba_threads
 use_kernel_cache()
 
 
-def follow_torch_threads() -> None:
-    """numba's parallel kernels launched from this thread use as many threads as torch (numba's
-    setting is per calling thread: the engine's step thread calls this before each step)."""
-    use_numba_threads(torch.get_num_threads())
+def use_cpu_threads(num_threads: int) -> None:
+    """The calling thread's torch ops and numba loops on `num_threads` threads; numba's first,
+    since starting its pool resets the thread's OpenMP count that torch reads."""
+    use_numba_threads(num_threads)
+    if torch.get_num_threads() != num_threads:
+        torch.set_num_threads(num_threads)

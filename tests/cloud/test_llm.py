@@ -100,32 +100,32 @@ def test_engine_abort_frees_blocks(tiny_checkpoint):
         engine.add(EngineRequest("b", [1] * 256, GREEDY))
 
 
-def test_a_step_runs_its_numba_kernels_on_torchs_thread_count(tiny_checkpoint):
-    """numba's thread count is per calling thread: a step taken on a new thread (as the serving
-    loop's) with torch at one thread leaves that thread's numba loops at one thread too."""
+def test_each_step_runs_torch_and_numba_on_the_engines_thread_count(tiny_checkpoint):
+    """Both count per calling thread in one OpenMP runtime, and numba starting its pool on a
+    thread sets that thread's count, which torch reads, to every core: a step on a new thread
+    (as the serving loop's) still runs both on the count the engine is given for that step."""
     import threading
 
     import numba
 
     _, _, gguf_path = tiny_checkpoint
-    engine = LLMEngine(str(gguf_path), num_blocks=32, block_size=4)
+    all_threads = numba.config.NUMBA_NUM_THREADS
+    counts = iter([1, all_threads, 1])
+    engine = LLMEngine(str(gguf_path), num_blocks=32, block_size=4, num_threads=lambda: next(counts))
     engine.add(EngineRequest("a", [1, 2, 3, 4, 5], GREEDY))
     seen: list[tuple[int, int]] = []
 
-    def step_on_a_new_thread() -> None:
-        before = numba.get_num_threads()
-        engine.step()
-        seen.append((before, numba.get_num_threads()))
+    def steps_on_a_new_thread() -> None:
+        numba.get_num_threads()  # starts numba's pool from this thread
+        seen.append((torch.get_num_threads(), numba.get_num_threads()))
+        for _ in range(3):
+            engine.step()
+            seen.append((torch.get_num_threads(), numba.get_num_threads()))
 
-    torch_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        thread = threading.Thread(target=step_on_a_new_thread)
-        thread.start()
-        thread.join()
-    finally:
-        torch.set_num_threads(torch_threads)
-    assert seen == [(numba.config.NUMBA_NUM_THREADS, 1)]
+    thread = threading.Thread(target=steps_on_a_new_thread)
+    thread.start()
+    thread.join()
+    assert seen == [(all_threads, all_threads), (1, 1), (all_threads, all_threads), (1, 1)]
 
 
 @pytest.mark.demo_model

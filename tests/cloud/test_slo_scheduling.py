@@ -11,7 +11,7 @@ from cloud.config import SchedulerConfig
 from cloud.request import Request
 from cloud.scheduler import Scheduler
 from cloud.step_budget import MIN_PREFILL_TOKENS, NO_LIMITS, TARGET_SHARE, StepLimits, step_limits
-from cloud.step_cost_model import StepCostModel
+from cloud.step_cost_model import StepCostModel, attended_keys
 from cloud.waiting_order import PATIENCE_FACTOR
 from shared.sampling import SampledToken, SamplingParams
 from shared.step_rates import StepRates
@@ -116,12 +116,23 @@ def test_step_limits_from_the_reference_costs():
 
 
 def test_the_step_cost_model_follows_the_load():
+    per_key_s = 0.01 / 1000.0  # attention's share 0.01 of a token's arithmetic, per key
     costs = StepCostModel()
-    costs.set_reference(_reference())
-    assert costs.seconds(32, 500) == pytest.approx(0.050 + 0.5)
-    for step in range(60):  # the machine now takes 2x the decode and 3x the prompt reference
+    costs.set_reference(_reference(), attention_ratio=0.01)
+    assert costs.seconds(32, 500, 1000) == pytest.approx(0.050 + 0.5 + 1000 * per_key_s)
+    for step in range(60):  # the machine now takes 2x the decode, 3x the prompt, 1.5x the attention
         num_decodes, num_prompt = 1 + step % 32, 32 * (step % 5)
+        num_keys = attended_keys(100 * (step % 7), num_prompt) + 50 * num_decodes
         decode_s = 0.010 + 0.040 * (num_decodes - 1) / 31
-        costs.record(2 * decode_s + 3 * num_prompt / 1000.0, num_decodes, num_prompt)
-    assert costs.scales == pytest.approx([2.0, 3.0], rel=0.05)
-    assert costs.prompt_tokens_within(0.3, 32) == pytest.approx((0.3 - 0.1) / 0.003, rel=0.05)
+        seconds = 2 * decode_s + 3 * num_prompt / 1000.0 + 1.5 * num_keys * per_key_s
+        costs.record(seconds, num_decodes, num_prompt, num_keys)
+    assert costs.scales == pytest.approx([2.0, 3.0, 1.5], rel=0.05)
+    decode_keys, context = 32 * 50, 300
+    within = costs.prompt_tokens_within(0.3, 32, decode_keys, context)
+    fitting = [
+        n for n in range(1, 200) if costs.seconds(32, n, decode_keys + attended_keys(context, n)) <= 0.3
+    ]
+    assert within == max(fitting)
+    assert costs.decodes_within(0.2, 8, 64, keys_each=50) == max(
+        n for n in range(1, 65) if costs.seconds(n, 8, 50 * n) <= 0.2
+    )
