@@ -11,12 +11,23 @@ chat on the cloud engine got 300-580 ms per token, and none met its target. With
   at least MIN_PREFILL_TOKENS, so waiting prompts always progress;
 - no request is admitted once the decode step of one more would pass the tightest target of the
   running and waiting requests: past that batch every decoding request misses its target (the
-  same run, with the prompt cap alone, admitted 40 chats whose 375 ms steps all missed it).
+  same run, with the prompt cap alone, admitted 40 chats whose 375 ms steps all missed it);
+  the whole target, not TARGET_SHARE of it, bounds admission while a waiting request would miss
+  its TTFT target by waiting for the first running request to finish (a burst of 32 chats on
+  this 2-core machine: 23 admitted, and the other 9 waited a whole generation, TTFT 25 s);
+
+- but never fewer prompt tokens than the waiting prompts' TTFT targets need: the steepest rate
+  among the earliest deadlines (each at TTFT_SHARE of its target), times the step's own time.
+  Bounded by TPOT alone, a burst of 32 chats (TTFT target 10 s) got 32 prompt tokens a step
+  beside the first ones' decodes: TTFT p99 16-23 s where computing the prompts first takes 7.
+  A rate no step can give (the prompts alone take longer) leaves the prompts uncapped.
 
 Requests without targets leave the budget as it is (vLLM's max_num_batched_tokens and
 max_num_seqs alone).
 """
 
+import math
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -24,6 +35,8 @@ from cloud.step_cost_model import StepCostModel
 from shared.request_state import RequestState
 
 MIN_PREFILL_TOKENS = 32  # prompt tokens a step computes however tight the targets
+TTFT_SHARE = 0.5  # of a TTFT target, where its prompt's deadline is set: room for later arrivals
+MIN_HORIZON_S = 0.05  # a deadline already passed counts as this close
 TARGET_SHARE = 0.8  # of the tightest target: room for the model's error and for stalls
 
 
@@ -42,12 +55,18 @@ def is_decoding(request: RequestState) -> bool:
 
 
 def step_limits(
-    running: list[RequestState], waiting: Iterable[RequestState], costs: StepCostModel, max_num_seqs: int
+    running: list[RequestState],
+    waiting: Iterable[RequestState],
+    costs: StepCostModel,
+    max_num_seqs: int,
+    now: float | None = None,
 ) -> StepLimits:
-    """The next step's limits from the requests' TPOT targets and the engine's step costs (no
-    limit before it has measured them); `max_num_seqs`: the engine's own cap."""
+    """The next step's limits from the requests' TPOT and TTFT targets and the engine's step
+    costs (no limit before it has measured them); `max_num_seqs`: the engine's own cap; `now`:
+    time.monotonic(), the requests' arrival clock."""
     if not costs.has_reference:
         return NO_LIMITS
+    waiting = list(waiting)
     decoding = [r for r in running if is_decoding(r)]
     decoding_targets = _targets(decoding)
     all_targets = [*_targets(running), *_targets(waiting)]
@@ -57,10 +76,12 @@ def step_limits(
         context = max((r.num_computed_tokens for r in running if not is_decoding(r)), default=0)
         seconds = TARGET_SHARE * min(decoding_targets)
         within = costs.prompt_tokens_within(seconds, len(decoding), decode_keys, context)
-        prefill_tokens = max(MIN_PREFILL_TOKENS, within)
+        due = prompt_tokens_due([*running, *waiting], costs, len(decoding), decode_keys, now)
+        prefill_tokens = None if due is None else max(MIN_PREFILL_TOKENS, within, due)
     if all_targets:
         keys_each = decode_keys // len(decoding) if decoding else 0
-        seconds = TARGET_SHARE * min(all_targets)
+        share = 1.0 if _ttft_at_risk(running, waiting, costs, decode_keys, now) else TARGET_SHARE
+        seconds = share * min(all_targets)
         fitting = costs.decodes_within(seconds, MIN_PREFILL_TOKENS, max_num_seqs, keys_each)
         max_running = max(len(running), fitting)
     return StepLimits(prefill_tokens, max_running)
@@ -68,3 +89,49 @@ def step_limits(
 
 def _targets(requests: Iterable[RequestState]) -> list[float]:
     return [r.tpot_target_s for r in requests if r.tpot_target_s > 0]
+
+
+def _ttft_at_risk(
+    running: list[RequestState],
+    waiting: list[RequestState],
+    costs: StepCostModel,
+    decode_keys: int,
+    now: float | None,
+) -> bool:
+    """Whether a waiting request's TTFT deadline comes before the first running request is
+    predicted to finish (its tokens left at the current decode step's time)."""
+    if not running:
+        return False
+    now = time.monotonic() if now is None else now
+    tokens_left = min(r.sampling_params.max_tokens - len(r.output_token_ids) for r in running)
+    first_finish = now + tokens_left * costs.seconds(len(running), 0, decode_keys)
+    return any(r.arrival_time + r.ttft_target_s < first_finish for r in waiting if r.ttft_target_s > 0)
+
+
+def prompt_tokens_due(
+    requests: Iterable[RequestState],
+    costs: StepCostModel,
+    num_decodes: int,
+    decode_keys: int,
+    now: float | None = None,
+) -> int | None:
+    """The prompt tokens a step beside `num_decodes` decodes must compute for every prompt with
+    a TTFT target to be computed by its deadline (arrival + TTFT_SHARE * target), at the current
+    step costs: 0 for none, None when no step rate can give it."""
+    now = time.monotonic() if now is None else now
+    deadlines = sorted(
+        (r.arrival_time + TTFT_SHARE * r.ttft_target_s, r.num_prompt_tokens - r.num_computed_tokens)
+        for r in requests
+        if r.ttft_target_s > 0 and r.first_token_time is None
+    )
+    rate = tokens = 0.0  # prompt tokens per second the steepest deadline needs
+    for deadline, remaining in deadlines:
+        tokens += remaining
+        rate = max(rate, tokens / max(deadline - now, MIN_HORIZON_S))
+    if not rate:
+        return 0
+    decode_s = costs.seconds(num_decodes, 0, decode_keys)
+    per_token_s = costs.seconds(0, 1, 0)  # attention left out: these prompts are mostly short
+    if rate * per_token_s >= 1:
+        return None
+    return math.ceil(rate * decode_s / (1 - rate * per_token_s))

@@ -2,6 +2,7 @@
 first with aging, a running prompt chunk yielding to a shorter waiting one, the prompt-token cap
 and the running cap, and the step costs they are computed from."""
 
+import math
 import time
 
 import pytest
@@ -10,7 +11,15 @@ from cloud.block_manager import BlockManager
 from cloud.config import SchedulerConfig
 from cloud.request import Request
 from cloud.scheduler import Scheduler
-from cloud.step_budget import MIN_PREFILL_TOKENS, NO_LIMITS, TARGET_SHARE, StepLimits, step_limits
+from cloud.step_budget import (
+    MIN_PREFILL_TOKENS,
+    NO_LIMITS,
+    TARGET_SHARE,
+    TTFT_SHARE,
+    StepLimits,
+    prompt_tokens_due,
+    step_limits,
+)
 from cloud.step_cost_model import StepCostModel, attended_keys
 from cloud.waiting_order import PATIENCE_FACTOR
 from shared.sampling import SampledToken, SamplingParams
@@ -136,3 +145,42 @@ def test_the_step_cost_model_follows_the_load():
     assert costs.decodes_within(0.2, 8, 64, keys_each=50) == max(
         n for n in range(1, 65) if costs.seconds(n, 8, 50 * n) <= 0.2
     )
+
+
+def test_waiting_prompts_get_the_tokens_their_ttft_deadlines_need():
+    costs = StepCostModel()
+    costs.set_reference(_reference())
+    now = time.monotonic()
+    running = [_decoding(f"r{i}", 0.06) for i in range(4)]
+    waiting = [_request(f"w{i}", 100, arrival=now, ttft_s=1.0, first_token=100 * i) for i in range(4)]
+    late = _request("late", 100, arrival=now - 5.0, ttft_s=2.0)
+    late.first_token_time = now - 3.0  # preempted after its first token: no TTFT left to meet
+    rate = 400 / (TTFT_SHARE * 1.0)  # 400 prompt tokens due in 0.5 s
+    decode_s = 0.010 + (0.050 - 0.010) * (4 - 1) / (32 - 1)
+    due = math.ceil(rate * decode_s / (1 - rate / 1000.0))
+    assert prompt_tokens_due([*waiting, late], costs, 4, 0, now) == due
+    limits = step_limits(running, [*waiting, late], costs, 64, now)
+    tpot_bound = int((TARGET_SHARE * 0.06 - decode_s) * 1000.0)
+    assert limits.prefill_tokens == max(due, tpot_bound) == due
+    flood = [_request(f"f{i}", 600, arrival=now, ttft_s=2.0, first_token=1000 * i) for i in range(4)]
+    assert prompt_tokens_due(flood, costs, 4, 0, now) is None  # 2,400 tokens/s: beyond any step
+    assert step_limits(running, flood, costs, 64, now).prefill_tokens is None
+    assert prompt_tokens_due([late], costs, 4, 0, now) == 0
+
+
+def test_admission_takes_the_whole_tpot_target_when_waiting_would_miss_a_ttft_target():
+    costs = StepCostModel()
+    costs.set_reference(_reference())
+    now = time.monotonic()
+    running = [_decoding(f"r{i}", 0.1) for i in range(5)]  # 3 tokens left each: done in ~3 steps
+    patient = _request("p", 4, arrival=now, ttft_s=10.0, tpot_s=0.1)
+    urgent = _request("u", 4, arrival=now - 1.0, ttft_s=1.01, tpot_s=0.1)
+
+    def fitting(seconds: float) -> int:
+        return max(
+            n for n in range(1, 65) if 0.010 + 0.040 * (n - 1) / 31 + MIN_PREFILL_TOKENS / 1000 <= seconds
+        )
+
+    assert fitting(TARGET_SHARE * 0.1) < fitting(0.1)
+    assert step_limits(running, [patient], costs, 64, now).max_running == fitting(TARGET_SHARE * 0.1)
+    assert step_limits(running, [patient, urgent], costs, 64, now).max_running == fitting(0.1)
