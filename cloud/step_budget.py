@@ -16,11 +16,13 @@ chat on the cloud engine got 300-580 ms per token, and none met its target. With
   its TTFT target by waiting for the first running request to finish (a burst of 32 chats on
   this 2-core machine: 23 admitted, and the other 9 waited a whole generation, TTFT 25 s);
 
-- but never fewer prompt tokens than the waiting prompts' TTFT targets need: the steepest rate
-  among the earliest deadlines (each at TTFT_SHARE of its target), times the step's own time.
-  Bounded by TPOT alone, a burst of 32 chats (TTFT target 10 s) got 32 prompt tokens a step
-  beside the first ones' decodes: TTFT p99 16-23 s where computing the prompts first takes 7.
-  A rate no step can give (the prompts alone take longer) leaves the prompts uncapped.
+- more when the waiting prompts' TTFT targets need it: the steepest rate among the earliest
+  deadlines (each at TTFT_SHARE of its target), times the step's own time (as many as a step
+  can take when no rate would do), but only as far as the decoding requests' mean TPOT has
+  room for (`decode_slack_s`). Bounded by TPOT alone, a burst of 32 chats (TTFT target 10 s)
+  got 32 prompt tokens a step beside the first ones' decodes: TTFT p99 16-23 s where computing
+  the prompts first takes 7. Unbounded by TPOT, the mixed workload's documents took 1.7 s steps
+  and its chats got 770 ms per token;
 
 Requests without targets leave the budget as it is (vLLM's max_num_batched_tokens and
 max_num_seqs alone).
@@ -77,7 +79,12 @@ def step_limits(
         seconds = TARGET_SHARE * min(decoding_targets)
         within = costs.prompt_tokens_within(seconds, len(decoding), decode_keys, context)
         due = prompt_tokens_due([*running, *waiting], costs, len(decoding), decode_keys, now)
-        prefill_tokens = None if due is None else max(MIN_PREFILL_TOKENS, within, due)
+        if due != 0:  # only as far as the decoding requests' mean TPOT has room for
+            slack_s = max(0.0, decode_slack_s(decoding, costs, decode_keys, now))
+            step_s = costs.seconds(len(decoding), 0, decode_keys) + slack_s
+            spendable = costs.prompt_tokens_within(step_s, len(decoding), decode_keys, context)
+            due = spendable if due is None else min(due, spendable)
+        prefill_tokens = max(MIN_PREFILL_TOKENS, within, due)
     if all_targets:
         keys_each = decode_keys // len(decoding) if decoding else 0
         share = 1.0 if _ttft_at_risk(running, waiting, costs, decode_keys, now) else TARGET_SHARE
@@ -106,6 +113,28 @@ def _ttft_at_risk(
     tokens_left = min(r.sampling_params.max_tokens - len(r.output_token_ids) for r in running)
     first_finish = now + tokens_left * costs.seconds(len(running), 0, decode_keys)
     return any(r.arrival_time + r.ttft_target_s < first_finish for r in waiting if r.ttft_target_s > 0)
+
+
+def decode_slack_s(
+    decoding: list[RequestState], costs: StepCostModel, decode_keys: int, now: float | None = None
+) -> float:
+    """How much longer than a decode step the next step may take with every decoding request's
+    mean time per token still within its TPOT target (the whole target: with TARGET_SHARE of it,
+    a burst's last prompts waited 11.7 s, not 6.7), were its remaining tokens
+    (to max_tokens) decoded at the current step time: what a request decoded fast so far has
+    saved. A burst's first chats have saved most of their budget while the rest's prompts are
+    computed; a chat among long documents soon has none left."""
+    now = time.monotonic() if now is None else now
+    step_s = costs.seconds(len(decoding), 0, decode_keys)
+    slack = math.inf
+    for request in decoding:
+        if request.tpot_target_s <= 0:
+            continue
+        max_tokens = request.sampling_params.max_tokens
+        budget = request.tpot_target_s * (max_tokens - 1)
+        spent = now - (request.first_token_time or now)
+        slack = min(slack, budget - spent - (max_tokens - len(request.output_token_ids)) * step_s)
+    return slack
 
 
 def prompt_tokens_due(

@@ -164,7 +164,13 @@ def test_waiting_prompts_get_the_tokens_their_ttft_deadlines_need():
     assert limits.prefill_tokens == max(due, tpot_bound) == due
     flood = [_request(f"f{i}", 600, arrival=now, ttft_s=2.0, first_token=1000 * i) for i in range(4)]
     assert prompt_tokens_due(flood, costs, 4, 0, now) is None  # 2,400 tokens/s: beyond any step
-    assert step_limits(running, flood, costs, 64, now).prefill_tokens is None
+    # as many as the decoding requests' saved time allows: 3 tokens left of 4, none spent yet
+    slack_s = 0.06 * (4 - 1) - 3 * decode_s
+    assert step_limits(running, flood, costs, 64, now).prefill_tokens == int(slack_s * 1000.0) > due
+    for request in running:  # a second in: their budget spent, the TPOT share bounds the step
+        request.first_token_time = now - 1.0
+    assert step_limits(running, flood, costs, 64, now).prefill_tokens == tpot_bound
+    assert step_limits(running, waiting, costs, 64, now).prefill_tokens == tpot_bound
     assert prompt_tokens_due([late], costs, 4, 0, now) == 0
 
 
