@@ -69,6 +69,7 @@ def step_limits(
     if not costs.has_reference:
         return NO_LIMITS
     waiting = list(waiting)
+    now = time.monotonic() if now is None else now  # one clock reading for the whole step
     decoding = [r for r in running if is_decoding(r)]
     decoding_targets = _targets(decoding)
     all_targets = [*_targets(running), *_targets(waiting)]
