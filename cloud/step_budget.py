@@ -76,13 +76,13 @@ def step_limits(
     prefill_tokens = max_running = None
     decode_keys = sum(r.num_computed_tokens + 1 for r in decoding)
     if decoding_targets:
+        decode_s = costs.seconds(len(decoding), 0, decode_keys)
         context = max((r.num_computed_tokens for r in running if not is_decoding(r)), default=0)
         seconds = TARGET_SHARE * min(decoding_targets)
         within = costs.prompt_tokens_within(seconds, len(decoding), decode_keys, context)
-        due = prompt_tokens_due([*running, *waiting], costs, len(decoding), decode_keys, now)
+        due = prompt_tokens_due([*running, *waiting], costs, decode_s, now)
         if due != 0:  # only as far as the decoding requests' mean TPOT has room for
-            slack_s = max(0.0, decode_slack_s(decoding, costs, decode_keys, now))
-            step_s = costs.seconds(len(decoding), 0, decode_keys) + slack_s
+            step_s = decode_s + max(0.0, decode_slack_s(decoding, decode_s, now))
             spendable = costs.prompt_tokens_within(step_s, len(decoding), decode_keys, context)
             due = spendable if due is None else min(due, spendable)
         prefill_tokens = max(MIN_PREFILL_TOKENS, within, due)
@@ -104,29 +104,24 @@ def _ttft_at_risk(
     waiting: list[RequestState],
     costs: StepCostModel,
     decode_keys: int,
-    now: float | None,
+    now: float,
 ) -> bool:
     """Whether a waiting request's TTFT deadline comes before the first running request is
     predicted to finish (its tokens left at the current decode step's time)."""
     if not running:
         return False
-    now = time.monotonic() if now is None else now
     tokens_left = min(r.sampling_params.max_tokens - len(r.output_token_ids) for r in running)
     first_finish = now + tokens_left * costs.seconds(len(running), 0, decode_keys)
     return any(r.arrival_time + r.ttft_target_s < first_finish for r in waiting if r.ttft_target_s > 0)
 
 
-def decode_slack_s(
-    decoding: list[RequestState], costs: StepCostModel, decode_keys: int, now: float | None = None
-) -> float:
+def decode_slack_s(decoding: list[RequestState], decode_s: float, now: float) -> float:
     """How much longer than a decode step the next step may take with every decoding request's
     mean time per token still within its TPOT target (the whole target: with TARGET_SHARE of it,
     a burst's last prompts waited 11.7 s, not 6.7), were its remaining tokens
-    (to max_tokens) decoded at the current step time: what a request decoded fast so far has
+    (to max_tokens) decoded at `decode_s` a step: what a request decoded fast so far has
     saved. A burst's first chats have saved most of their budget while the rest's prompts are
     computed; a chat among long documents soon has none left."""
-    now = time.monotonic() if now is None else now
-    step_s = costs.seconds(len(decoding), 0, decode_keys)
     slack = math.inf
     for request in decoding:
         if request.tpot_target_s <= 0:
@@ -134,21 +129,19 @@ def decode_slack_s(
         max_tokens = request.sampling_params.max_tokens
         budget = request.tpot_target_s * (max_tokens - 1)
         spent = now - (request.first_token_time or now)
-        slack = min(slack, budget - spent - (max_tokens - len(request.output_token_ids)) * step_s)
+        slack = min(slack, budget - spent - (max_tokens - len(request.output_token_ids)) * decode_s)
     return slack
 
 
 def prompt_tokens_due(
     requests: Iterable[RequestState],
     costs: StepCostModel,
-    num_decodes: int,
-    decode_keys: int,
-    now: float | None = None,
+    decode_s: float,
+    now: float,
 ) -> int | None:
-    """The prompt tokens a step beside `num_decodes` decodes must compute for every prompt with
-    a TTFT target to be computed by its deadline (arrival + TTFT_SHARE * target), at the current
-    step costs: 0 for none, None when no step rate can give it."""
-    now = time.monotonic() if now is None else now
+    """The prompt tokens a step beside decodes taking `decode_s` must compute for every prompt
+    with a TTFT target to be computed by its deadline (arrival + TTFT_SHARE * target), at the
+    current step costs: 0 for none, None when no step rate can give it."""
     deadlines = sorted(
         (r.arrival_time + TTFT_SHARE * r.ttft_target_s, r.num_prompt_tokens - r.num_computed_tokens)
         for r in requests
@@ -160,7 +153,6 @@ def prompt_tokens_due(
         rate = max(rate, tokens / max(deadline - now, MIN_HORIZON_S))
     if not rate:
         return 0
-    decode_s = costs.seconds(num_decodes, 0, decode_keys)
     per_token_s = costs.seconds(0, 1, 0)  # attention left out: these prompts are mostly short
     if rate * per_token_s >= 1:
         return None

@@ -158,12 +158,12 @@ def test_waiting_prompts_get_the_tokens_their_ttft_deadlines_need():
     rate = 400 / (TTFT_SHARE * 1.0)  # 400 prompt tokens due in 0.5 s
     decode_s = 0.010 + (0.050 - 0.010) * (4 - 1) / (32 - 1)
     due = math.ceil(rate * decode_s / (1 - rate / 1000.0))
-    assert prompt_tokens_due([*waiting, late], costs, 4, 0, now) == due
+    assert prompt_tokens_due([*waiting, late], costs, decode_s, now) == due
     limits = step_limits(running, [*waiting, late], costs, 64, now)
     tpot_bound = int((TARGET_SHARE * 0.06 - decode_s) * 1000.0)
     assert limits.prefill_tokens == max(due, tpot_bound) == due
     flood = [_request(f"f{i}", 600, arrival=now, ttft_s=2.0, first_token=1000 * i) for i in range(4)]
-    assert prompt_tokens_due(flood, costs, 4, 0, now) is None  # 2,400 tokens/s: beyond any step
+    assert prompt_tokens_due(flood, costs, decode_s, now) is None  # 2,400 tokens/s: beyond any step
     # as many as the decoding requests' saved time allows: 3 tokens left of 4, none spent yet
     slack_s = 0.06 * (4 - 1) - 3 * decode_s
     assert step_limits(running, flood, costs, 64, now).prefill_tokens == int(slack_s * 1000.0) > due
@@ -171,7 +171,7 @@ def test_waiting_prompts_get_the_tokens_their_ttft_deadlines_need():
         request.first_token_time = now - 1.0
     assert step_limits(running, flood, costs, 64, now).prefill_tokens == tpot_bound
     assert step_limits(running, waiting, costs, 64, now).prefill_tokens == tpot_bound
-    assert prompt_tokens_due([late], costs, 4, 0, now) == 0
+    assert prompt_tokens_due([late], costs, decode_s, now) == 0
 
 
 def test_admission_takes_the_whole_tpot_target_when_waiting_would_miss_a_ttft_target():
