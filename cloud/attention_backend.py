@@ -41,8 +41,23 @@ class TorchReferenceAttention:
         return paged_attention_torch(q, k_cache, v_cache, plan, scale, window)
 
 
+QUERY_TILE = 32  # consecutive queries of one request attended together (each K/V row read once)
+
+
+def query_tiles(query_start_loc: np.ndarray, tile: int) -> np.ndarray:
+    """(num_tiles + 1,) int64: the first query of each tile, then the step's query count. Each
+    request's queries are cut into runs of `tile` from its first one (the last run shorter)."""
+    starts, counts = query_start_loc[:-1], np.diff(query_start_loc)
+    tiles_per_request = (counts + tile - 1) // tile
+    first_tile = np.cumsum(tiles_per_request) - tiles_per_request
+    within = np.arange(tiles_per_request.sum(), dtype=np.int64) - np.repeat(first_tile, tiles_per_request)
+    tile_starts = np.repeat(starts, tiles_per_request) + tile * within
+    return np.append(tile_starts, query_start_loc[-1]).astype(np.int64)
+
+
 @dataclass(slots=True)
 class CpuPlan:
+    tile_starts: np.ndarray  # (num_tiles + 1,) int64: the first query of each tile, then T
     table_rows: np.ndarray  # (T,) int64: each token's request, its row of block_tables
     seq_lens: np.ndarray  # (T,) int64: how many cached tokens each token's query sees (causal)
     block_tables: np.ndarray  # (R, max_blocks) int64
@@ -50,9 +65,13 @@ class CpuPlan:
 
 
 class CpuPagedAttention:
+    def __init__(self, query_tile: int = QUERY_TILE):
+        self.query_tile = query_tile
+
     def plan(self, metadata: AttentionMetadata) -> CpuPlan:
         starts = np.asarray(metadata.query_start_loc, dtype=np.int64)
         return CpuPlan(
+            tile_starts=query_tiles(starts, self.query_tile),
             table_rows=np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(starts)),
             seq_lens=metadata.positions.numpy() + 1,
             block_tables=metadata.block_tables.numpy(),
@@ -64,6 +83,7 @@ class CpuPagedAttention:
         out = torch.empty_like(q)
         paged_attention(
             kernel_array(q),
+            plan.tile_starts,
             plan.table_rows,
             plan.seq_lens,
             kernel_array(k_cache),

@@ -1,10 +1,11 @@
 """Paged attention through block tables equals dense causal attention, on every backend."""
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
-from cloud.attention_backend import CpuPagedAttention, TorchReferenceAttention
+from cloud.attention_backend import CpuPagedAttention, TorchReferenceAttention, query_tiles
 from cloud.paged_attention import AttentionMetadata, write_kv
 
 NUM_BLOCKS, BLOCK_SIZE, KV_HEADS, HEADS, HEAD_DIM = 16, 4, 2, 6, 8
@@ -101,11 +102,14 @@ def test_attention_reads_only_through_the_block_table(backend):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_kernel_output_of_a_token_does_not_depend_on_the_split(dtype):
+@pytest.mark.parametrize("query_tile", [1, 3, 32])
+def test_kernel_output_of_a_token_does_not_depend_on_the_split(dtype, query_tile):
     """The same tokens as decodes, continued chunks or whole fresh prompts, beside other requests
-    split otherwise: each token's attention output is bit for bit the same."""
-    attention, per_token = CpuPagedAttention(), {}
-    for new in (NEW, [1, 1, 1, 1, 1], [9, 4, 5, 7, 2], [2, 10, 3, 1, 13]):
+    split otherwise, attended in tiles of 1, 3 or 32 queries: each token's attention output is bit
+    for bit the same, and the same as with the default tile."""
+    per_token = {}
+    splits = (NEW, [1, 1, 1, 1, 1], [9, 4, 5, 7, 2], [2, 10, 3, 1, 13])
+    for attention, new in [(CpuPagedAttention(query_tile), n) for n in splits] + [(CpuPagedAttention(), NEW)]:
         k_cache, v_cache, queries, new_k, new_v, metadata, _, _ = mixed_batch(dtype, new)
         out = attention.forward(queries, new_k, new_v, k_cache, v_cache, attention.plan(metadata))
         start = 0
@@ -117,6 +121,13 @@ def test_kernel_output_of_a_token_does_not_depend_on_the_split(dtype):
     assert sum(len(outputs) > 1 for outputs in per_token.values()) >= 10  # many seen twice or more
     for outputs in per_token.values():
         assert all(torch.equal(outputs[0], other) for other in outputs[1:])
+
+
+def test_query_tiles_cut_each_request_from_its_first_query():
+    starts = np.array([0, 3, 4, 4, 11], dtype=np.int64)  # requests of 3, 1, 0 and 7 queries
+    assert query_tiles(starts, 3).tolist() == [0, 3, 4, 7, 10, 11]
+    assert query_tiles(starts, 32).tolist() == [0, 3, 4, 11]
+    assert query_tiles(starts, 1).tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
 
 
 def test_the_reference_attends_without_the_cudnn_backend(monkeypatch):
