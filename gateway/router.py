@@ -31,8 +31,8 @@ expected output in their context window; a private request may only use edge nod
 is left out while another node has room until the requests holding its slots decode (its slot
 wait is read off their paces, not guessed). With
 latency targets (TTFT, TPOT, end to end), an on-prem cloud engine (the in-process one, on the
-edge's cores) takes a public request when it meets them or nothing waits there
-(gateway/tier_preference.py); else a node that meets them all, the edge before a remote cloud,
+edge's cores) takes a public request when it meets them, or when no edge that is busy already
+meets them (gateway/tier_preference.py); else a node that meets them all, the edge before a remote cloud,
 one with a free slot before one where the request would queue (a queue predicted to meet the
 targets beats a free slot predicted to miss them: a full edge serves a chat within its SLO after
 a short wait while a saturated cloud starts it at once and paces it too slowly);

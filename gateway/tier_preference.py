@@ -16,6 +16,10 @@ Measured on one 2-core machine (docs/benchmarks.md):
 - on the mixed workload (TTFT 10 s, TPOT 200 ms), with the engine scheduling by targets, all on
   the engine met 47 of 64 requests' targets; placed on the edge once the engine queued, 1-5
   documents per run went there and each prefill stalled the engine's steps for seconds: 12-35.
+An edge that is busy already (its private requests, in a mixed workload) is the exception: its
+cores are not lent to the engine while it serves (hybridgw/shared_cores.py), so when the engine
+is predicted to miss the targets and that edge to meet them, the edge takes the request; its
+slots batch the decode beside the requests already there.
 Among the other nodes that meet the targets, the edges (on-prem, cheaper) come before a remote
 cloud. For the same reason a late request with targets on such an engine, still working, does
 not move to an edge (gateway/pipeline.py's first-token deadline): the run above moved 9 public
@@ -35,8 +39,20 @@ def is_on_prem_engine(node: "NodeState") -> bool:
 
 def engines_taking(nodes: list["NodeState"], meeting: list["NodeState"]) -> list["NodeState"]:
     """The on-prem cloud engines that take the request: those predicted to meet its targets (in
-    `meeting`), else every open one."""
-    return [n for n in meeting if is_on_prem_engine(n)] or [n for n in nodes if is_on_prem_engine(n)]
+    `meeting`); else every open one, unless an edge that meets them is busy already (none then:
+    the edges take it)."""
+    meeting_engines = [n for n in meeting if is_on_prem_engine(n)]
+    if meeting_engines:
+        return meeting_engines
+    if any(is_busy_edge(n) for n in meeting):
+        return []
+    return [n for n in nodes if is_on_prem_engine(n)]
+
+
+def is_busy_edge(node: "NodeState") -> bool:
+    """An edge serving requests: its cores are its own already (hybridgw/shared_cores.py lends
+    an idle edge's cores to the engine), so a request it takes costs the engine nothing more."""
+    return node.kind == NodeKind.EDGE and node.load.num_requests > 0
 
 
 def tiers_by_preference(meeting: list["NodeState"]) -> list[list["NodeState"]]:

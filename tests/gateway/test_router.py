@@ -202,6 +202,23 @@ def test_an_on_prem_cloud_engine_takes_public_requests_with_targets_before_the_e
     assert (remote.node_id, remote.reason) == ("edge-1", "edge_meets_target")
 
 
+def test_a_busy_edge_that_meets_the_targets_takes_a_public_request_the_engine_would_miss():
+    """An edge already serving requests does not lend its cores to the engine: when only it is
+    predicted to meet the targets, it takes the public request; idle, it leaves it to the engine."""
+    edge = _edge(decode_tokens_per_s=100.0, rtt_s=0.0)
+    cloud = _cloud(prefill_tokens_per_s=50.0, decode_tokens_per_s=20.0, on_prem=True, max_running=4)
+    idle = route(_request(e2e_s=5.0), [edge, cloud], now=0, rng=random.Random(0))
+    assert (idle.node_id, idle.reason) == ("cloud-1", "on_prem_engine")
+    edge.load = _loaded(1)  # one request running: e2e 2 s, a free slot
+    busy = route(_request(e2e_s=5.0), [edge, cloud], now=0, rng=random.Random(0))
+    assert busy.prediction_for("edge-1").e2e_s <= 5.0 < busy.prediction_for("cloud-1").e2e_s
+    assert (busy.node_id, busy.reason) == ("edge-1", "edge_meets_target")
+    both_meet = route(_request(e2e_s=10.0), [edge, cloud], now=0, rng=random.Random(0))
+    assert (both_meet.node_id, both_meet.reason) == ("cloud-1", "meets_target")
+    nobody_meets = route(_request(e2e_s=1.0), [edge, cloud], now=0, rng=random.Random(0))
+    assert (nobody_meets.node_id, nobody_meets.reason) == ("cloud-1", "on_prem_engine")
+
+
 def test_ttft_and_tpot_targets_are_separate():
     nodes = [_edge(), _cloud()]  # edge: TTFT ~1 s, TPOT 50 ms; cloud: TTFT ~0.1 s, TPOT 20 ms
     assert route(_request(ttft_s=2.0), nodes, 0, random.Random(0)).reason == "edge_meets_target"
