@@ -15,7 +15,9 @@ import numpy as np
 
 from edge.embedding import check_input, embed, pooling_type
 from edge.kv_cache import KVCache
+from edge.linear import BLAS_MIN_ROWS
 from edge.model import LlamaModel
+from edge.prefill_attention import MIN_CHUNK
 from edge.request import Request
 from edge.slot_prefixes import PREFIX_BLOCK_SIZE, SlotPrefixes
 from edge.weights import ModelWeights
@@ -27,7 +29,7 @@ from shared.batch_sampler import sample_batch
 from shared.engine import EngineRequest, InvalidRequestError, NodeStats, StepOutput, StepResult
 from shared.grammar_matcher import GrammarCompiler
 from shared.request_state import request_grammar, validate_prompt
-from shared.sampling import SampledToken
+from shared.sampling import SampledToken, Sampler, SamplingParams
 from shared.step_rates import MIN_PREFILL_TOKENS, StepRates
 
 BACKENDS = ("numba", "onnxruntime")
@@ -122,6 +124,28 @@ class EdgeEngine:
             zeros, zeros, np.arange(num_tokens, dtype=np.int32), np.array([num_tokens - 1]), self.cache
         )
         self.rates.record_step(time.perf_counter() - started, num_tokens, 0)
+
+    def prepare_to_serve(self) -> None:
+        """What a serving node runs before its first request: every kernel loaded, its decode
+        and prefill speeds measured."""
+        self.measure_prefill(self.warmup())
+        self.load_batch_kernels()
+
+    def load_batch_kernels(self) -> None:
+        """One untimed step of a prompt chunk long enough for the BLAS tiles beside a token
+        in another slot (or apart in the same one), sampled greedily and drawn: the per-row
+        kernels such a step takes and the sampler's, so none is compiled on a request's path.
+        From a cold kernel cache, a fresh node's first step of decodes beside a prompt compiled
+        them for 17 s: the gateway moved its requests away and cooled the node down, and turned
+        private requests away meanwhile. Both positions are overwritten by real requests."""
+        last = self.config.num_slots - 1
+        chunk = min(max(BLAS_MIN_ROWS, MIN_CHUNK), self.slot_context - 2)
+        slot_ids = np.array([last] * chunk + [0], dtype=np.int32)
+        positions = np.array([*range(chunk), 0 if last else chunk + 1], dtype=np.int32)
+        token_ids = np.zeros(chunk + 1, dtype=np.int32)
+        logits = self.model.forward(token_ids, slot_ids, positions, np.array([chunk - 1, chunk]), self.cache)
+        params = (SamplingParams(temperature=0), SamplingParams(temperature=1, seed=0))
+        sample_batch(logits, [Sampler(p, [0]) for p in params])
 
     def add(self, request: EngineRequest) -> None:
         if request.request_id in self.running or any(

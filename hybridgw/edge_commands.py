@@ -135,7 +135,7 @@ def _edge(args: argparse.Namespace) -> int:
             enable_prefix_caching=not args.no_prefix_caching,
         )
     )
-    async_engine = AsyncEngine(engine, prepare=lambda: engine.measure_prefill(engine.warmup()))
+    async_engine = AsyncEngine(engine, prepare=engine.prepare_to_serve)
     prepare_gc_for_serving()
     node_id = args.node_id or f"edge-{socket.gethostname()}-{os.getpid()}"
     asyncio.run(
