@@ -12,6 +12,7 @@ from cloud.config import SchedulerConfig
 from cloud.request import Request
 from cloud.scheduler import Scheduler
 from cloud.step_budget import (
+    AT_RISK_SHARE,
     MIN_PREFILL_TOKENS,
     NO_LIMITS,
     TARGET_SHARE,
@@ -164,8 +165,9 @@ def test_waiting_prompts_get_the_tokens_their_ttft_deadlines_need():
     assert limits.prefill_tokens == max(due, tpot_bound) == due
     flood = [_request(f"f{i}", 600, arrival=now, ttft_s=2.0, first_token=1000 * i) for i in range(4)]
     assert prompt_tokens_due(flood, costs, decode_s, now) is None  # 2,400 tokens/s: beyond any step
-    # as many as the decoding requests' saved time allows: 3 tokens left of 4, none spent yet
-    slack_s = 0.06 * (4 - 1) - 3 * decode_s
+    # as many as the decoding requests' saved time allows (AT_RISK_SHARE of their TPOT target):
+    # 3 tokens left of 4, none spent yet
+    slack_s = AT_RISK_SHARE * 0.06 * (4 - 1) - 3 * decode_s
     assert step_limits(running, flood, costs, 64, now).prefill_tokens == int(slack_s * 1000.0) > due
     for request in running:  # a second in: their budget spent, the TPOT share bounds the step
         request.first_token_time = now - 1.0
@@ -174,7 +176,7 @@ def test_waiting_prompts_get_the_tokens_their_ttft_deadlines_need():
     assert prompt_tokens_due([late], costs, decode_s, now) == 0
 
 
-def test_admission_takes_the_whole_tpot_target_when_waiting_would_miss_a_ttft_target():
+def test_admission_takes_more_of_the_tpot_target_when_waiting_would_miss_a_ttft_target():
     costs = StepCostModel()
     costs.set_reference(_reference())
     now = time.monotonic()
@@ -187,6 +189,7 @@ def test_admission_takes_the_whole_tpot_target_when_waiting_would_miss_a_ttft_ta
             n for n in range(1, 65) if 0.010 + 0.040 * (n - 1) / 31 + MIN_PREFILL_TOKENS / 1000 <= seconds
         )
 
-    assert fitting(TARGET_SHARE * 0.1) < fitting(0.1)
+    assert fitting(TARGET_SHARE * 0.1) < fitting(AT_RISK_SHARE * 0.1) < fitting(0.1)
     assert step_limits(running, [patient], costs, 64, now).max_running == fitting(TARGET_SHARE * 0.1)
-    assert step_limits(running, [patient, urgent], costs, 64, now).max_running == fitting(0.1)
+    urgent_cap = step_limits(running, [patient, urgent], costs, 64, now).max_running
+    assert urgent_cap == fitting(AT_RISK_SHARE * 0.1)
