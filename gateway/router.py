@@ -31,8 +31,9 @@ expected output in their context window; a private request may only use edge nod
 is left out while another node has room until the requests holding its slots decode (its slot
 wait is read off their paces, not guessed). With
 latency targets (TTFT, TPOT, end to end), an on-prem cloud engine (the in-process one, on the
-edge's cores) takes a public request when it meets them, or when no edge that is busy already
-meets them (gateway/tier_preference.py); else a node that meets them all, the edge before a remote cloud,
+edge's cores) takes a public request when it meets them and is predicted sooner than an edge
+busy already that meets them too, or when no such edge meets them (gateway/tier_preference.py);
+else a node that meets them all, the edge before a remote cloud,
 one with a free slot before one where the request would queue (a queue predicted to meet the
 targets beats a free slot predicted to miss them: a full edge serves a chat within its SLO after
 a short wait while a saturated cloud starts it at once and paces it too slowly);
@@ -269,12 +270,18 @@ def _choose(
         engines = engines_taking(nodes, meeting)
         if engines:
             node = _best(engines, predictions, rng, request.objective)
-            return node, "meets_target" if targets.met_by(predictions[node.node_id]) else "on_prem_engine"
+            return node, _on_prem_reason(node, targets.met_by(predictions[node.node_id]))
         tiers = tiers_by_preference(meeting)
         if tiers:
             node = _best(tiers[0], predictions, rng, request.objective)
             return node, "edge_meets_target" if node.kind == NodeKind.EDGE else "meets_target"
     return _best(nodes, predictions, rng, request.objective), "fastest"
+
+
+def _on_prem_reason(node: NodeState, meets: bool) -> str:
+    if node.kind == NodeKind.EDGE:
+        return "edge_meets_target"
+    return "meets_target" if meets else "on_prem_engine"
 
 
 def _best(

@@ -17,9 +17,13 @@ Measured on one 2-core machine (docs/benchmarks.md):
   the engine met 47 of 64 requests' targets; placed on the edge once the engine queued, 1-5
   documents per run went there and each prefill stalled the engine's steps for seconds: 12-35.
 An edge that is busy already (its private requests, in a mixed workload) is the exception: its
-cores are not lent to the engine while it serves (hybridgw/shared_cores.py), so when the engine
-is predicted to miss the targets and that edge to meet them, the edge takes the request; its
-slots batch the decode beside the requests already there.
+cores are not lent to the engine while it serves (hybridgw/shared_cores.py), so it competes with
+the engine: among the two that meet the targets, the one predicted sooner takes the request (and
+the edge alone, when only it meets them); its slots batch the decode beside the requests already
+there. Measured on mixed (2 cores, seeds 0-2): with the engine first whenever it met the targets,
+33-37 of 40 chats ran on the engine, on one core, beside an edge serving a few private requests
+on the other (186 tokens/s median, a document 10.4 s to its first token); competing, 26-36 (199
+tokens/s, every target met).
 Among the other nodes that meet the targets, the edges (on-prem, cheaper) come before a remote
 cloud. For the same reason a late request with targets on such an engine, still working, does
 not move to an edge (gateway/pipeline.py's first-token deadline): the run above moved 9 public
@@ -38,13 +42,14 @@ def is_on_prem_engine(node: "NodeState") -> bool:
 
 
 def engines_taking(nodes: list["NodeState"], meeting: list["NodeState"]) -> list["NodeState"]:
-    """The on-prem cloud engines that take the request: those predicted to meet its targets (in
-    `meeting`); else every open one, unless an edge that meets them is busy already (none then:
-    the edges take it)."""
+    """The on-prem nodes that compete for the request: the cloud engines predicted to meet its
+    targets (in `meeting`) and the busy edges that meet them; else every open engine, unless a
+    busy edge meets them (none then: the edges take it)."""
     meeting_engines = [n for n in meeting if is_on_prem_engine(n)]
+    busy_edges = [n for n in meeting if is_busy_edge(n)]
     if meeting_engines:
-        return meeting_engines
-    if any(is_busy_edge(n) for n in meeting):
+        return meeting_engines + busy_edges
+    if busy_edges:
         return []
     return [n for n in nodes if is_on_prem_engine(n)]
 

@@ -204,7 +204,8 @@ def test_an_on_prem_cloud_engine_takes_public_requests_with_targets_before_the_e
 
 def test_a_busy_edge_that_meets_the_targets_takes_a_public_request_the_engine_would_miss():
     """An edge already serving requests does not lend its cores to the engine: when only it is
-    predicted to meet the targets, it takes the public request; idle, it leaves it to the engine."""
+    predicted to meet the targets, it takes the public request, and when both are, the one
+    predicted sooner does; idle, it leaves it to the engine."""
     edge = _edge(decode_tokens_per_s=100.0, rtt_s=0.0)
     cloud = _cloud(prefill_tokens_per_s=50.0, decode_tokens_per_s=20.0, on_prem=True, max_running=4)
     idle = route(_request(e2e_s=5.0), [edge, cloud], now=0, rng=random.Random(0))
@@ -214,7 +215,12 @@ def test_a_busy_edge_that_meets_the_targets_takes_a_public_request_the_engine_wo
     assert busy.prediction_for("edge-1").e2e_s <= 5.0 < busy.prediction_for("cloud-1").e2e_s
     assert (busy.node_id, busy.reason) == ("edge-1", "edge_meets_target")
     both_meet = route(_request(e2e_s=10.0), [edge, cloud], now=0, rng=random.Random(0))
-    assert (both_meet.node_id, both_meet.reason) == ("cloud-1", "meets_target")
+    assert both_meet.prediction_for("edge-1").e2e_s < both_meet.prediction_for("cloud-1").e2e_s <= 10.0
+    assert (both_meet.node_id, both_meet.reason) == ("edge-1", "edge_meets_target")
+    sooner_engine = _cloud(decode_tokens_per_s=200.0, on_prem=True, max_running=4)
+    engine_first = route(_request(e2e_s=10.0), [edge, sooner_engine], now=0, rng=random.Random(0))
+    assert engine_first.prediction_for("cloud-1").e2e_s < engine_first.prediction_for("edge-1").e2e_s
+    assert (engine_first.node_id, engine_first.reason) == ("cloud-1", "meets_target")
     nobody_meets = route(_request(e2e_s=1.0), [edge, cloud], now=0, rng=random.Random(0))
     assert (nobody_meets.node_id, nobody_meets.reason) == ("cloud-1", "on_prem_engine")
 
