@@ -58,7 +58,7 @@ from gateway.full_edge_rule import with_free_slot
 from gateway.node_kind import NodeKind
 from gateway.node_load import NodeLoad
 from gateway.static_policies import choose_static, policy_allows
-from gateway.tier_preference import engines_taking, tiers_by_preference
+from gateway.tier_preference import on_prem_taking, tiers_by_preference
 from shared.step_rates import step_seconds_at
 
 TIE_SECONDS = 0.005
@@ -267,7 +267,7 @@ def _choose(
     if targets.is_set:  # gateway/tier_preference.py: a free slot first, then by tier
         meeting = [n for n in nodes if targets.met_by(predictions[n.node_id])]
         meeting = with_free_slot(meeting, predictions)
-        engines = engines_taking(nodes, meeting)
+        engines = on_prem_taking(nodes, meeting)
         if engines:
             node = _best(engines, predictions, rng, request.objective)
             return node, _on_prem_reason(node, targets.met_by(predictions[node.node_id]))

@@ -41,7 +41,7 @@ def is_on_prem_engine(node: "NodeState") -> bool:
     return node.kind != NodeKind.EDGE and node.on_prem
 
 
-def engines_taking(nodes: list["NodeState"], meeting: list["NodeState"]) -> list["NodeState"]:
+def on_prem_taking(nodes: list["NodeState"], meeting: list["NodeState"]) -> list["NodeState"]:
     """The on-prem nodes that compete for the request: the cloud engines predicted to meet its
     targets (in `meeting`) and the busy edges that meet them; else every open engine, unless a
     busy edge meets them (none then: the edges take it)."""
