@@ -198,6 +198,8 @@ async def serve(
             await health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         if companion_task is not None:
             await companion_task
+        load = {"running": engine.stats.num_running, "waiting": engine.stats.num_waiting}
+        logger.info(json.dumps({"event": "draining", "node_id": node_id, **load}))
         await engine.drain()
         servicer.end_sessions()
         await server.stop(grace=5)

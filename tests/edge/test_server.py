@@ -1,5 +1,6 @@
 """The edge gRPC node as a user runs it: `hybridgw edge` in its own process."""
 
+import json
 import os
 import signal
 import socket
@@ -15,6 +16,7 @@ from shared.engine import EngineRequest
 from shared.proto import inference_pb2 as pb
 from shared.sampling import SamplingParams
 from tests.fixtures.edge_node import EdgeNode, node_request
+from tests.fixtures.tiny_models import config_for, write_tiny_model
 
 
 @pytest.fixture(scope="module")
@@ -128,15 +130,20 @@ def test_bad_requests_are_invalid_argument(node, request_, message):
 
 
 @pytest.mark.integration
-def test_sigterm_drains_running_requests_then_exits(model_path):
-    node = EdgeNode(model_path)
-    stream = node.stub.Generate(node_request([1, 2, 3], max_tokens=40))
+def test_sigterm_drains_running_requests_then_exits(tmp_path):
+    # a long context, so the request is still running when the signal lands (40 tokens can finish first)
+    long_context = config_for(GGMLType.Q8_0, context_length=4096)
+    model_path = write_tiny_model(tmp_path / "long.gguf", GGMLType.Q8_0, long_context)
+    node = EdgeNode(model_path, ctx_size=4096)
+    stream = node.stub.Generate(node_request([1, 2, 3], max_tokens=4000))
     first = next(stream)
     os.kill(node.process.pid, signal.SIGTERM)
     rest = list(stream)
-    assert len(first.tokens) + sum(len(c.tokens) for c in rest) == 40 and first.index == 0
+    assert len(first.tokens) + sum(len(c.tokens) for c in rest) == 4000 and first.index == 0
     assert rest[-1].finish_reason == pb.FINISH_REASON_LENGTH
-    assert node.process.wait(timeout=30) == 0
+    assert node.process.wait(timeout=60) == 0
+    draining = [json.loads(line) for line in node.lines if '"draining"' in line]
+    assert [(d["running"], d["waiting"]) for d in draining] == [(1, 0)]
     assert any('"stopped"' in line for line in node.lines)
 
 
