@@ -141,7 +141,7 @@ def test_sigterm_drains_running_requests_then_exits(tmp_path):
     rest = list(stream)
     assert len(first.tokens) + sum(len(c.tokens) for c in rest) == 4000 and first.index == 0
     assert rest[-1].finish_reason == pb.FINISH_REASON_LENGTH
-    assert node.process.wait(timeout=60) == 0
+    assert node.process.wait(timeout=30) == 0
     draining = [json.loads(line) for line in node.lines if '"draining"' in line]
     assert [(d["running"], d["waiting"]) for d in draining] == [(1, 0)]
     assert any('"stopped"' in line for line in node.lines)
