@@ -209,9 +209,13 @@ def validate_body(model: type[BaseModel] | TypeAdapter, raw: bytes):
 
 def _as_api_error(error: ValidationError, raw: bytes) -> APIError:
     """The first problem, in OpenAI's words, with the parameter's path (`messages[0].content`);
-    of a union's branches, the one that got furthest (a content part's field, not "not a string")."""
+    of a union's branches, the one that got furthest (a content part's field, not "not a string"),
+    and of those the one whose type the value has (a list too long, not "not a string")."""
     errors = error.errors(include_url=False)
-    first = max(errors, key=lambda e: (e["loc"][:1] == errors[0]["loc"][:1], len(e["loc"])))
+    first = max(
+        errors,
+        key=lambda e: (e["loc"][:1] == errors[0]["loc"][:1], len(e["loc"]), not e["type"].endswith("_type")),
+    )
     kind, location = first["type"], first["loc"]
     if kind == "json_invalid":
         try:

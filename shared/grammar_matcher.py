@@ -112,14 +112,25 @@ class GrammarCompiler:
         error = LLMatcher.validate_grammar(grammar, self.tokenizer(), limits=LIMITS)
         if error:
             raise GrammarError(error)
+        self._started(grammar)
         return grammar
 
     def matcher(self, params: StructuredOutputsParams, generated: Sequence[int] = ()) -> GrammarMatcher:
         """A fresh matcher, advanced over `generated` (tokens already produced under it)."""
-        matcher = LLMatcher(self.tokenizer(), params.to_llguidance(), log_level=0, limits=LIMITS)
-        if matcher.is_error():
-            raise GrammarError(matcher.get_error())
-        grammar = GrammarMatcher(matcher, self.vocab_size, self._end_ids)
+        grammar = GrammarMatcher(self._started(params.to_llguidance()), self.vocab_size, self._end_ids)
         if not grammar.accept_all(generated):
             raise GrammarError("the tokens already generated do not match the grammar")
         return grammar
+
+    def _started(self, grammar: str) -> LLMatcher:
+        """A matcher over `grammar` that has computed its first token mask: a grammar llguidance
+        compiles may still fail there (a schema that only refers to itself), and would then
+        allow nothing but the end of generation: a GrammarError instead, before any token."""
+        matcher = LLMatcher(self.tokenizer(), grammar, log_level=0, limits=LIMITS)
+        if matcher.is_error():
+            raise GrammarError(matcher.get_error())
+        fill_next_token_bitmask(matcher, allocate_token_bitmask(1, self.vocab_size))
+        if matcher.is_error():
+            reason = (matcher.get_error().splitlines() or ["no token extends it"])[0]
+            raise GrammarError(f"the grammar cannot produce its first token ({reason})")
+        return matcher

@@ -120,6 +120,21 @@ def test_bad_values_name_their_parameter(fields, param):
     assert _error(parse_chat, _chat(**fields))["param"] == param
 
 
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"stop": ["a", "b", "c", "d", "e"]},
+            "Invalid value for 'stop': List should have at most 4 items after validation, not 5.",
+        ),
+        ({"stop": ["a", 7]}, "Invalid value for 'stop[1]': Input should be a valid string."),
+        ({"stop": 7}, "Invalid value for 'stop': Input should be a valid string."),
+    ],
+)
+def test_a_union_names_what_is_wrong_in_the_branch_the_value_took(fields, message):
+    assert _error(parse_chat, _chat(**fields))["message"] == message
+
+
 def test_vllm_sampling_parameters_reach_the_node_request(model_path):
     from gateway.models import ServedModel
     from gateway.privacy import PrivacyMode

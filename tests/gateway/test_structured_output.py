@@ -99,6 +99,7 @@ def served(tiny_model):
         {"type": "object", "properties": {"a": {"type": "strin"}}},
         {"type": "string", "format": "no-such-format"},
         {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}},
+        {"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/a"}}},  # compiles, admits no first token
     ],
 )
 async def test_a_schema_no_engine_can_enforce_is_a_400_never_unconstrained(served, schema):

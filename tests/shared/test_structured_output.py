@@ -28,6 +28,7 @@ SCHEMA = {
     "required": ["n", "ok", "tag"],
     "additionalProperties": False,
 }
+SELF_REFERENCE = {"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/a"}}}  # compiles, admits nothing
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +75,7 @@ def test_exactly_one_constraint():
         (StructuredOutputsParams(regex="(a"), "regex"),
         (StructuredOutputsParams(grammar="root ::= ("), "GBNF"),
         (StructuredOutputsParams(grammar="start: undefined_rule"), "undefined_rule"),
+        (StructuredOutputsParams(json=SELF_REFERENCE), "cannot produce its first token"),
     ],
 )
 def test_what_cannot_be_enforced_is_an_error(compiler, params, message):
@@ -173,10 +175,17 @@ def test_engines_cut_at_max_tokens_say_length(tiny_path, tokenizer, make_engine)
 
 
 @pytest.mark.parametrize("make_engine", [_edge, _cloud], ids=["edge", "cloud"])
-def test_engines_refuse_a_grammar_they_cannot_enforce(tiny_path, make_engine):
+@pytest.mark.parametrize(
+    ("constraint", "message"),
+    [
+        (StructuredOutputsParams(llguidance="start: missing"), "structured output"),
+        (StructuredOutputsParams(json=SELF_REFERENCE), "cannot be enforced: the grammar cannot produce"),
+    ],
+)
+def test_engines_refuse_a_grammar_they_cannot_enforce(tiny_path, make_engine, constraint, message):
     engine = make_engine(tiny_path)
-    params = SamplingParams(structured_outputs=StructuredOutputsParams(llguidance="start: missing"))
-    with pytest.raises(InvalidRequestError, match="structured output"):
+    params = SamplingParams(structured_outputs=constraint)
+    with pytest.raises(InvalidRequestError, match=message):
         engine.add(EngineRequest("bad", [5, 6], params))
     assert not engine.has_work()
 
