@@ -35,6 +35,7 @@ from edge.kernels.vector_ir import (
     kernel_operands,
     load,
     load_f16_pair,
+    prefetch_ahead,
     quad_sums,
     splat,
     vector,
@@ -153,6 +154,7 @@ def _make_rows_dot(ggml_type: int, count: int):
             with cgutils.for_range(builder, num_blocks) as loop:
                 b = loop.index
                 block = builder.gep(weights, [builder.mul(b, ir.Constant(b.type, block_bytes))])
+                prefetch_ahead(builder, block, block_bytes)
                 (d, minimum), fifth_bits = _block_head(builder, block, ggml_type)
                 values = _block_values(builder, ggml_type, block, fifth_bits)
                 for i, row_sum in enumerate(row_sums):

@@ -35,6 +35,7 @@ from edge.kernels.vector_ir import (
     load,
     load_f16,
     load_f16_pair,
+    prefetch_ahead,
     splat,
     vector,
 )
@@ -145,6 +146,7 @@ def _make_rows_dot(ggml_type: int, count: int):
             with cgutils.for_range(builder, num_super_blocks) as loop:
                 s = loop.index
                 block = builder.gep(weights, [builder.mul(s, ir.Constant(s.type, block_bytes))])
+                prefetch_ahead(builder, block, block_bytes)
                 x_blocks = [builder.gep(x, [builder.mul(s, ir.Constant(s.type, QK_K))]) for x in x_rows]
                 group_sums = [
                     builder.gep(b, [builder.mul(s, ir.Constant(s.type, QK_K // 16))]) for b in bsums_rows
