@@ -4,8 +4,14 @@ float16 bit patterns, read 8 lanes at a time by edge/kernels/f16_vectors.py."""
 import numba
 import numpy as np
 
-from edge.kernels.f16_vectors import axpy_f16, dot_f16
+from edge.kernels.f16_vectors import axpy_f16, dot_f16, prefetch_row
 from shared.fast_math import fast_exp
+
+# Key and value rows are read position by position, one head's row of each (head_dim float16)
+# every num_kv_heads * head_dim values: a stride this CPU's prefetchers followed too late. The
+# loops ask for the row 16 positions ahead: decode at 3,000 tokens of context on the demo model
+# went from 34-37 to 43 tokens/s (llama.cpp 38-39; 64 ahead was unsteady, 38-47).
+PREFETCH_POSITIONS = 16
 
 
 @numba.njit(cache=True, parallel=True, fastmath=True)
@@ -32,6 +38,7 @@ def attend_head(q, k_cache, v_cache, slot_ids, positions, num_heads, scale, wind
     scores = np.empty(length - first, np.float32)  # (keys seen,)
     best = -np.inf
     for p in range(first, length):
+        prefetch_row(k_cache[slot, min(p + PREFETCH_POSITIONS, length - 1), kv])
         scores[p - first] = dot_f16(query, k_cache[slot, p, kv])
         best = max(best, scores[p - first])
     total = np.float32(0.0)
@@ -40,6 +47,7 @@ def attend_head(q, k_cache, v_cache, slot_ids, positions, num_heads, scale, wind
         total += scores[i]
     accumulated = np.zeros(head_dim, np.float32)  # (head_dim,)
     for p in range(first, length):
+        prefetch_row(v_cache[slot, min(p + PREFETCH_POSITIONS, length - 1), kv])
         axpy_f16(accumulated, scores[p - first], v_cache[slot, p, kv])
     inverse = np.float32(1.0) / total
     for i in range(head_dim):

@@ -17,7 +17,19 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from edge.kernels.vector_ir import F32, I16, I32, broadcast, f16_bits_to_f32, load, load_f16, vector
+from edge.kernels.vector_ir import (
+    CACHE_LINE,
+    F32,
+    I8,
+    I16,
+    I32,
+    broadcast,
+    f16_bits_to_f32,
+    hint,
+    load,
+    load_f16,
+    vector,
+)
 
 LANES = 8
 
@@ -107,6 +119,30 @@ def axpy_f16(typingctx, accumulated, weight, value_bits):
             pointer = builder.gep(acc_base, [index])
             v = load_f16(builder, builder.gep(v_base, [index]))
             builder.store(builder.fadd(builder.load(pointer), builder.fmul(v, weight_value)), pointer)
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+@intrinsic
+def prefetch_row(typingctx, bits):
+    """Hint that the row bits (d,) uint16 C-contiguous will be read soon: one prefetch per cache
+    line it spans (the attention loops ask for a key or value row some positions ahead)."""
+    if not _row(bits, types.uint16):
+        return None
+    signature = types.void(bits)
+
+    def codegen(context, builder, sig, args):
+        row = context.make_array(sig.args[0])(context, builder, args[0])
+        start = builder.bitcast(row.data, I8.as_pointer())
+        row_bytes = builder.mul(_length(builder, row), ir.Constant(row.nitems.type, 2))
+        lines = builder.udiv(
+            builder.add(row_bytes, ir.Constant(row_bytes.type, CACHE_LINE - 1)),
+            ir.Constant(row_bytes.type, CACHE_LINE),
+        )
+        with cgutils.for_range(builder, lines) as loop:
+            line = builder.gep(start, [builder.mul(loop.index, ir.Constant(loop.index.type, CACHE_LINE))])
+            hint(builder, line)
         return context.get_dummy_value()
 
     return signature, codegen

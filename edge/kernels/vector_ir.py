@@ -186,10 +186,14 @@ def prefetch_ahead(builder, block, block_bytes: int) -> None:
     weights it asks for lines no kernel reads (the next tensor of the mmap'd file, mostly)."""
     if PREFETCH_BYTES <= 0:
         return
-    flags = [ir.Constant(I32, value) for value in (0, 3, 1)]  # read, keep in every level, data
     for line in range(0, block_bytes, CACHE_LINE):
-        ahead = builder.gep(block, [ir.Constant(I32, PREFETCH_BYTES + line)])
-        call_intrinsic(builder, "llvm.prefetch.p0", ir.VoidType(), [ahead, *flags])
+        hint(builder, builder.gep(block, [ir.Constant(I32, PREFETCH_BYTES + line)]))
+
+
+def hint(builder, pointer) -> None:
+    """Prefetch the cache line at `pointer` (an i8*) into every cache level, for a read."""
+    flags = [ir.Constant(I32, value) for value in (0, 3, 1)]  # read, keep in every level, data
+    call_intrinsic(builder, "llvm.prefetch.p0", ir.VoidType(), [pointer, *flags])
 
 
 def call_intrinsic(builder, name: str, result, arguments):

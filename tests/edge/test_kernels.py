@@ -1,6 +1,7 @@
 """Each numba kernel against the numpy reference of formats/ (or plain numpy math)."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -175,6 +176,27 @@ def test_attention_is_causal_grouped_softmax_over_the_slot(head_dim, window):
             np.testing.assert_allclose(
                 out[t, h * head_dim : (h + 1) * head_dim], expected, rtol=1e-5, atol=1e-5
             )
+
+
+def test_the_attention_loops_ask_for_key_and_value_rows_ahead():
+    """Both loops over the cache (keys, then values) hint the row PREFETCH_POSITIONS ahead, at
+    most the last position attended (compiled here, whatever other tests left in the cache)."""
+    from numba import njit
+
+    from edge.kernels.attention import attend_head
+
+    fresh = njit(fastmath=True)(attend_head.py_func)
+    head_dim, num_heads = 64, 2
+    k_bits, v_bits = _f16_cache(1, 40, 1, head_dim), _f16_cache(1, 40, 1, head_dim)
+    q = RNG.standard_normal((1, num_heads * head_dim)).astype(np.float32)
+    out, expected = np.empty_like(q), np.empty_like(q)
+    slots, positions = np.zeros(1, np.int32), np.array([30], np.int32)
+    for job in range(num_heads):
+        fresh(q, k_bits, v_bits, slots, positions, num_heads, np.float32(0.125), 0, out, job)
+    attention(q, k_bits, v_bits, slots, positions, num_heads, np.float32(0.125), 0, expected)
+    np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-7)  # fastmath may inline differently
+    (assembly,) = fresh.inspect_asm().values()
+    assert len(re.findall(r"\bprefetcht0\b", assembly)) >= 2
 
 
 def test_every_block_type_has_a_kernel():
