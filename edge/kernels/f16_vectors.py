@@ -51,42 +51,61 @@ def _length(builder, array):
     return cgutils.unpack_tuple(builder, array.shape, 1)[0]
 
 
-@intrinsic
-def dot_f16(typingctx, query, key_bits):
-    """query (d,) f32 C-contiguous, key_bits (d,) uint16 C-contiguous -> f32."""
-    if not (_row(query, types.float32) and _row(key_bits, types.uint16)):
-        return None  # a typing error: the IR below reads contiguous rows
-    signature = types.float32(query, key_bits)
+def _make_dot_f16(chains: int):
+    @intrinsic
+    def dot_f16(typingctx, query, key_bits):
+        """query (d,) f32 C-contiguous, key_bits (d,) uint16 C-contiguous -> f32: 8-lane chunks
+        summed into `chains` independent vectors (chunk c into c % chains; the chunks past the
+        last whole round into the first), then the lanes, then the tail element by element."""
+        if not (_row(query, types.float32) and _row(key_bits, types.uint16)):
+            return None  # a typing error: the IR below reads contiguous rows
+        signature = types.float32(query, key_bits)
 
-    def codegen(context, builder, sig, args):
-        query_a, key_a = _arrays(context, builder, sig, args)
-        length = _length(builder, query_a)
-        chunks = builder.udiv(length, ir.Constant(length.type, LANES))
-        q_base, k_base = query_a.data, builder.bitcast(key_a.data, I16.as_pointer())
-        vector_sum = cgutils.alloca_once_value(builder, ir.Constant(vector(F32, LANES), [0.0] * LANES))
-        with cgutils.for_range(builder, chunks) as loop:
-            start = builder.mul(loop.index, ir.Constant(length.type, LANES))
-            q = builder.load(
-                builder.bitcast(builder.gep(q_base, [start]), vector(F32, LANES).as_pointer()), align=4
-            )
-            k = _f16x8(builder, builder.gep(k_base, [start]))
-            builder.store(builder.fadd(builder.load(vector_sum), builder.fmul(q, k)), vector_sum)
-        lanes = builder.load(vector_sum)
-        total = ir.Constant(F32, 0.0)
-        for i in range(LANES):
-            total = builder.fadd(total, builder.extract_element(lanes, ir.Constant(I32, i)))
-        total_slot = cgutils.alloca_once_value(builder, total)
-        tail_start = builder.mul(chunks, ir.Constant(length.type, LANES))
-        with cgutils.for_range_slice(builder, tail_start, length, ir.Constant(length.type, 1), inc=True) as (
-            index,
-            _,
-        ):
-            q = builder.load(builder.gep(q_base, [index]))
-            k = load_f16(builder, builder.gep(k_base, [index]))
-            builder.store(builder.fadd(builder.load(total_slot), builder.fmul(q, k)), total_slot)
-        return builder.load(total_slot)
+        def codegen(context, builder, sig, args):
+            query_a, key_a = _arrays(context, builder, sig, args)
+            length = _length(builder, query_a)
+            chunks = builder.udiv(length, ir.Constant(length.type, LANES))
+            q_base, k_base = query_a.data, builder.bitcast(key_a.data, I16.as_pointer())
+            zero = ir.Constant(vector(F32, LANES), [0.0] * LANES)
+            sums = [cgutils.alloca_once_value(builder, zero) for _ in range(chains)]
 
-    return signature, codegen
+            def add_chunk(chunk, vector_sum):
+                start = builder.mul(chunk, ir.Constant(length.type, LANES))
+                q_pointer = builder.bitcast(builder.gep(q_base, [start]), vector(F32, LANES).as_pointer())
+                k = _f16x8(builder, builder.gep(k_base, [start]))
+                product = builder.fmul(builder.load(q_pointer, align=4), k)
+                builder.store(builder.fadd(builder.load(vector_sum), product), vector_sum)
+
+            rounds = builder.udiv(chunks, ir.Constant(length.type, chains))
+            with cgutils.for_range(builder, rounds) as loop:
+                first = builder.mul(loop.index, ir.Constant(length.type, chains))
+                for c, vector_sum in enumerate(sums):
+                    add_chunk(builder.add(first, ir.Constant(length.type, c)), vector_sum)
+            done, step = builder.mul(rounds, ir.Constant(length.type, chains)), ir.Constant(length.type, 1)
+            with cgutils.for_range_slice(builder, done, chunks, step, inc=True) as (c, _):
+                add_chunk(c, sums[0])
+            lanes = builder.load(sums[0])
+            for vector_sum in sums[1:]:
+                lanes = builder.fadd(lanes, builder.load(vector_sum))
+            total = ir.Constant(F32, 0.0)
+            for i in range(LANES):
+                total = builder.fadd(total, builder.extract_element(lanes, ir.Constant(I32, i)))
+            total_slot = cgutils.alloca_once_value(builder, total)
+            tail_start = builder.mul(chunks, ir.Constant(length.type, LANES))
+            with cgutils.for_range_slice(builder, tail_start, length, step, inc=True) as (index, _):
+                q = builder.load(builder.gep(q_base, [index]))
+                k = load_f16(builder, builder.gep(k_base, [index]))
+                builder.store(builder.fadd(builder.load(total_slot), builder.fmul(q, k)), total_slot)
+            return builder.load(total_slot)
+
+        return signature, codegen
+
+    return dot_f16
+
+
+dot_f16 = _make_dot_f16(1)  # a key row of the KV cache (head_dim values)
+# a float16 weight row: 4 chains, so the adds of consecutive chunks do not wait on each other
+dot_f16_row = _make_dot_f16(4)
 
 
 @intrinsic

@@ -46,6 +46,18 @@ def test_matmul_matches_dequantized_product(ggml_type, num_rows):
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
 
 
+@pytest.mark.parametrize("cols", [8, 44, 523])  # one chunk; a round of 4 chunks, one more and a tail
+def test_float16_rows_are_dotted_from_their_bits_in_any_width(cols):
+    """F16 weights skip the decoded copy (four chains of 8-lane chunks, the rest one by one); a
+    transposed activation view is made contiguous first. Sums in float64 are the reference."""
+    raw, weight = _weight(GGMLType.F16, rows=40, cols=cols)
+    x = RNG.standard_normal((cols, 3)).astype(np.float32).T  # (3, cols), not C-contiguous
+    out = np.empty((3, 40), dtype=np.float32)
+    matmul(raw, int(GGMLType.F16), x, out)
+    expected = x.astype(np.float64) @ weight.T.astype(np.float64)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+
+
 def test_embed_gathers_dequantized_rows():
     raw, weight = _weight(GGMLType.Q4_1, rows=20, cols=64)
     ids = np.array([3, 0, 19, 3], dtype=np.int32)
