@@ -1,10 +1,11 @@
 """Matrix products on quantized weights, computed where the weights lie (views of the GGUF mmap).
 
-`matmul` (decode steps, few rows of activations, for the types without an integer kernel in
-int8_dot.py: F32/F16/BF16, Q5_0/Q5_1, K-quants): threads split the weight rows; each row is
-decoded once into a small float buffer in L1 and dotted with every activation row, so a step over
-all active slots reads each weight once. `dequantize_rows` (prefill, many activation rows) decodes
-a tile of weight rows for a BLAS product; it releases the GIL so tiles run on several threads.
+`matmul` (decode steps, few rows of activations, for the float types: the integer ones take
+int8_matmul.py): threads split the weight rows; an F16 row is dotted with every activation row
+straight from its bits (f16_vectors.dot_f16_row), any other row is decoded once into a small
+float buffer in L1 first, so a step over all active slots reads each weight once.
+`dequantize_rows` (prefill, many activation rows) decodes a tile of weight rows for a BLAS
+product; it releases the GIL so tiles run on several threads.
 No dequantized copy of a whole matrix is ever kept.
 """
 

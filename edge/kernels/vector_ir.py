@@ -174,8 +174,8 @@ def activation_rows(builder, arrays, array_types, first, count: int):
 # How far ahead of the block being multiplied the weight loops ask for the bytes they will read.
 # A decode step streams every weight once, and some CPUs' hardware prefetchers do not keep up:
 # on a 2-vCPU Intel Xeon (AVX-512, AMX) the Q4_1 loop read 3.5 GB/s on one thread and 6.4 on
-# two without hints, 7.6 and 14.9 16 KiB ahead (benchmarks/weight_stream.py: the best distance
-# over the types), and generation on the demo model went from 0.78x llama.cpp's to 1.54x.
+# two without hints, and 7.6 and 14.9 with hints 16 KiB ahead (benchmarks/weight_stream.py: the
+# best distance over the types); generation on the demo model went from 0.78x llama.cpp's to 1.54x.
 PREFETCH_BYTES = 16384
 CACHE_LINE = 64
 
