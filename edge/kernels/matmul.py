@@ -23,6 +23,8 @@ _ROWS_PER_TASK = 16
 def matmul(w, ggml_type, x, out):
     """w (rows, row_bytes) uint8, x (n, k) f32 -> out (n, rows) f32 = x @ W.T."""
     rows = w.shape[0]
+    if ggml_type == F16 and w.shape[1] != 2 * x.shape[1]:
+        raise ValueError("matmul: float16 weight rows and activations disagree in size")
     x = np.ascontiguousarray(x)  # (n, k): rows the float16 dot reads as vectors
     num_tasks = (rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
     for task in numba.prange(num_tasks):

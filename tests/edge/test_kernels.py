@@ -58,6 +58,12 @@ def test_float16_rows_are_dotted_from_their_bits_in_any_width(cols):
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
 
 
+def test_float16_rows_of_another_width_are_refused_before_any_read():
+    raw, _ = _weight(GGMLType.F16, rows=4, cols=32)
+    with pytest.raises(ValueError, match="disagree"):
+        matmul(raw, int(GGMLType.F16), np.ones((1, 40), np.float32), np.empty((1, 4), np.float32))
+
+
 def test_embed_gathers_dequantized_rows():
     raw, weight = _weight(GGMLType.Q4_1, rows=20, cols=64)
     ids = np.array([3, 0, 19, 3], dtype=np.int32)
