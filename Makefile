@@ -33,6 +33,6 @@ test: setup-test system-tools demo-model lint
 	@$(PY) -m pytest -q
 
 # The fast tier: no node processes, Redis, Docker or browser (tests marked `integration` are left out,
-# and a unit test that starts one fails: tests/conftest.py).
+# and a unit test that starts one fails: tests/conftest.py), nor the few marked `slow`.
 test-unit: setup-test
-	@HYBRIDGW_TEST_TIER=unit $(PY) -m pytest -q -m "not integration" --durations=15
+	@HYBRIDGW_TEST_TIER=unit $(PY) -m pytest -q -m "not integration and not slow" --durations=15

@@ -45,7 +45,7 @@ def demo_model_path() -> Path:
 from tests.redis_fixture import redis_keys, redis_url  # noqa: E402, F401 - shared fixtures
 
 # Tests that use these start a node process, Redis or a server on a port: integration tests.
-INTEGRATION_FIXTURES = frozenset({"redis_url", "redis_keys", "edge_node", "backend"})
+INTEGRATION_FIXTURES = frozenset({"redis_url", "redis_keys", "edge_node", "backend", "compose"})
 # What the unit tier (`make test-unit`, HYBRIDGW_TEST_TIER=unit) may not start.
 INTEGRATION_PROGRAMS = ("-m hybridgw", "bin/hybridgw", "docker", "redis-server", "chrom", "playwright")
 
@@ -68,7 +68,12 @@ class _UnitTierPopen(subprocess.Popen):
         super().__init__(args, *rest, **kwargs)
 
 
-@pytest.fixture(autouse=True)
-def _unit_tier_starts_no_processes(request, monkeypatch):
-    if os.environ.get("HYBRIDGW_TEST_TIER") == "unit":
-        monkeypatch.setattr(subprocess, "Popen", _UnitTierPopen)
+@pytest.fixture(scope="session", autouse=True)
+def _unit_tier_starts_no_processes():
+    """Session-wide, so that module- and session-scoped fixtures are held to it too."""
+    if os.environ.get("HYBRIDGW_TEST_TIER") != "unit":
+        yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(subprocess, "Popen", _UnitTierPopen)
+        yield

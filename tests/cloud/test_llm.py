@@ -129,6 +129,7 @@ def test_each_step_runs_torch_and_numba_on_the_engines_thread_count(tiny_checkpo
 
 
 @pytest.mark.demo_model
+@pytest.mark.slow  # transformers reads the GGUF file in Python: ~25 s
 def test_demo_greedy_equals_transformers_and_text_decodes(demo_model_path):
     reference = transformers.AutoModelForCausalLM.from_pretrained(
         demo_model_path.parent, gguf_file=demo_model_path.name, torch_dtype=torch.float32

@@ -3,7 +3,6 @@ products of Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 and Q4_K/Q5_K/Q6_K rows with them, against 
 built from formats/quants."""
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -212,36 +211,3 @@ def test_block_scales_decode_exactly_subnormal_to_large(ggml_type, scale):
     assert np.all(first != 0)  # an element that tests the scale
     d_x = np.float64(np.float16(np.float32(1.0) / np.float32(127)))
     np.testing.assert_allclose(out[0], first * 127 * d_x, rtol=1e-6)
-
-
-def _one_row_kernel(ggml_type: GGMLType):
-    from edge.kernels import int8_dot, kquant_dot
-
-    name = f"dot_{ggml_type.name.lower()}_q8" + ("_k" if ggml_type in K_TYPES else "")
-    return getattr(kquant_dot if ggml_type in K_TYPES else int8_dot, name)
-
-
-@pytest.mark.parametrize("ggml_type", INT8_TYPES, ids=lambda t: t.name)
-def test_every_weight_loop_asks_for_the_lines_it_will_read_ahead(ggml_type):
-    """A decode step streams each weight once: each block's loop hints every cache line the
-    block spans, PREFETCH_BYTES ahead (prefetcht0), and no other line."""
-    from numba import njit
-
-    from edge.kernels.vector_ir import CACHE_LINE, PREFETCH_BYTES
-    from formats.ggml_types import BLOCK_GEOMETRY
-
-    kernel = _one_row_kernel(ggml_type)
-
-    @njit
-    def one_row(row, xq, xd, sums):
-        return kernel(row, xq, xd, sums, 0)
-
-    geometry, k = BLOCK_GEOMETRY[ggml_type], 512
-    sums = np.zeros((1, k // 16), np.int32) if ggml_type in K_TYPES else np.zeros((1, k // 32), np.float32)
-    row = np.zeros(k // geometry.block_size * geometry.type_size, np.uint8)
-    one_row(row, np.zeros((1, k), np.int8), np.zeros((1, k // geometry.block_size), np.float32), sums)
-    assembly = next(iter(one_row.inspect_asm().values()))
-    offsets = {int(offset) for offset in re.findall(r"prefetcht0\s+(\d+)\(", assembly)}
-    spanned = {PREFETCH_BYTES + line for line in range(0, geometry.type_size, CACHE_LINE)}
-    assert spanned <= offsets
-    assert min(offsets) == PREFETCH_BYTES and max(offsets) < PREFETCH_BYTES + 2 * geometry.type_size

@@ -18,6 +18,8 @@ from shared.sampling import SamplingParams
 from tests.fixtures.edge_node import EdgeNode, node_request
 from tests.fixtures.tiny_models import config_for, write_tiny_model
 
+pytestmark = pytest.mark.integration  # every test starts `hybridgw edge` (the module's node, or its own)
+
 
 @pytest.fixture(scope="module")
 def model_path(tiny_model):
@@ -129,7 +131,6 @@ def test_bad_requests_are_invalid_argument(node, request_, message):
     assert message in error.value.details()
 
 
-@pytest.mark.integration
 def test_sigterm_drains_running_requests_then_exits(tmp_path):
     # a long context, so the request is still running when the signal lands (40 tokens can finish first)
     long_context = config_for(GGMLType.Q8_0, context_length=4096)
@@ -147,7 +148,6 @@ def test_sigterm_drains_running_requests_then_exits(tmp_path):
     assert any('"stopped"' in line for line in node.lines)
 
 
-@pytest.mark.integration
 def test_a_busy_port_is_a_clear_error(model_path):
     from tests.fixtures.cli import run_hybridgw
 
