@@ -10,13 +10,13 @@ from dataclasses import dataclass, replace
 
 from gateway.backends.base import Backend, BackendError
 from gateway.capabilities import CONTINUATION
-from gateway.client_fields import ClientRequest
 from gateway.config import RoutingPolicy
 from gateway.dispatched_request import Dispatched
 from gateway.errors import APIError
 from gateway.generation import Generation
 from gateway.metrics import GatewayMetrics
-from gateway.node_request import node_request, run_choice
+from gateway.node_request import run_choice
+from gateway.outbound_request import OutboundRequest
 from gateway.prepared_request import PreparedRequest
 from gateway.privacy import PrivacyDecision, classify_async
 from gateway.request_context import PromptBlocks, cache_salt, predicted_cached_tokens, prompt_block_hashes
@@ -25,7 +25,6 @@ from gateway.router import Decision, NodeState, Outcome, RouteRequest, predict, 
 from gateway.text_stream import TextStream
 from gateway.tier_preference import move_targets
 from gateway.token_sink import ChoiceSink, EventSink
-from gateway.tool_call_formats import tool_call_format
 from gateway.tool_request import tool_parser
 
 # a late request leaves a working node only for one predicted this many times sooner: the move
@@ -45,12 +44,15 @@ class Dispatcher:
         APIError when no node can take it or every node tried failed before its first token."""
         received = time.perf_counter()
         context = prepared.context
-        privacy = await classify_async(
-            prepared.texts, context.privacy_mode, context.privacy_header, len(prepared.body.image_parts)
-        )
+        outbound = OutboundRequest.of(prepared)
+        texts = functools.partial(outbound.texts, prepared.model.tokenizer.decode)
+        size = 4 * prepared.num_prompt_tokens  # about the characters of the rendered prompts
+        images = len(prepared.body.image_parts)
+        privacy = await classify_async(texts, context.privacy_mode, context.privacy_header, images, size)
         if privacy.is_private and privacy.reason != "key":
             self.metrics.privacy_forced.labels(privacy.reason).inc()
         prompt = PromptBlocks(prepared.prompt_ids, cache_salt(prepared.context.tenant, privacy.is_private))
+        outbound.salt(prompt.salt)
         route_request = self._route_request(prepared, privacy, prompt)
         excluded: set[str] = set()
         for attempt in range(self.policy.max_attempts):
@@ -63,7 +65,9 @@ class Dispatcher:
                 raise_for_outcome(decision, privacy, prepared.model.name, self.metrics, prepared.needs)
             backend = next(b for b in candidates if b.state.node_id == decision.node_id)
             num_cached = route_request.cached_tokens.get(backend.state.node_id, 0)
-            generation = self._launch(prepared, decision, backend, privacy, prompt, output, num_cached)
+            generation = self._launch(
+                prepared, outbound, decision, backend, privacy, prompt, output, num_cached
+            )
             generation.received = received
             if attempt == 0:  # runs once the choices' requests are on their way to the node
                 asyncio.get_running_loop().call_soon(output.ahead)
@@ -179,6 +183,7 @@ class Dispatcher:
     def _launch(
         self,
         prepared: PreparedRequest,
+        outbound: OutboundRequest,
         decision: Decision,
         backend: Backend,
         privacy: PrivacyDecision,
@@ -195,11 +200,6 @@ class Dispatcher:
         end = time.monotonic() + (prediction.e2e_s if prediction is not None else 0.0)
         body = prepared.body
         expected_tokens = self._expected_tokens(prepared)
-        client = ClientRequest(
-            body.client_fields,
-            tool_call_format(prepared.model.chat_template.source),
-            body.structured_outputs[0].as_vllm() if body.structured_outputs else None,
-        )
         generation = Generation(
             prepared.request_id,
             prepared.model.name,
@@ -225,9 +225,9 @@ class Dispatcher:
                 index, text, output, keep_tokens, dispatched.advance, tools, body.max_tokens == 0
             )
             resume = functools.partial(self._resume_on, prepared, privacy, prompt)
-            request = node_request(prepared, index, prompt.salt)
+            request = outbound.requests[index]
             task = asyncio.create_task(
-                run_choice(backend, request, sink, prepared.forwarded, dispatched, resume, client)
+                run_choice(backend, request, sink, prepared.forwarded, dispatched, resume, outbound.client)
             )
             generation.dispatches.append(dispatched)
             generation.sinks.append(sink)

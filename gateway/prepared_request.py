@@ -46,13 +46,6 @@ class PreparedRequest:
     def num_prompt_tokens(self) -> int:
         return sum(len(p) for p in self.prompts)
 
-    @property
-    def texts(self) -> list[str]:
-        """The user-supplied text for the privacy classifier (token-id prompts decoded)."""
-        if self.body.messages is not None:
-            return self.body.texts
-        return [self.prompt_text(i) for i in range(len(self.prompts))]
-
     def prompt_text(self, prompt: int) -> str:
         given = self.body.prompts[prompt]
         return given if isinstance(given, str) else self.model.tokenizer.decode(given)

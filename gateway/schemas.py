@@ -63,16 +63,6 @@ class GenerationRequest:
     # the client's own fields an upstream may take as they are (gateway/client_fields.py)
     client_fields: dict = field(default_factory=dict)
 
-    @property
-    def texts(self) -> list[str]:
-        """Every piece of user-supplied text, for the privacy classifier: message content, the
-        arguments of earlier tool calls and the tool definitions."""
-        if self.messages is None:
-            return [p for p in self.prompts if isinstance(p, str)]
-        texts = [m["content"] for m in self.messages]
-        calls = [c["function"] for m in self.messages for c in m.get("tool_calls") or ()]
-        return texts + [json.dumps(x, ensure_ascii=False) for x in calls + self.tools]
-
 
 def parse_chat(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
     model = LenientChatCompletionRequest if allow_unknown else ChatCompletionRequest

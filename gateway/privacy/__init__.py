@@ -7,6 +7,7 @@ privacy mode is `public`.
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -29,7 +30,11 @@ class PrivacyDecision:
     kinds: tuple[str, ...] = field(default_factory=tuple)
 
 
-def classify(texts: list[str], mode: PrivacyMode, header: str | None, images: int = 0) -> PrivacyDecision:
+# the strings, or what computes them (called once, only when the key and header leave it open)
+Texts = list[str] | Callable[[], list[str]]
+
+
+def classify(texts: Texts, mode: PrivacyMode, header: str | None, images: int = 0) -> PrivacyDecision:
     if mode == PrivacyMode.ALWAYS_PRIVATE:
         return PrivacyDecision(True, "key")
     if header is not None and header.strip().lower() == "private":
@@ -39,7 +44,8 @@ def classify(texts: list[str], mode: PrivacyMode, header: str | None, images: in
     if images:
         return PrivacyDecision(True, "image")
     try:
-        findings: list[Finding] = [finding for text in texts for finding in find_personal_data(text)]
+        strings = texts() if callable(texts) else texts
+        findings: list[Finding] = [finding for text in strings for finding in find_personal_data(text)]
     except Exception:  # fail closed: an error in a detector must not let data out
         logger.exception("privacy detection failed; treating the request as private")
         return PrivacyDecision(True, "detector_error")
@@ -49,12 +55,15 @@ def classify(texts: list[str], mode: PrivacyMode, header: str | None, images: in
 
 
 async def classify_async(
-    texts: list[str], mode: PrivacyMode, header: str | None, images: int = 0
+    texts: Texts, mode: PrivacyMode, header: str | None, images: int = 0, size: int | None = None
 ) -> PrivacyDecision:
-    """classify, on a worker thread for long texts: every recognizer is linear, but a 1 MB body
-    still takes tens of milliseconds, which the loop's other requests must not wait for (the
-    regex engine holds the GIL, which the interpreter hands back to the loop every few ms)."""
-    if sum(len(text) for text in texts) < OFF_LOOP_CHARS:
+    """classify, on a worker thread for long texts (`size`: their characters, or an estimate
+    when `texts` computes them): every recognizer is linear, but a 1 MB body still takes tens of
+    milliseconds, which the loop's other requests must not wait for (the regex engine holds the
+    GIL, which the interpreter hands back to the loop every few ms)."""
+    if size is None:
+        size = OFF_LOOP_CHARS if callable(texts) else sum(len(text) for text in texts)
+    if size < OFF_LOOP_CHARS:
         return classify(texts, mode, header, images)
     return await asyncio.to_thread(classify, texts, mode, header, images)
 

@@ -2,8 +2,11 @@
 range, parse, context) keeps only real ones, so "order 4111 1111 1111 1111" is a card and "1234
 5678 9012 3456" is not.
 
-Text is normalized first (NFKC: full-width digits and letters become ASCII; zero-width characters
-and soft hyphens are removed), so "４５３９​1488..." is the card it spells.
+Each view of the text is scanned (gateway/privacy/normalize.py: NFKC, every script's digits,
+invisible characters out, escapes, split digit groups, spelled-out digits, `at`/`dot`), so
+"４５３９​1488...", "٤٥٣٩ ١٤٨٨ ..." and "4539 1488 then 0343 6467" are the card they spell.
+Phones are in gateway/privacy/phones.py, identifiers validated by python-stdnum in
+gateway/privacy/identifiers.py.
 
 Every pattern runs in linear time: a match can only start where its first character class does
 not continue from the left (a lookbehind), and its repetitions are bounded or possessive, so no
@@ -13,14 +16,13 @@ text_facts.py) first asks what any of its matches needs; prose then costs a few 
 """
 
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gateway.privacy import identifiers, phones
 from gateway.privacy import validators as v
+from gateway.privacy.normalize import normalize, views
 from gateway.privacy.text_facts import Gate, TextFacts, alnum, both, contains, digits, folded_contains
-
-INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +43,7 @@ class Recognizer:
 NATIONAL_IDS = [
     Recognizer(
         "iban",  # any case: [A-Za-z] rather than (?i), which costs every position a case fold
-        re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]){11,32}"),
+        re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:(?:[ -]|[ ]?\r?\n)?[A-Za-z0-9]){11,32}"),
         v.iban,
         both(digits(run=2), alnum(4)),
     ),
@@ -141,18 +143,7 @@ CONTACT = [
         v.ip_address,
         lambda facts: ":" in facts.text or facts.longest_cluster >= 7,  # v6 | v4 (1.2.3.4)
     ),
-    Recognizer(
-        "phone",
-        re.compile(
-            r"(?<!\w)(?<!\d[ ./-])"
-            r"(?:(?:\+\d{1,3}|00[1-9]\d{0,2})[ .-]?(?:\(?\d{1,4}\)?[ .-]?){1,4}\d{2,4}"  # +CC, 00CC
-            r"|\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}"  # North American 555-123-4567
-            r"|0\d{1,4}[ .-]\d{3,4}[ .-]\d{3,4}"  # national: 020 7946 0958
-            r"|0\d{2,4}/[ ]?\d{4,10})(?!\w)(?![ ./-]\d)"  # German: 030/12345678
-        ),
-        v.phone,
-        digits(cluster=9),  # the 9 digits phone() requires
-    ),
+    Recognizer("phone", phones.CANDIDATE, phones.is_phone, digits(cluster=7)),
 ]
 
 SECRETS = [
@@ -217,27 +208,52 @@ SECRETS = [
     ),
 ]
 
-RECOGNIZERS = [*CONTACT, *NATIONAL_IDS, *SECRETS]
+IDENTIFIER_GATES = {
+    "kr_rrn": digits(run=6, cluster=13),
+    "jp_my_number": digits(run=4, cluster=12),
+    "br_cpf": digits(run=2, cluster=11),
+    "br_cnpj": digits(run=2, cluster=14),
+    "fr_nir": digits(run=2),
+    "mac_address": alnum(2),
+    "passport": digits(run=8),
+    "medical_record_number": digits(run=4),
+}
+IDENTIFIERS = [
+    Recognizer(kind, pattern, validate, IDENTIFIER_GATES[kind])
+    for kind, pattern, validate in identifiers.PATTERNS
+]
+RECOGNIZERS = [*CONTACT, *NATIONAL_IDS, *IDENTIFIERS, *SECRETS]
 
 
-def normalize(text: str) -> str:
-    """NFKC, without the invisible characters that split a number or word unseen."""
-    return INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+# Joined digit groups are read for numbers with check digits, not for phones: "page 030 and
+# 12345" joined looks like one, and a phone split by words is rare (spelled digits are read).
+NOT_IN_VIEW = {"joined": frozenset({"phone", "ip_address", "us_ssn"})}
+# Long texts are scanned in chunks, overlapping by more than any match is long (but a PEM
+# header's), so that no regex call holds the GIL for long: the event loop keeps its turns.
+CHUNK_CHARS, CHUNK_OVERLAP = 32_768, 512
 
 
 def find_personal_data(text: str) -> list[Finding]:
-    text = normalize(text)
-    facts = TextFacts(text)
-    return [
-        finding for recognizer in RECOGNIZERS if recognizer.gate(facts) for finding in _scan(recognizer, text)
-    ]
+    """What every view of the text (gateway/privacy/normalize.py) shows; positions are in the
+    view of the chunk."""
+    return _find(text, gated=True)
 
 
 def find_personal_data_ungated(text: str) -> list[Finding]:
-    """Every pattern over the whole text, no gates: what find_personal_data must equal (the
+    """Every pattern over every view, no gates: what find_personal_data must equal (the
     reference of its tests and of benchmarks/privacy_scan.py)."""
-    text = normalize(text)
-    return [finding for recognizer in RECOGNIZERS for finding in _scan(recognizer, text)]
+    return _find(text, gated=False)
+
+
+def _find(text: str, gated: bool) -> list[Finding]:
+    found: list[Finding] = []
+    for start in range(0, max(1, len(text) - CHUNK_OVERLAP), CHUNK_CHARS - CHUNK_OVERLAP):
+        for name, view in views(text[start : start + CHUNK_CHARS]):
+            facts, skipped = TextFacts(view), NOT_IN_VIEW.get(name, frozenset())
+            for recognizer in RECOGNIZERS:
+                if recognizer.kind not in skipped and (not gated or recognizer.gate(facts)):
+                    found.extend(_scan(recognizer, view))
+    return list(dict.fromkeys(found))
 
 
 def _scan(recognizer: Recognizer, text: str) -> list[Finding]:
@@ -248,4 +264,4 @@ def _scan(recognizer: Recognizer, text: str) -> list[Finding]:
     ]
 
 
-__all__ = ["RECOGNIZERS", "Finding", "both", "find_personal_data", "find_personal_data_ungated"]
+__all__ = ["RECOGNIZERS", "Finding", "both", "find_personal_data", "find_personal_data_ungated", "normalize"]

@@ -46,14 +46,10 @@ def ip_address(match: re.Match) -> bool:
         address = ipaddress.ip_address(match.group())
     except ValueError:
         return False
-    if address.is_unspecified:
+    if not address.is_global:  # loopback, private ranges, link-local, documentation: nobody's
         return False
     before = match.string[max(0, match.start() - 12) : match.start()].lower().split()
     return not (address.version == 4 and before and before[-1] in VERSION_WORDS)  # "version 1.2.3.4"
-
-
-def phone(match: re.Match) -> bool:
-    return 9 <= len(only_digits(match.group())) <= 15
 
 
 def swedish_personnummer(match: re.Match) -> bool:

@@ -1,0 +1,68 @@
+"""Phone numbers, international and in the national formats of CN, JP, KR, DE, FR, UK, US and IN.
+
+A linear pattern finds digit groups that could be a phone number; Google's libphonenumber
+metadata (the `phonenumbers` package) decides whether they can be one in any of those regions.
+What the written form says decides the rest, so that order numbers and dates stay out:
+- `+CC ...` or `00CC ...`: a possible number of that country;
+- a national form needs the trunk prefix 0 (every one of those countries but the US writes it),
+  the North American (NXX) NXX-XXXX shape, or a mobile number's own shape (CN 1[3-9]x xxxx xxxx,
+  IN [6-9]xxxx xxxxx), and digit groups or a phone word before it; a bare run of digits counts
+  only as a Chinese mobile number or after a phone word ("tel", "电话", "Handy", ...).
+Numbers in fiction ranges (UK 07700 900xxx, US 555) are still numbers someone may own: the check
+is the length and shape of a possible number, not an assignment.
+"""
+
+import re
+
+import phonenumbers
+
+from gateway.privacy.validators import only_digits
+
+REGIONS = ("CN", "JP", "KR", "DE", "FR", "GB", "US", "IN")
+CANDIDATE = re.compile(
+    r"(?<![\w+])(?:(?:\+|00)[ \t]?)?(?:\([ \t]?\d{1,5}[ \t]?\)|\d)"
+    r"(?:[ \t.\-/]{0,2}(?:\([ \t]?\d{1,5}[ \t]?\)|\d)){6,17}(?![\w])"
+)
+CN_MOBILE = re.compile(r"(?:86)?1[3-9]\d{9}")
+NANP = re.compile(r"\(?[2-9]\d{2}\)?[ .\-/]{1,2}\d{3}[ .\-]\d{4}")
+INDIA_MOBILE = re.compile(r"[6-9]\d{4}[ \-]\d{5}")
+PHONE_WORDS = re.compile(
+    r"(?i)(?:phone|tel\b|tel\.|telephone|mobile|cell|call|text me|whats ?app|fax|contact|reach|number"
+    r"|电话|電話|手机|手機|联系|聯繫|致电|拨打|携帯|けいたい|連絡|번호|전화|휴대폰|핸드폰|연락"
+    r"|telefon|handy|rufnummer|anrufen|erreichbar|mobil|téléphone|portable|appeler|joindre|tél"
+    r"|teléfono|telefono|móvil|movil|celular|llamar|cellulare|chiamare)"
+)
+WORD_WINDOW = 40
+
+
+def phone_numbers(text: str) -> list[re.Match]:
+    return [match for match in CANDIDATE.finditer(text) if is_phone(match)]
+
+
+def is_phone(match: re.Match) -> bool:
+    written = match.group().strip()
+    digits = only_digits(written)
+    if not 7 <= len(digits) <= 15:
+        return False
+    if written.startswith(("+", "00")):
+        return _possible("+" + (digits[2:] if written.startswith("00") else digits), None)
+    grouped = len(digits) != len(written)
+    worded = _phone_word_before(match)
+    if CN_MOBILE.fullmatch(digits):
+        return True
+    shaped = digits[0] == "0" or NANP.fullmatch(written) or INDIA_MOBILE.fullmatch(written)
+    if not shaped or not (grouped or worded):
+        return False
+    return any(_possible(written, region) for region in REGIONS)
+
+
+def _possible(written: str, region: str | None) -> bool:
+    try:
+        number = phonenumbers.parse(written, region)
+    except phonenumbers.NumberParseException:
+        return False
+    return phonenumbers.is_valid_number(number) or phonenumbers.is_possible_number(number)
+
+
+def _phone_word_before(match: re.Match) -> bool:
+    return PHONE_WORDS.search(match.string, max(0, match.start() - WORD_WINDOW), match.start()) is not None
