@@ -1,5 +1,6 @@
 """The gateway application factory: create_app(config) -> aiohttp Application."""
 
+import asyncio
 import random
 
 from aiohttp import web
@@ -15,6 +16,7 @@ from gateway.errors import error_middleware
 from gateway.metrics import GatewayMetrics
 from gateway.models import ServedModel
 from gateway.pipeline import Dispatcher
+from gateway.privacy import stage_status
 from gateway.rate_limit import LocalRateLimiter, RedisRateLimiter
 from shared import redis_client
 from shared.redis_keys import RedisKeys
@@ -73,6 +75,7 @@ async def _backends(app: web.Application):
         app[app_keys.LIMITER] = RedisRateLimiter(client, config.redis_prefix)
     for backend in backends:
         await backend.start()
+    await asyncio.to_thread(stage_status)  # the detector stages load (and are reported) before requests
     yield
     for backend in backends:
         await backend.close()

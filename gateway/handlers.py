@@ -22,6 +22,7 @@ from gateway.collecting_sink import CollectingSink
 from gateway.errors import APIError, model_not_found
 from gateway.generation import ClientGone, Generation
 from gateway.prepared_request import PreparedRequest, prepare
+from gateway.privacy import stage_status
 from gateway.request_headers import request_context
 from gateway.request_ids import new_request_id
 from gateway.request_log import annotate, record
@@ -176,9 +177,8 @@ async def health_live(request: web.Request) -> web.Response:
 async def health_ready(request: web.Request) -> web.Response:
     nodes = {b.state.node_id: b.state.healthy for b in request.app[app_keys.BACKENDS]}
     ready = any(nodes.values())
-    return web.json_response(
-        {"status": "ready" if ready else "unavailable", "nodes": nodes}, status=200 if ready else 503
-    )
+    body = {"status": "ready" if ready else "unavailable", "nodes": nodes, "privacy_stages": stage_status()}
+    return web.json_response(body, status=200 if ready else 503)
 
 
 async def metrics(request: web.Request) -> web.Response:

@@ -10,6 +10,7 @@ from importlib import resources
 from aiohttp import web
 
 from gateway import app_keys
+from gateway.privacy import stage_status
 from gateway.router import NodeState
 
 PAGE = resources.files("gateway").joinpath("static/status.html").read_bytes()
@@ -30,6 +31,7 @@ async def status_json(request: web.Request) -> web.Response:
             "nodes": [_node(backend.state, now) for backend in app[app_keys.BACKENDS]],
             "decisions": recent.recent(),
             "latency": recent.latency(),
+            "privacy_stages": stage_status(),
         },
         headers={"Cache-Control": "no-store"},
     )

@@ -1,8 +1,8 @@
 """Decide whether a request is private: by key, by header, or because it carries personal data.
 
-Fail closed: if detection itself fails, the request is private; so is one with images in
-`auto` mode (the detectors read text: an image's content is not scanned), unless its key's
-privacy mode is `public`.
+Fail closed: if detection itself fails, is off (gateway/privacy/stages.py) or takes longer than
+SCAN_TIMEOUT_S, the request is private; so is one with images in `auto` mode (the detectors read
+text: an image's content is not scanned), unless its key's privacy mode is `public`.
 """
 
 import asyncio
@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from gateway.privacy.recognizers import Finding, find_personal_data
+from gateway.privacy.stages import VERSIONS, all_running, stage_status
 
 logger = logging.getLogger("hybridgw.gateway")
 OFF_LOOP_CHARS = 16_384  # longer texts are scanned on a worker thread: the event loop keeps serving
+SCAN_TIMEOUT_S = 20.0  # a scan still running then makes its request private (a 1 MB prompt takes ~2 s)
 
 
 class PrivacyMode(StrEnum):
@@ -26,8 +28,11 @@ class PrivacyMode(StrEnum):
 @dataclass(frozen=True, slots=True)
 class PrivacyDecision:
     is_private: bool
-    reason: str  # "key", "header", "detected", "detector_error", "image", "public", "clean"
+    # "key", "header", "detected", "detector_error", "detector_off", "detector_timeout", "image",
+    # "public", "clean"
+    reason: str
     kinds: tuple[str, ...] = field(default_factory=tuple)
+    stages: tuple[tuple[str, str], ...] = ()  # the detector stages that decided, with their versions
 
 
 # the strings, or what computes them (called once, only when the key and header leave it open)
@@ -43,15 +48,18 @@ def classify(texts: Texts, mode: PrivacyMode, header: str | None, images: int = 
         return PrivacyDecision(False, "public")
     if images:
         return PrivacyDecision(True, "image")
+    if not all_running():
+        return PrivacyDecision(True, "detector_off")
     try:
         strings = texts() if callable(texts) else texts
         findings: list[Finding] = [finding for text in strings for finding in find_personal_data(text)]
     except Exception:  # fail closed: an error in a detector must not let data out
         logger.exception("privacy detection failed; treating the request as private")
         return PrivacyDecision(True, "detector_error")
+    stages = tuple(VERSIONS.items())
     if findings:
-        return PrivacyDecision(True, "detected", tuple(sorted({f.kind for f in findings})))
-    return PrivacyDecision(False, "clean")
+        return PrivacyDecision(True, "detected", tuple(sorted({f.kind for f in findings})), stages)
+    return PrivacyDecision(False, "clean", (), stages)
 
 
 async def classify_async(
@@ -65,7 +73,21 @@ async def classify_async(
         size = OFF_LOOP_CHARS if callable(texts) else sum(len(text) for text in texts)
     if size < OFF_LOOP_CHARS:
         return classify(texts, mode, header, images)
-    return await asyncio.to_thread(classify, texts, mode, header, images)
+    try:
+        return await asyncio.wait_for(
+            asyncio.to_thread(classify, texts, mode, header, images), SCAN_TIMEOUT_S
+        )
+    except TimeoutError:
+        logger.warning("privacy scan exceeded %.0f s; treating the request as private", SCAN_TIMEOUT_S)
+        return PrivacyDecision(True, "detector_timeout")
 
 
-__all__ = ["Finding", "PrivacyDecision", "PrivacyMode", "classify", "classify_async", "find_personal_data"]
+__all__ = [
+    "Finding",
+    "PrivacyDecision",
+    "PrivacyMode",
+    "classify",
+    "classify_async",
+    "find_personal_data",
+    "stage_status",
+]

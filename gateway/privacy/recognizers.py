@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from gateway.privacy import identifiers, phones
 from gateway.privacy import validators as v
+from gateway.privacy.free_text import free_text_findings
 from gateway.privacy.normalize import normalize, views
 from gateway.privacy.text_facts import Gate, TextFacts, alnum, both, contains, digits, folded_contains
 
@@ -249,6 +250,8 @@ def _find(text: str, gated: bool) -> list[Finding]:
     found: list[Finding] = []
     for start in range(0, max(1, len(text) - CHUNK_OVERLAP), CHUNK_CHARS - CHUNK_OVERLAP):
         for name, view in views(text[start : start + CHUNK_CHARS]):
+            if name == "base":
+                found.extend(Finding(*finding) for finding in free_text_findings(view))
             facts, skipped = TextFacts(view), NOT_IN_VIEW.get(name, frozenset())
             for recognizer in RECOGNIZERS:
                 if recognizer.kind not in skipped and (not gated or recognizer.gate(facts)):

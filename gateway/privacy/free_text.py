@@ -1,0 +1,140 @@
+"""Personal data that no pattern catches: a person together with health, financial, employment
+or identity details, a birth date or a street address; and clinical notes.
+
+A finding needs two things near each other (within WINDOW characters): a person reference
+(gateway/privacy/names.py) and a sensitive detail (gateway/privacy/vocabularies.py, a birth
+date, an address). A topic alone ("what are the symptoms of diabetes?") is not personal data;
+neither is a public figure in a history question ("did Lincoln suffer from depression?"): a
+known public figure's name, with no patient, record or employee words around.
+A clinical note is recognized by its structure alone (three kinds of clinical cues: section
+headers, vital signs, doses, age and sex shorthand, ICD-10 codes), named or not.
+"""
+
+import re
+
+from gateway.privacy.names import person_spans
+from gateway.privacy.vocabularies import BIRTH_WORDS, CATEGORIES, STREET, terms_pattern
+
+WINDOW = 160
+VERSION = "free-text-1"
+_MONTHS = (
+    r"jan(?:uary|uar|vier)?|feb(?:ruary|ruar)?|févr(?:ier)?|mar(?:ch|s)?|märz|apr(?:il)?|avr(?:il)?|may|mai"
+    r"|jun(?:e|i)?|juin|jul(?:y|i)?|juil(?:let)?|aug(?:ust)?|août|sep(?:t(?:ember|embre)?)?|oct(?:ober|obre)?"
+    r"|okt(?:ober)?|nov(?:ember|embre)?|dec(?:ember)?|dez(?:ember)?|déc(?:embre)?|enero|febrero|marzo|abril"
+    r"|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre"
+)
+DATE = re.compile(
+    r"(?i)(?<!\d)(?:\d{1,2}[./-]\d{1,2}[./-](?:19|20)?\d{2}|(?:19|20)\d{2}[./-]\d{1,2}[./-]\d{1,2}"
+    rf"|\d{{1,2}}\.?[ \t]{{1,2}}(?:de[ \t])?(?:{_MONTHS})\.?[ \t]{{1,2}}(?:de[ \t])?(?:19|20)\d{{2}}"
+    rf"|(?:{_MONTHS})\.?[ \t]{{1,2}}\d{{1,2}}(?:st|nd|rd|th)?,?[ \t]{{1,2}}(?:19|20)\d{{2}}"
+    r"|(?:19|20)\d{2}[ \t]?[年년][ \t]?\d{1,2}[ \t]?[月월][ \t]?\d{1,2}[ \t]?[日일]?)(?!\d)"
+)
+_STREET = terms_pattern(STREET).pattern.removeprefix("(?i)")
+ADDRESS = re.compile(
+    rf"(?i)\b\d{{1,5}}[a-z]?,?[ \t]{{1,2}}(?:[A-Za-zÀ-ÿ'’.\-]+[ \t]{{1,2}}){{0,4}}(?:{_STREET})(?![a-z])"
+    r"|(?i:\b[A-Za-zÀ-ÿ\-]{2,30}(?:straße|strasse|str\.|weg|gasse|allee|platz))[ \t]{0,2}\d{1,4}[a-z]?\b"
+    r"|(?i:\b(?:rue|avenue|boulevard|chemin|calle|avenida|via|viale|rua)[ \t]"
+    r"(?:[A-Za-zÀ-ÿ'’\-]+[ \t]?){1,4}),?[ \t]?\d{1,4}"
+    r"|[\u4e00-\u9fff]{1,8}(?:路|街|道|巷|弄)[ \t]?\d{1,5}[ \t]?(?:号|號)"
+    r"|\d{1,2}[ \t]?丁目[ \t]?\d{1,4}(?:[ \t]?番地?)?(?:[ \t]?\d{1,4}[ \t]?号?)?"
+    r"|[\uac00-\ud7a3\d]{1,10}(?:로|길)[ \t]?\d{1,5}(?:-\d{1,4})?"
+)
+CLINICAL_CUES = {
+    "section": re.compile(
+        r"(?i)\b(?:chief complaint|cc:|hpi\b|history of present illness|pmh\b|past medical history|"
+        r"assessment(?: and plan)?:|a/p:|plan:|physical exam|review of systems|ros:|discharge summary|"
+        r"impression:|dx:|diagnosis:|anamnese|befund:|diagnose:|epikrise|antécédents|examen clinique|"
+        r"antecedentes|exploración física|motivo de consulta)"
+        r"|主诉|现病史|既往史|体格检查|初步诊断|诊断：|诊断:|医嘱|主訴|現病歴|既往歴|診断：|주호소|현병력|과거력|진단명"
+    ),
+    "vitals": re.compile(
+        r"(?i)\b(?:bp|blood pressure|rr|hr|pulse|spo2|sao2|temp|t)[ \t:]{0,3}\d{2,3}(?:/\d{2,3})?"
+        r"(?:[ \t]?(?:mmhg|bpm|%|°c|°f))?|\b\d{2,3}/\d{2,3}[ \t]?mmhg|血压\d{2,3}/\d{2,3}|血圧\d{2,3}/\d{2,3}"
+    ),
+    "dose": re.compile(
+        r"(?i)\b\d+(?:\.\d+)?[ \t]?(?:mg|mcg|µg|ml|iu|units?)\b"
+        r"(?:[ \t](?:po|iv|im|sc|bid|tid|qd|qid|od|daily|prn))?"
+    ),
+    "age_sex": re.compile(
+        r"(?i)\b\d{1,3}[ \t-]?(?:yo|y/o|y\.o\.|year[ -]old|jähriger?|jährige|ans|años)\b[ \t]?"
+        r"(?:m|f|male|female|man|woman|patient|mann|frau|patientin|homme|femme|hombre|mujer)?"
+        r"|\d{1,3}岁(?:男|女)|\d{1,3}歳(?:男|女)|\d{1,3}세[ \t]?(?:남|여)"
+    ),
+    "icd10": re.compile(r"\b(?:ICD-?10[: ]*)?[A-TV-Z]\d{2}\.\d{1,4}\b"),
+    "course": re.compile(
+        r"(?i)\b(?:presents? with|presented with|admitted (?:for|with)|started on|discontinued|"
+        r"follow[- ]up in|"
+        r"stable|afebrile|denies|complains of|c/o)\b|入院|出院|随访|経過観察|경과 관찰"
+    ),
+}
+# distinctive names of public figures (a surname many people share, such as King or Jackson, is
+# not one: "Mary King was fired" is a person's record)
+_PUBLIC_FIGURES = (
+    "lincoln jefferson roosevelt kennedy reagan nixon churchill napoleon bonaparte caesar cleopatra "
+    "beethoven mozart chopin tchaikovsky schumann gogh picasso kahlo einstein darwin curie freud "
+    "nietzsche hemingway tolstoy dostoevsky kafka woolf dickens shakespeare gandhi mandela hitler "
+    "stalin lenin hawking galileo copernicus tesla edison musk monroe presley lennon cobain hendrix "
+    "joplin michelangelo vinci goethe schiller bismarck marx engels confucius socrates plato aristotle "
+    "obama trump biden clinton merkel macron putin "
+    "孔子 毛泽东 孙中山 鲁迅 李白 杜甫 秦始皇 邓小平 周恩来 曹操 诸葛亮 織田信長 徳川家康 豊臣秀吉 夏目漱石 "
+    "세종대왕 이순신"
+)
+PUBLIC_FIGURES = frozenset(_PUBLIC_FIGURES.split())
+_CJK_FIGURES = tuple(name for name in PUBLIC_FIGURES if not name.isascii())
+_RECORD_WORDS = re.compile(
+    r"(?i)\b(?:patient|employee|client|mrn|record|file|case|dob)\b|患者|员工|病历|社員|환자|직원"
+)
+
+
+def free_text_findings(text: str) -> list[tuple[str, int, int]]:
+    """(kind, start, end) of each finding in `text` (already normalized)."""
+    found = []
+    if sum(1 for pattern in CLINICAL_CUES.values() if pattern.search(text)) >= 3:
+        found.append(("clinical_note", 0, len(text)))
+    people = [span for span in person_spans(text) if not _public_figure(text, span)]
+    if not people:
+        return found
+    details = [
+        (f"person_{name}", m.start(), m.end())
+        for name, pattern in CATEGORIES.items()
+        for m in pattern.finditer(text)
+    ]
+    details += _birth_dates(text) + [("person_address", m.start(), m.end()) for m in ADDRESS.finditer(text)]
+    for kind, start, end in details:
+        if any(
+            _near(start, end, p_start, p_end) and not _inside(start, end, p_start, p_end)
+            for p_start, p_end, _ in people
+        ):
+            found.append((kind, start, end))
+    return found
+
+
+def _birth_dates(text: str) -> list[tuple[str, int, int]]:
+    words = [m.start() for m in BIRTH_WORDS.finditer(text)]
+    return [
+        ("person_birth_date", m.start(), m.end())
+        for m in DATE.finditer(text)
+        if any(abs(m.start() - at) <= 40 for at in words)
+    ]
+
+
+def _public_figure(text: str, span: tuple[int, int, str]) -> bool:
+    start, end, how = span
+    if how != "name":
+        return False
+    name = text[start:end]
+    if not (
+        set(name.lower().split()) & PUBLIC_FIGURES
+        or any(len(name) >= 2 and name in figure for figure in _CJK_FIGURES)
+    ):
+        return False
+    return _RECORD_WORDS.search(text) is None
+
+
+def _near(start: int, end: int, p_start: int, p_end: int) -> bool:
+    return start - p_end <= WINDOW and p_start - end <= WINDOW
+
+
+def _inside(start: int, end: int, p_start: int, p_end: int) -> bool:
+    """A detail word inside the name itself ("Mr King" is no identity detail)."""
+    return p_start <= start and end <= p_end

@@ -1,0 +1,129 @@
+"""Where a text names a person: Faker's per-locale name lists (a maintained package, installed
+from the package index) as gazetteers, and the words people put around names in each language
+(honorifics, roles, Japanese and Korean name suffixes). `person_spans` returns where they are.
+
+Latin script: a known first name followed by a capitalized word ("Jane Doe"), a capitalized word
+after an honorific or a role ("Mr Okafor", "Patient Doe", "Frau Schmidt"), "Doe, Jane".
+Chinese: a surname from the list with a given name from the list, or 2-3 Han characters next
+to a title or a role (张伟先生, 患者李娜). Japanese: a surname from the list, or kanji/kana before
+さん, 様, 氏 (山田太郎さん). Korean: a surname with a given name from the list, or 2-4 Hangul
+syllables before 씨, 님, 환자 (김철수 씨). First-person disclosure ("I was diagnosed", "我被诊断")
+counts as a person too: the sender is someone.
+"""
+
+import functools
+import importlib
+import re
+
+LATIN_LOCALES = (
+    "en_US", "en_GB", "en_IN", "de_DE", "fr_FR", "es_ES", "es_MX", "it_IT", "pt_BR", "nl_NL", "pl_PL",
+    "sv_SE", "da_DK", "fi_FI", "cs_CZ", "tr_TR", "id_ID", "ro_RO", "en_IE", "en_NG", "en_KE", "pt_PT",
+    "de_AT", "fr_CA", "es_AR", "es_CO", "vi_VN", "en_NZ", "no_NO", "hu_HU",
+)  # fmt: skip
+# first names that are ordinary words at a sentence start: never a name on their own
+_COMMON_WORDS = (
+    "may june april august will mark bill grace hope faith rose jack page dean frank joy art sky "
+    "summer autumn winter rich chase hunter cash major chance guy rusty sunny dawn eve ivy lily "
+    "iris ruby pearl amber crystal storm river lane brook glen dale forest the an and in on at "
+    "de la le del van von man ana max sage penny holly star angel chef miles trinity paris china "
+    "india georgia virginia carolina austin jordan kent lincoln washington victoria florence "
+    "dallas phoenix york king queen prince princess pope saint doctor patient"
+)
+COMMON_WORDS = frozenset(_COMMON_WORDS.split())
+HONORIFIC = (
+    r"(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Sir|Dame|Herr|Frau|Hr|Fr|M|Mme|Mlle|Me|Sr|Sra|Srta|Dña|Don|Sig|Sig\.ra"
+    r"|Patient|Patientin|Patiente|Paciente|Employee|Mitarbeiter|Mitarbeiterin|Client|Customer|Applicant"
+    r"|Candidate|Kunde|Kundin|Bewerber|Bewerberin|Employé|Employée|Salarié|Salariée|Empleado|Empleada"
+    r"|Cliente|Candidato|Candidata|Tenant|Resident|Student|Inmate|Member|Claimant|Insured|Versicherte[rn]?)"
+)
+_CAPITALIZED = r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ'’\-]+"
+_TITLED = re.compile(rf"\b{HONORIFIC}\.?[ \t]{{1,3}}(?:{_CAPITALIZED}[ \t]{{1,3}}){{0,2}}{_CAPITALIZED}")
+_ROLE_LOWER = re.compile(
+    r"(?i:\b(?:patient|employee|client|customer|applicant|candidate|tenant|the insured|member|"
+    r"patientin|mitarbeiter(?:in)?|kund(?:e|in)|bewerber(?:in)?|employée?|salariée?|paciente|emplead[oa]))"
+    rf"[ \t:,]{{1,3}}{_CAPITALIZED}"
+)
+_WORDS = re.compile(rf"{_CAPITALIZED}(?:[ \t]{{1,3}}{_CAPITALIZED}){{1,3}}")
+_REVERSED = re.compile(rf"\b({_CAPITALIZED}),[ \t]{{1,2}}({_CAPITALIZED})\b")
+_HAN = "[\u4e00-\u9fff]"
+_ZH_TITLE = re.compile(
+    rf"{_HAN}{{2,3}}(?:先生|女士|小姐|同学|同學|老师|老師|医生|醫生|护士|经理|經理|阿姨|师傅)"
+)
+_ZH_ROLE = re.compile(
+    rf"(?:患者|病人|员工|員工|职员|職員|客户|客戶|申请人|雇员|租户|学生|乘客)[:：\s]?{_HAN}{{2,3}}"
+)
+_JA_SUFFIX = re.compile(r"[\u4e00-\u9fff\u3040-\u30ff]{2,6}(?:さん|様|さま|氏|くん|君|ちゃん|先生|殿)")
+_KO_SUFFIX = re.compile(r"[\uac00-\ud7a3]{2,4}[ ]?(?:씨|님|환자|선생님|직원|고객|군|양)(?![\uac00-\ud7a3])")
+FIRST_PERSON = re.compile(
+    r"(?i)\b(?:i(?:'m| am| was| have| had|'ve| got| suffer| tested| take)"
+    r"|my (?:diagnos|doctor|salary|debt|therap|medication|test result|loan|mortgage|boss|manager|employer"
+    r"|psychiatr)|ich (?:habe|bin|wurde|leide)|mein(?:e|en)? (?:diagnose|gehalt|arzt|therapie|schulden)"
+    r"|j'ai|je suis|je souffre|mon (?:salaire|médecin|diagnostic)|ma (?:maladie|dette)|tengo|estoy"
+    r"|me (?:diagnosticaron|despidieron)|mi (?:salario|sueldo|diagnóstico|médico))\b"
+    r"|我(?:被|的|患|得了|有|确诊|怀孕|欠)|私は|僕は|私の|저는|제가|나는|내가"
+)
+
+
+@functools.cache
+def gazetteers() -> dict[str, frozenset[str]]:
+    """Name lists by kind, loaded once (ImportError if Faker is missing: the stage is then off
+    and `auto` requests are private)."""
+    latin_first, latin_last = set(), set()
+    for locale in LATIN_LOCALES:
+        provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
+        latin_first.update(n.lower() for n in getattr(provider, "first_names", ()))
+        latin_last.update(n.lower() for n in getattr(provider, "last_names", ()))
+    provider = {
+        c: importlib.import_module(f"faker.providers.person.{c}").Provider
+        for c in ("zh_CN", "zh_TW", "ja_JP", "ko_KR")
+    }
+    zh_given = {c for p in ("zh_CN", "zh_TW") for name in provider[p].first_names for c in name}
+    return {
+        "latin_first": frozenset(latin_first - COMMON_WORDS),
+        "latin_last": frozenset(latin_last - COMMON_WORDS),
+        "zh_surname": frozenset(n for p in ("zh_CN", "zh_TW") for n in provider[p].last_names),
+        "zh_given_char": frozenset(zh_given),
+        "ja_surname": frozenset(provider["ja_JP"].last_names),
+        "ko_surname": frozenset(provider["ko_KR"].last_names),
+        "ko_given": frozenset(provider["ko_KR"].first_names),
+    }
+
+
+def person_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, how) of every person reference found."""
+    names = gazetteers()
+    spans = [
+        (m.start(), m.end(), "title") for pattern in (_TITLED, _ROLE_LOWER) for m in pattern.finditer(text)
+    ]
+    spans += [(m.start(), m.end(), "first_person") for m in FIRST_PERSON.finditer(text)]
+    for match in _WORDS.finditer(text):
+        words = match.group().split()
+        if words[0].lower() in names["latin_first"] or (
+            len(words) >= 2
+            and words[-1].lower() in names["latin_last"]
+            and words[0].lower() not in COMMON_WORDS
+        ):
+            spans.append((match.start(), match.end(), "name"))
+    for match in _REVERSED.finditer(text):
+        if match.group(1).lower() in names["latin_last"] and match.group(2).lower() in names["latin_first"]:
+            spans.append((match.start(), match.end(), "name"))
+    if not text.isascii():
+        spans += _cjk_spans(text, names)
+    return spans
+
+
+def _cjk_spans(text: str, names: dict[str, frozenset[str]]) -> list[tuple[int, int, str]]:
+    patterns = (_ZH_TITLE, _ZH_ROLE, _JA_SUFFIX, _KO_SUFFIX)
+    spans = [(m.start(), m.end(), "title") for pattern in patterns for m in pattern.finditer(text)]
+    zh_surname, zh_given, ko_surname = names["zh_surname"], names["zh_given_char"], names["ko_surname"]
+    for i, char in enumerate(text):
+        if char in zh_surname and text[i + 1 : i + 2] in zh_given:
+            spans.append((i, i + 3 if text[i + 2 : i + 3] in zh_given else i + 2, "name"))
+        elif char in ko_surname and text[i + 1 : i + 3] in names["ko_given"]:
+            spans.append((i, i + 3, "name"))
+    for surname in names["ja_surname"]:
+        start = text.find(surname)
+        while start != -1:
+            spans.append((start, start + len(surname), "name"))
+            start = text.find(surname, start + 1)
+    return spans
