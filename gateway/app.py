@@ -2,6 +2,7 @@
 
 import asyncio
 import random
+from pathlib import Path
 
 from aiohttp import web
 
@@ -17,6 +18,7 @@ from gateway.metrics import GatewayMetrics
 from gateway.models import ServedModel
 from gateway.pipeline import Dispatcher
 from gateway.privacy import stage_status
+from gateway.privacy.ledger import PrivacyLedger, load_or_create_key
 from gateway.rate_limit import LocalRateLimiter, RedisRateLimiter
 from shared import redis_client
 from shared.redis_keys import RedisKeys
@@ -33,7 +35,7 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     app[app_keys.BACKENDS] = list(extra_backends or [])
     app[app_keys.METRICS] = GatewayMetrics.create()
     app[app_keys.DISPATCHER] = Dispatcher(
-        app[app_keys.BACKENDS], config.routing, app[app_keys.METRICS], random.Random()
+        app[app_keys.BACKENDS], config.routing, app[app_keys.METRICS], random.Random(), _ledger(config)
     )
     app[app_keys.KEYS] = KeyStore(config.api_keys)
     app[app_keys.LIMITER] = LocalRateLimiter()  # replaced by the Redis limiter when Redis is configured
@@ -55,6 +57,14 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     app.router.add_get("/", status.status_page)
     app.router.add_get("/status", status.status_json)
     return app
+
+
+def _ledger(config: GatewayConfig) -> PrivacyLedger | None:
+    if not config.privacy_ledger:
+        return None
+    path = Path(config.privacy_ledger)
+    key_file = Path(config.privacy_ledger_key_file or f"{path}.key")
+    return PrivacyLedger(path, load_or_create_key(key_file))
 
 
 async def _backends(app: web.Application):

@@ -110,6 +110,10 @@ class GatewayConfig:
     compress_responses: bool = False  # gzip/deflate streamed responses for clients that accept it
     allow_unknown_params: bool = False  # True: a body parameter no one declares is ignored, not a 400
     cors_allow_origins: list[str] = field(default_factory=list)  # browser origins; "*": any; empty: off
+    # the privacy ledger (gateway/privacy/ledger.py): an append-only file of signed, chained
+    # routing decisions, and the file of its signing key (default: beside it, ".key" added)
+    privacy_ledger: str | None = None
+    privacy_ledger_key_file: str | None = None
 
     def __post_init__(self) -> None:
         if not self.models:

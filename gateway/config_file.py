@@ -11,6 +11,8 @@
     [[upstreams]]  id, url, kind, models (names, or a table: ours = the upstream's), api_key_env,
                    max_concurrency, metrics_url, api ("completions" | "chat"), capabilities
     [cloud]        redis_url, prefix, models, signing_secret
+    [privacy]      ledger (the privacy ledger's file; default $HYBRIDGW_HOME/privacy-ledger.jsonl,
+                   "" for none), ledger_key_file (default: the ledger's path + ".key")
     [[keys]]       as in gateway/keys_file.py (tenant, privacy mode, models, limits)
 
 Environment: HYBRIDGW_<SECTION>_<FIELD> for tables (HYBRIDGW_GATEWAY_PORT=9000,
@@ -29,6 +31,7 @@ from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry, RoutingPoli
 from gateway.keys_file import FIELDS as KEY_FIELDS
 from gateway.keys_file import KeysFileError, parse_keys
 from gateway.privacy import PrivacyMode
+from gateway.privacy.ledger import default_ledger_path
 
 ENV_PREFIX = "HYBRIDGW_"
 SCHEMA: dict[str, set[str]] = {
@@ -67,6 +70,7 @@ SCHEMA: dict[str, set[str]] = {
         "capabilities",
     },
     "cloud": {"redis_url", "prefix", "models", "signing_secret"},
+    "privacy": {"ledger", "ledger_key_file"},
     "keys": set(KEY_FIELDS),
 }
 ARRAYS = {"models", "edge_nodes", "upstreams", "keys"}
@@ -173,6 +177,7 @@ def value_of(where: str, entry: dict, name: str, kind, default=None, required=Fa
 
 def _build(document: dict):
     gateway, cloud = document.get("gateway", {}), document.get("cloud", {})
+    privacy = document.get("privacy", {})
     models = _models(document)
     try:
         mode = PrivacyMode(gateway.get("privacy_mode", "auto"))
@@ -198,6 +203,8 @@ def _build(document: dict):
             compress_responses=value_of("gateway", gateway, "compress_responses", bool, False),
             allow_unknown_params=value_of("gateway", gateway, "allow_unknown_params", bool, False),
             cors_allow_origins=value_of("gateway", gateway, "cors_allow_origins", list, []),
+            privacy_ledger=value_of("privacy", privacy, "ledger", str, str(default_ledger_path())) or None,
+            privacy_ledger_key_file=value_of("privacy", privacy, "ledger_key_file", str),
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None

@@ -33,6 +33,7 @@ class Generation:
     ttft_learned: bool = False  # the node's calibration has learned this request's TTFT
     observed_ttft: float | None = None  # its observed/predicted ratio, if there was one to learn
     received: float | None = None  # when routing began (the first attempt's): the client's wait
+    receipt: str | None = None  # the privacy ledger's record of this dispatch
     predicted_cached_tokens: int = 0  # prompt tokens the router expected the node's cache to hold
     alternatives: tuple[Prediction, ...] = ()  # what the router predicted of every candidate
 

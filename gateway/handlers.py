@@ -167,7 +167,10 @@ async def admit(app: web.Application, key, tokens: int) -> None:
 
 
 def _where(generation: Generation) -> dict[str, str]:
-    return {"X-Hybridgw-Target": generation.target, "X-Hybridgw-Node": generation.node_id}
+    where = {"X-Hybridgw-Target": generation.target, "X-Hybridgw-Node": generation.node_id}
+    if generation.receipt is not None:
+        where["X-Hybridgw-Privacy-Receipt"] = generation.receipt
+    return where
 
 
 async def health_live(request: web.Request) -> web.Response:

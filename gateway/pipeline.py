@@ -15,10 +15,12 @@ from gateway.dispatched_request import Dispatched
 from gateway.errors import APIError
 from gateway.generation import Generation
 from gateway.metrics import GatewayMetrics
+from gateway.node_kind import NodeKind
 from gateway.node_request import run_choice
 from gateway.outbound_request import OutboundRequest
 from gateway.prepared_request import PreparedRequest
 from gateway.privacy import PrivacyDecision, classify_async
+from gateway.privacy.ledger import PrivacyLedger
 from gateway.request_context import PromptBlocks, cache_salt, predicted_cached_tokens, prompt_block_hashes
 from gateway.route_outcomes import raise_for_outcome
 from gateway.router import Decision, NodeState, Outcome, RouteRequest, predict, route
@@ -38,6 +40,7 @@ class Dispatcher:
     policy: RoutingPolicy
     metrics: GatewayMetrics
     rng: random.Random
+    ledger: PrivacyLedger | None = None  # every routing decision recorded (gateway/privacy/ledger.py)
 
     async def start(self, prepared: PreparedRequest, output: EventSink) -> Generation:
         """The generation, once every choice has its first token (in `output` already). Raises
@@ -62,6 +65,7 @@ class Dispatcher:
             )
             self.metrics.routed(decision.outcome.value, decision.reason)
             if decision.outcome is not Outcome.ROUTED:
+                self._record(prepared, privacy, outbound, None, decision.outcome.value)
                 raise_for_outcome(decision, privacy, prepared.model.name, self.metrics, prepared.needs)
             backend = next(b for b in candidates if b.state.node_id == decision.node_id)
             num_cached = route_request.cached_tokens.get(backend.state.node_id, 0)
@@ -69,6 +73,7 @@ class Dispatcher:
                 prepared, outbound, decision, backend, privacy, prompt, output, num_cached
             )
             generation.received = received
+            generation.receipt = self._record(prepared, privacy, outbound, backend.state, "dispatched")
             if attempt == 0:  # runs once the choices' requests are on their way to the node
                 asyncio.get_running_loop().call_soon(output.ahead)
             try:
@@ -110,6 +115,31 @@ class Dispatcher:
             raise BackendError(message, 504, node_failed=not working)
         await waiter
 
+    def _record(
+        self,
+        prepared: PreparedRequest,
+        privacy: PrivacyDecision,
+        outbound: OutboundRequest,
+        node: NodeState | None,
+        outcome: str,
+    ) -> str | None:
+        """The decision in the privacy ledger (its receipt id), when the gateway keeps one."""
+        if self.ledger is None:
+            return None
+        decision = {
+            "request_id": prepared.request_id,
+            "tenant": prepared.context.tenant,
+            "private": privacy.is_private,
+            "reason": privacy.reason,
+            "kinds": list(privacy.kinds),
+            "stages": dict(privacy.stages),
+            "node": node.node_id if node is not None else None,
+            "node_kind": node.kind.value if node is not None else None,
+            "on_prem": node is not None and node.kind is NodeKind.EDGE,
+            "outcome": outcome,
+        }
+        return self.ledger.append(decision, outbound.payload())
+
     def _first_token_deadline(self, decision: Decision) -> float:
         prediction = decision.prediction_for(decision.node_id)
         predicted = prediction.ttft_s if prediction is not None else 0.0
@@ -141,6 +171,7 @@ class Dispatcher:
         prepared: PreparedRequest,
         privacy: PrivacyDecision,
         prompt: PromptBlocks,
+        outbound: OutboundRequest,
         failed: str,
         num_tokens: int,
     ) -> tuple[Backend, Dispatched] | None:
@@ -157,6 +188,7 @@ class Dispatcher:
         prediction = decision.prediction_for(decision.node_id)
         end = time.monotonic() + (prediction.e2e_s if prediction is not None else 0.0)
         backend = states[decision.node_id]
+        self._record(prepared, privacy, outbound, backend.state, "resumed")
         self.metrics.resumed_streams.inc()
         expected_tokens = self._expected_tokens(prepared)
         return backend, backend.state.load.dispatch(num_tokens, end, expected_tokens)
@@ -224,7 +256,7 @@ class Dispatcher:
             sink = ChoiceSink(
                 index, text, output, keep_tokens, dispatched.advance, tools, body.max_tokens == 0
             )
-            resume = functools.partial(self._resume_on, prepared, privacy, prompt)
+            resume = functools.partial(self._resume_on, prepared, privacy, prompt, outbound)
             request = outbound.requests[index]
             task = asyncio.create_task(
                 run_choice(backend, request, sink, prepared.forwarded, dispatched, resume, outbound.client)

@@ -44,6 +44,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="waiting requests per edge node beyond which it takes no more (429 when every node is full)",
     )
     gateway.add_argument("--privacy-mode", choices=("auto", "always_private", "public"), default="auto")
+    gateway.add_argument(
+        "--privacy-ledger",
+        help="the privacy ledger's file (default $HYBRIDGW_HOME/privacy-ledger.jsonl; '' for none); "
+        "its signing key is the file + '.key'",
+    )
     gateway.add_argument("--latency-target-ms", type=float)
     gateway.add_argument("--keys", help="TOML file of API keys (sha256-hashed); without it the API is open")
     gateway.add_argument("--host", default="127.0.0.1")
@@ -56,6 +61,7 @@ def _gateway(args: argparse.Namespace) -> int:
     from gateway.app import create_app
     from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry, RoutingPolicy
     from gateway.privacy import PrivacyMode
+    from gateway.privacy.ledger import default_ledger_path
     from hybridgw.serving import serve_app
     from shared.telemetry import setup_tracing
 
@@ -97,6 +103,9 @@ def _gateway(args: argparse.Namespace) -> int:
         privacy_mode=PrivacyMode(args.privacy_mode),
         routing=RoutingPolicy(latency_target_ms=args.latency_target_ms),
         api_keys=load_keys(args.keys) if args.keys else [],
+        privacy_ledger=str(default_ledger_path())
+        if args.privacy_ledger is None
+        else (args.privacy_ledger or None),
     )
     serve_app(create_app(config), args.host, args.port)
     return 0

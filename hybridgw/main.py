@@ -5,6 +5,7 @@ import sys
 
 from formats.errors import FormatError
 from hybridgw import (
+    audit_commands,
     cloud_commands,
     edge_commands,
     format_commands,
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     gateway_commands.register(commands)
     up_command.register(commands)
     bench_command.register(commands)
+    audit_commands.register(commands)
     return parser
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from formats.ggml_types import GGMLType
 from formats.model_pull import DEFAULT_MODEL, model_path, pull
+from tests.fixtures.report import TABLES
 from tests.fixtures.tiny_models import write_tiny_model
 
 
@@ -48,6 +49,14 @@ from tests.redis_fixture import redis_keys, redis_url  # noqa: E402, F401 - shar
 INTEGRATION_FIXTURES = frozenset({"redis_url", "redis_keys", "edge_node", "backend", "compose"})
 # What the unit tier (`make test-unit`, HYBRIDGW_TEST_TIER=unit) may not start.
 INTEGRATION_PROGRAMS = ("-m hybridgw", "bin/hybridgw", "docker", "redis-server", "chrom", "playwright")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The tables tests measured (tests/fixtures/report.py), e.g. privacy recall per kind."""
+    for title, rows in config.stash.get(TABLES, {}).items():
+        terminalreporter.section(title)
+        for row in rows:
+            terminalreporter.write_line(row)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -17,9 +17,19 @@ def valid_with(module):
     return lambda match: module.is_valid(only_digits(match.group()))
 
 
+RRN_WORDS = re.compile(r"(?i)주민등록번호|주민번호|주민등록|resident registration|\brrn\b")
+
+
 def kr_rrn(match: re.Match) -> bool:
-    """Resident registration number: birth date, sex/century digit and check digit (stdnum)."""
-    return rrn.is_valid(only_digits(match.group()))
+    """Resident registration number: birth date, sex/century digit and check digit (stdnum);
+    numbers issued since October 2020 have no check digit, so after "주민등록번호" a real birth
+    date and sex digit are enough."""
+    number = only_digits(match.group())
+    if rrn.is_valid(number):
+        return True
+    before = match.string[max(0, match.start() - CONTEXT_WINDOW) : match.start()]
+    month, day = int(number[2:4]), int(number[4:6])
+    return 1 <= month <= 12 and 1 <= day <= 31 and RRN_WORDS.search(before) is not None
 
 
 def fr_nir(match: re.Match) -> bool:
@@ -45,7 +55,7 @@ def mac_address(match: re.Match) -> bool:
 PASSPORT = re.compile(
     r"(?i:passport|passeport|reisepass|pasaporte|passaporto|护照|護照|旅券|パスポート|여권)"
     r"(?i:[ \t]?(?:no\.?|number|nr\.?|nummer|numéro|número|号码|番号|번호|#))?[ \t:：#-]{0,4}"
-    r"(?P<number>[A-Za-z]?\d{8,9})(?!\w)"
+    r"(?P<number>[A-Za-z]?\d{8,9})(?![A-Za-z0-9])"
 )
 MEDICAL_RECORD = re.compile(
     r"(?i:\bMRN\b|medical record(?: number| no\.?| #)?|patient (?:id|number|no\.?)|chart (?:number|no\.?)"
@@ -71,7 +81,8 @@ PATTERNS = [  # (kind, pattern, validator)
     (
         "mac_address",
         re.compile(
-            r"(?<![0-9A-Fa-f:\-])[0-9A-Fa-f]{2}([:\-])(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}(?![0-9A-Fa-f:\-])"
+            r"(?<![0-9A-Fa-f])(?<![0-9A-Fa-f][:\-])[0-9A-Fa-f]{2}([:\-])(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}"
+            r"(?![0-9A-Fa-f]|[:\-][0-9A-Fa-f])"
             r"|(?<![0-9A-Fa-f.])[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}(?![0-9A-Fa-f.])"
         ),
         mac_address,

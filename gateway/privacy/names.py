@@ -25,9 +25,8 @@ _COMMON_WORDS = (
     "may june april august will mark bill grace hope faith rose jack page dean frank joy art sky "
     "summer autumn winter rich chase hunter cash major chance guy rusty sunny dawn eve ivy lily "
     "iris ruby pearl amber crystal storm river lane brook glen dale forest the an and in on at "
-    "de la le del van von man ana max sage penny holly star angel chef miles trinity paris china "
-    "india georgia virginia carolina austin jordan kent lincoln washington victoria florence "
-    "dallas phoenix york king queen prince princess pope saint doctor patient"
+    "de la le del van von man max sage star angel chef miles paris china india york king queen "
+    "prince princess pope saint doctor patient"
 )
 COMMON_WORDS = frozenset(_COMMON_WORDS.split())
 HONORIFIC = (
@@ -36,14 +35,17 @@ HONORIFIC = (
     r"|Candidate|Kunde|Kundin|Bewerber|Bewerberin|Employé|Employée|Salarié|Salariée|Empleado|Empleada"
     r"|Cliente|Candidato|Candidata|Tenant|Resident|Student|Inmate|Member|Claimant|Insured|Versicherte[rn]?)"
 )
-_CAPITALIZED = r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ'’\-]+"
+_CAPITALIZED = r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ'’]+(?:-[A-ZÀ-ÖØ-Þa-zß-öø-ÿ][a-zß-öø-ÿ'’]+){0,3}"
 _TITLED = re.compile(rf"\b{HONORIFIC}\.?[ \t]{{1,3}}(?:{_CAPITALIZED}[ \t]{{1,3}}){{0,2}}{_CAPITALIZED}")
 _ROLE_LOWER = re.compile(
     r"(?i:\b(?:patient|employee|client|customer|applicant|candidate|tenant|the insured|member|"
     r"patientin|mitarbeiter(?:in)?|kund(?:e|in)|bewerber(?:in)?|employée?|salariée?|paciente|emplead[oa]))"
     rf"[ \t:,]{{1,3}}{_CAPITALIZED}"
 )
-_WORDS = re.compile(rf"{_CAPITALIZED}(?:[ \t]{{1,3}}{_CAPITALIZED}){{1,3}}")
+_PARTICLE = r"(?:de|del|de la|de los|da|di|du|van|van der|van den|von|von der|le|la|bin|al|ten|ter)"
+_WORDS = re.compile(
+    rf"{_CAPITALIZED}(?:[ \t]{{1,3}}(?:{_PARTICLE}[ \t]{{1,3}}|[A-Z]\.[ \t]{{1,3}})?{_CAPITALIZED}){{1,3}}"
+)
 _REVERSED = re.compile(rf"\b({_CAPITALIZED}),[ \t]{{1,2}}({_CAPITALIZED})\b")
 _HAN = "[\u4e00-\u9fff]"
 _ZH_TITLE = re.compile(
@@ -97,12 +99,7 @@ def person_spans(text: str) -> list[tuple[int, int, str]]:
     ]
     spans += [(m.start(), m.end(), "first_person") for m in FIRST_PERSON.finditer(text)]
     for match in _WORDS.finditer(text):
-        words = match.group().split()
-        if words[0].lower() in names["latin_first"] or (
-            len(words) >= 2
-            and words[-1].lower() in names["latin_last"]
-            and words[0].lower() not in COMMON_WORDS
-        ):
+        if _latin_name(match.group(), names):
             spans.append((match.start(), match.end(), "name"))
     for match in _REVERSED.finditer(text):
         if match.group(1).lower() in names["latin_last"] and match.group(2).lower() in names["latin_first"]:
@@ -110,6 +107,18 @@ def person_spans(text: str) -> list[tuple[int, int, str]]:
     if not text.isascii():
         spans += _cjk_spans(text, names)
     return spans
+
+
+def _latin_name(written: str, names: dict[str, frozenset[str]]) -> bool:
+    """A known first name first, a known surname after it, or a double-barrelled surname."""
+    words = [word for word in written.split() if word[0].isupper()]
+    surnames = {part.lower() for word in words[1:] for part in word.split("-")}
+    double_barrelled = any(
+        "-" in word and all(part[:1].isupper() for part in word.split("-")) for word in words
+    )
+    return (
+        words[0].lower() in names["latin_first"] or bool(surnames & names["latin_last"]) or double_barrelled
+    )
 
 
 def _cjk_spans(text: str, names: dict[str, frozenset[str]]) -> list[tuple[int, int, str]]:

@@ -20,14 +20,16 @@ from gateway.privacy.validators import only_digits
 
 REGIONS = ("CN", "JP", "KR", "DE", "FR", "GB", "US", "IN")
 CANDIDATE = re.compile(
-    r"(?<![\w+])(?:(?:\+|00)[ \t]?)?(?:\([ \t]?\d{1,5}[ \t]?\)|\d)"
-    r"(?:[ \t.\-/]{0,2}(?:\([ \t]?\d{1,5}[ \t]?\)|\d)){6,17}(?![\w])"
+    r"(?<![A-Za-z0-9_+])(?:(?:\+|00)[ \t]?)?(?:\([ \t]?\d{1,5}[ \t]?\)|\d)"
+    r"(?:[ \t.\-/]{0,2}(?:\([ \t]?\d{1,5}[ \t]?\)|\d)){6,17}(?![A-Za-z0-9_])"
 )
 CN_MOBILE = re.compile(r"(?:86)?1[3-9]\d{9}")
+DOTTED_QUAD = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 NANP = re.compile(r"\(?[2-9]\d{2}\)?[ .\-/]{1,2}\d{3}[ .\-]\d{4}")
 INDIA_MOBILE = re.compile(r"[6-9]\d{4}[ \-]\d{5}")
 PHONE_WORDS = re.compile(
-    r"(?i)(?:phone|tel\b|tel\.|telephone|mobile|cell|call|text me|whats ?app|fax|contact|reach|number"
+    r"(?i)(?:phone|tel\b|tel\.|telephone|mobile|cell|call|text me|whats ?app|fax|contact|reach"
+    r"|(?:my|his|her|your|their) number"
     r"|电话|電話|手机|手機|联系|聯繫|致电|拨打|携帯|けいたい|連絡|번호|전화|휴대폰|핸드폰|연락"
     r"|telefon|handy|rufnummer|anrufen|erreichbar|mobil|téléphone|portable|appeler|joindre|tél"
     r"|teléfono|telefono|móvil|movil|celular|llamar|cellulare|chiamare)"
@@ -48,12 +50,15 @@ def is_phone(match: re.Match) -> bool:
         return _possible("+" + (digits[2:] if written.startswith("00") else digits), None)
     grouped = len(digits) != len(written)
     worded = _phone_word_before(match)
+    if DOTTED_QUAD.fullmatch(written):  # an IPv4 address (gateway/privacy/validators.py decides)
+        return False
     if CN_MOBILE.fullmatch(digits):
         return True
     shaped = digits[0] == "0" or NANP.fullmatch(written) or INDIA_MOBILE.fullmatch(written)
-    if not shaped or not (grouped or worded):
-        return False
-    return any(_possible(written, region) for region in REGIONS)
+    if shaped and (grouped or worded):
+        return any(_possible(written, region) for region in REGIONS)
+    # bare digits after a phone word ("call 4155552671", spelled-out digits): a valid number
+    return worded and not grouped and any(_valid(digits, region) for region in REGIONS)
 
 
 def _possible(written: str, region: str | None) -> bool:
@@ -62,6 +67,13 @@ def _possible(written: str, region: str | None) -> bool:
     except phonenumbers.NumberParseException:
         return False
     return phonenumbers.is_valid_number(number) or phonenumbers.is_possible_number(number)
+
+
+def _valid(digits: str, region: str) -> bool:
+    try:
+        return phonenumbers.is_valid_number(phonenumbers.parse(digits, region))
+    except phonenumbers.NumberParseException:
+        return False
 
 
 def _phone_word_before(match: re.Match) -> bool:

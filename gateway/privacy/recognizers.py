@@ -56,9 +56,9 @@ NATIONAL_IDS = [
     ),
     Recognizer(
         "nl_bsn",
-        re.compile(r"\b\d{9}\b"),
+        re.compile(r"(?<![\d.])(?:\d{4}\.\d{2}\.\d{3}|\d{3}[ .-]\d{3}[ .-]\d{3}|\d{9})(?![\d.]|[ -]\d)"),
         v.dutch_bsn,
-        digits(run=9),
+        digits(run=3, cluster=9),
     ),
     Recognizer(
         "se_personnummer",
@@ -139,7 +139,7 @@ CONTACT = [
         "ip_address",
         re.compile(
             r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?!\.?\d)"
-            r"|(?<![0-9A-Fa-f:])(?=[0-9A-Fa-f]{0,4}:)[0-9A-Fa-f:]{2,39}+(?![0-9A-Fa-f:])"
+            r"|(?<![0-9A-Fa-f:])(?=[0-9A-Fa-f]{1,4}:|::)[0-9A-Fa-f:]{2,39}+(?![0-9A-Fa-f:])"
         ),
         v.ip_address,
         lambda facts: ":" in facts.text or facts.longest_cluster >= 7,  # v6 | v4 (1.2.3.4)

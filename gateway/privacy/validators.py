@@ -24,19 +24,35 @@ def only_digits(text: str) -> str:
     return re.sub(r"\D", "", text)
 
 
+# words that make "look at the dot com bubble" read as look@the.com once `at`/`dot` are spelled
+# back (gateway/privacy/normalize.py): never an address's local part or domain label
+PROSE_WORDS = frozenset({
+    "a", "an", "the", "this", "that", "these", "those", "my", "your", "his", "her", "its", "our",
+    "their", "me", "you", "him", "us", "them", "it", "look", "looking", "looked", "meet", "meeting",
+    "arrive", "arrived", "stay", "stayed", "be", "is", "are", "was", "were", "here", "there", "home",
+    "work", "school", "night", "noon", "least", "most", "all", "once", "first", "last", "dot", "com",
+    "net", "org",
+})  # fmt: skip
+
+
 def email(match: re.Match) -> bool:
-    """The domain ends in a top-level label of two or more letters."""
-    top_level = match.group().rsplit(".", 1)[1]
-    return len(top_level) >= 2 and top_level.isalpha()
+    """The domain ends in a top-level label of two or more letters; neither the local part nor a
+    domain label below the top is an ordinary word of prose."""
+    local, _, domain = match.group().partition("@")
+    labels = domain.lower().split(".")
+    top_level = labels[-1]
+    prose = local.lower() in PROSE_WORDS or any(label in PROSE_WORDS for label in labels[:-1])
+    return len(top_level) >= 2 and top_level.isalpha() and not prose
 
 
 def card(match: re.Match) -> bool:
+    """13 to 19 digits, Luhn-valid, with an issuer prefix in use (1: UATP, JCB 1800; 2-6)."""
     number = only_digits(match.group())
-    return 13 <= len(number) <= 19 and number[0] in "23456" and checksums.luhn_valid(number)
+    return 13 <= len(number) <= 19 and number[0] in "123456" and checksums.luhn_valid(number)
 
 
 def iban(match: re.Match) -> bool:
-    compact = re.sub(r"[ -]", "", match.group()).upper()
+    compact = re.sub(r"[\s-]", "", match.group()).upper()
     length = IBAN_LENGTHS.get(compact[:2])
     return length is not None and len(compact) >= length and checksums.iban_valid(compact[:length])
 
@@ -52,8 +68,20 @@ def ip_address(match: re.Match) -> bool:
     return not (address.version == 4 and before and before[-1] in VERSION_WORDS)  # "version 1.2.3.4"
 
 
+PERSONNUMMER_WORDS = re.compile(
+    r"(?i)person(?:nummer|nr)|samordningsnummer|henkilötunnus|personal (?:id|number)"
+)
+
+
 def swedish_personnummer(match: re.Match) -> bool:
-    return checksums.luhn_valid(only_digits(match.group())[-10:])
+    """Luhn over YYMMDDNNNC, a real month and day (60 added for a coordination number), and the
+    dash before the last four or "personnummer" before it (a Unix time passes the rest 1 in 20)."""
+    written = match.group()
+    number = only_digits(written)[-10:]
+    month, day = int(number[2:4]), int(number[4:6]) % 60
+    before = match.string[max(0, match.start() - 40) : match.start()]
+    said = "-" in written or "+" in written or PERSONNUMMER_WORDS.search(before) is not None
+    return said and 1 <= month <= 12 and 1 <= day <= 31 and checksums.luhn_valid(number)
 
 
 def us_ssn(match: re.Match) -> bool:
@@ -66,8 +94,17 @@ def spanish_dni(match: re.Match) -> bool:
     return checksums.spanish_dni_valid(match.group())
 
 
+BSN_WORDS = re.compile(r"(?i)\b(?:bsn|burgerservicenummer|sofi-?nummer|sofinummer|citizen service number)\b")
+
+
 def dutch_bsn(match: re.Match) -> bool:
-    return checksums.dutch_bsn_valid(match.group())
+    """The 11-test passes 1 in 11 nine-digit numbers: a bare or spaced one needs "BSN" before it;
+    the dotted 1234.56.789 is a BSN's own way of writing."""
+    written = match.group()
+    dotted = re.fullmatch(r"\d{4}\.\d{2}\.\d{3}", written) is not None
+    before = match.string[max(0, match.start() - 40) : match.start()]
+    said = BSN_WORDS.search(before) is not None
+    return checksums.dutch_bsn_valid(only_digits(written)) and (dotted or said)
 
 
 def finnish_hetu(match: re.Match) -> bool:
