@@ -18,7 +18,8 @@ from gateway.metrics import GatewayMetrics
 from gateway.models import ServedModel
 from gateway.pipeline import Dispatcher
 from gateway.privacy import stage_status
-from gateway.privacy.ledger import PrivacyLedger, load_or_create_key
+from gateway.privacy.ledger import PrivacyLedger, default_ledger_path, load_or_create_key
+from gateway.privacy.ledger_redis import open_redis_ledger, stream_key
 from gateway.rate_limit import LocalRateLimiter, RedisRateLimiter
 from shared import redis_client
 from shared.redis_keys import RedisKeys
@@ -59,12 +60,16 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     return app
 
 
+def _ledger_key(config: GatewayConfig) -> bytes:
+    path = config.privacy_ledger or str(default_ledger_path())
+    return load_or_create_key(Path(config.privacy_ledger_key_file or f"{path}.key"))
+
+
 def _ledger(config: GatewayConfig) -> PrivacyLedger | None:
-    if not config.privacy_ledger:
+    """The file ledger (a Redis one opens with the Redis client, in _backends)."""
+    if not config.privacy_ledger or config.privacy_ledger_store != "file":
         return None
-    path = Path(config.privacy_ledger)
-    key_file = Path(config.privacy_ledger_key_file or f"{path}.key")
-    return PrivacyLedger(path, load_or_create_key(key_file))
+    return PrivacyLedger.open_file(Path(config.privacy_ledger), _ledger_key(config))
 
 
 async def _backends(app: web.Application):
@@ -83,10 +88,21 @@ async def _backends(app: web.Application):
         secret = config.cloud_signing_secret.encode() if config.cloud_signing_secret else None
         backends.append(CloudBackend(client, RedisKeys(config.redis_prefix), models, signing_secret=secret))
         app[app_keys.LIMITER] = RedisRateLimiter(client, config.redis_prefix)
+        if config.privacy_ledger_store == "redis":
+            stream = stream_key(config.redis_prefix, config.privacy_ledger_id)
+            days = config.privacy_ledger_retention_days
+            ledger = await open_redis_ledger(
+                client, stream, _ledger_key(config), days * 86400 if days else None
+            )
+            app[app_keys.DISPATCHER].ledger = ledger
     for backend in backends:
         await backend.start()
     await asyncio.to_thread(stage_status)  # the detector stages load (and are reported) before requests
     yield
+    ledger = app[app_keys.DISPATCHER].ledger
+    if ledger is not None:
+        await ledger.flush()
+        ledger.close()
     for backend in backends:
         await backend.close()
     if client is not None:

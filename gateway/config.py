@@ -114,6 +114,11 @@ class GatewayConfig:
     # routing decisions, and the file of its signing key (default: beside it, ".key" added)
     privacy_ledger: str | None = None
     privacy_ledger_key_file: str | None = None
+    # "file" (privacy_ledger) or "redis" (a stream per replica under redis_prefix, named by
+    # privacy_ledger_id, trimmed to privacy_ledger_retention_days; needs redis_url)
+    privacy_ledger_store: str = "file"
+    privacy_ledger_id: str = "gateway"
+    privacy_ledger_retention_days: float | None = None
 
     def __post_init__(self) -> None:
         if not self.models:
@@ -131,3 +136,7 @@ class GatewayConfig:
             raise ValueError('cors_allow_origins: a list of origins (strings), or ["*"]')
         if self.max_body_bytes < 1024:
             raise ValueError("max_body_bytes must be at least 1024")
+        if self.privacy_ledger_store not in ("file", "redis"):
+            raise ValueError('privacy.store: "file" or "redis"')
+        if self.privacy_ledger_store == "redis" and not self.redis_url:
+            raise ValueError('privacy.store = "redis" needs cloud.redis_url')

@@ -12,7 +12,8 @@
                    max_concurrency, metrics_url, api ("completions" | "chat"), capabilities
     [cloud]        redis_url, prefix, models, signing_secret
     [privacy]      ledger (the privacy ledger's file; default $HYBRIDGW_HOME/privacy-ledger.jsonl,
-                   "" for none), ledger_key_file (default: the ledger's path + ".key")
+                   "" for none), ledger_key_file (default: the ledger's path + ".key"), store
+                   ("file" | "redis": a stream per replica), ledger_id, retention_days
     [[keys]]       as in gateway/keys_file.py (tenant, privacy mode, models, limits)
 
 Environment: HYBRIDGW_<SECTION>_<FIELD> for tables (HYBRIDGW_GATEWAY_PORT=9000,
@@ -70,7 +71,7 @@ SCHEMA: dict[str, set[str]] = {
         "capabilities",
     },
     "cloud": {"redis_url", "prefix", "models", "signing_secret"},
-    "privacy": {"ledger", "ledger_key_file"},
+    "privacy": {"ledger", "ledger_key_file", "store", "ledger_id", "retention_days"},
     "keys": set(KEY_FIELDS),
 }
 ARRAYS = {"models", "edge_nodes", "upstreams", "keys"}
@@ -165,6 +166,10 @@ def _parse_value(raw: str) -> Any:
         return raw
 
 
+def _number(value) -> float | None:
+    return None if value is None else float(value)
+
+
 def value_of(where: str, entry: dict, name: str, kind, default=None, required=False):
     """entry[name] checked against `kind` (a bool is not an int), else `default`."""
     value = entry.get(name, default)
@@ -205,6 +210,11 @@ def _build(document: dict):
             cors_allow_origins=value_of("gateway", gateway, "cors_allow_origins", list, []),
             privacy_ledger=value_of("privacy", privacy, "ledger", str, str(default_ledger_path())) or None,
             privacy_ledger_key_file=value_of("privacy", privacy, "ledger_key_file", str),
+            privacy_ledger_store=value_of("privacy", privacy, "store", str, "file"),
+            privacy_ledger_id=value_of("privacy", privacy, "ledger_id", str, "gateway"),
+            privacy_ledger_retention_days=_number(
+                value_of("privacy", privacy, "retention_days", int | float)
+            ),
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None

@@ -52,18 +52,37 @@ def _signature(key: bytes, record_hash: str) -> str:
     return hmac.new(key, record_hash.encode(), hashlib.sha256).hexdigest()
 
 
-class PrivacyLedger:
-    """Appends records to `path` (thread-safe, flushed per record); the chain continues from the
-    file's last record when the gateway restarts."""
+class FileSink:
+    """An append-only file, flushed per record."""
 
-    def __init__(self, path: Path, key: bytes):
+    def __init__(self, path: Path):
         self.path = Path(path)
-        self._key = key
-        self._payload_key = hmac.new(key, b"payload", hashlib.sha256).digest()
-        self._lock = threading.Lock()
-        self._seq, self._prev = _tail(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(self.path, "ab")  # noqa: SIM115 - held for the gateway's life
+
+    def write(self, line: bytes) -> None:
+        self._file.write(line + b"\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class PrivacyLedger:
+    """Builds, chains and signs records and hands each to its sink (a file, or a Redis stream:
+    gateway/privacy/ledger_redis.py); thread-safe. `seq` and `prev`: the chain's last record (a
+    restarted gateway continues its chain)."""
+
+    def __init__(self, sink, key: bytes, seq: int = 0, prev: str = GENESIS):
+        self._sink, self._key = sink, key
+        self._payload_key = hmac.new(key, b"payload", hashlib.sha256).digest()
+        self._lock = threading.Lock()
+        self._seq, self._prev = seq, prev
+
+    @classmethod
+    def open_file(cls, path: Path, key: bytes) -> "PrivacyLedger":
+        seq, prev = _tail(Path(path))
+        return cls(FileSink(path), key, seq, prev)
 
     def append(self, decision: dict, payload: bytes) -> str:
         """Records `decision` (request_id, tenant, private, reason, kinds, stages, node, on_prem,
@@ -86,13 +105,18 @@ class PrivacyLedger:
                 "hash": record_hash,
                 "sig": _signature(self._key, record_hash),
             }
-            self._file.write(orjson.dumps(record) + b"\n")
-            self._file.flush()
+            self._sink.write(orjson.dumps(record))
             self._prev = record_hash
         return record["receipt"]
 
+    async def flush(self) -> None:
+        """Wait (bounded) until every record is stored (a file sink stores each at once)."""
+        flush = getattr(self._sink, "flush", None)
+        if flush is not None:
+            await flush()
+
     def close(self) -> None:
-        self._file.close()
+        self._sink.close()
 
 
 def _tail(path: Path) -> tuple[int, str]:
@@ -118,26 +142,33 @@ class Verification:
 
 
 def verify(path: Path, key: bytes) -> Verification:
-    """Recompute every record's hash, check its signature and its link to the one before."""
-    result, prev, seq = Verification(), None, None
+    """A ledger file: every record checked, the first one the start of its chain."""
     with open(path, "rb") as file:
-        for line_number, line in enumerate(file, 1):
-            where = f"line {line_number}"
-            try:
-                record = orjson.loads(line)
-                fields = {k: v for k, v in record.items() if k not in ("receipt", "hash", "sig")}
-                where = f"record seq {record['seq']} (line {line_number}, receipt {record.get('receipt')})"
-                problem = _problem(record, fields, key, prev, seq)
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as error:
-                problem = f"unreadable ({type(error).__name__})"
-                record = None
-            if problem:
-                result.problems.append(f"{where}: {problem}")
-            result.records += 1
-            if record is not None:
-                prev, seq = record.get("hash"), record.get("seq")
-                if record.get("private") and record.get("node") and not record.get("on_prem"):
-                    result.private_off_prem.append(str(record.get("receipt")))
+        return verify_lines(file, key, GENESIS)
+
+
+def verify_lines(lines, key: bytes, first_prev: str | None) -> Verification:
+    """Recompute every record's hash, check its signature and its link to the one before.
+    `first_prev`: what the first record must follow (GENESIS for a whole chain; None where older
+    records expired under a retention limit, as in a trimmed Redis stream)."""
+    result, prev, seq = Verification(), first_prev, None
+    for line_number, line in enumerate(lines, 1):
+        where = f"line {line_number}"
+        try:
+            record = orjson.loads(line)
+            fields = {k: v for k, v in record.items() if k not in ("receipt", "hash", "sig")}
+            where = f"record seq {record['seq']} (line {line_number}, receipt {record.get('receipt')})"
+            problem = _problem(record, fields, key, prev, seq)
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+            problem = f"unreadable ({type(error).__name__})"
+            record = None
+        if problem:
+            result.problems.append(f"{where}: {problem}")
+        result.records += 1
+        if record is not None:
+            prev, seq = record.get("hash"), record.get("seq")
+            if record.get("private") and record.get("node") and not record.get("on_prem"):
+                result.private_off_prem.append(str(record.get("receipt")))
     return result
 
 
@@ -153,9 +184,3 @@ def _problem(record: dict, fields: dict, key: bytes, prev: str | None, seq: int 
     if seq is not None and record["seq"] != seq + 1:
         return f"its sequence number follows {seq} (records removed)"
     return ""
-
-
-def records_since(path: Path, since: float, tenant: str | None = None) -> list[dict]:
-    with open(path, "rb") as file:
-        records = [orjson.loads(line) for line in file if line.strip()]
-    return [r for r in records if r["time"] >= since and (tenant is None or r.get("tenant") == tenant)]

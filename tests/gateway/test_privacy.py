@@ -75,6 +75,38 @@ def test_a_detector_error_fails_closed():
     assert decision.is_private and decision.reason == "detector_error"
 
 
+def test_a_stage_that_cannot_load_makes_auto_requests_private(monkeypatch):
+    """Faker's name lists missing: the free-text stage is off, reported as such, and every auto
+    request is private until it runs again; public keys are unaffected."""
+    from gateway.privacy import names, stages
+
+    def missing():
+        raise ModuleNotFoundError("No module named 'faker'")
+
+    monkeypatch.setattr(stages, "gazetteers", missing)
+    stages.stage_status.cache_clear()
+    try:
+        assert stages.stage_status()["free_text"].startswith("off: ModuleNotFoundError")
+        assert classify(["hello"], PrivacyMode.AUTO, None).reason == "detector_off"
+        assert classify(["hello"], PrivacyMode.PUBLIC, None).is_private is False
+    finally:
+        monkeypatch.setattr(stages, "gazetteers", names.gazetteers)
+        stages.stage_status.cache_clear()
+    assert stages.stage_status() == {"patterns": "ok", "free_text": "ok"}
+    assert classify(["hello"], PrivacyMode.AUTO, None).reason == "clean"
+
+
+async def test_a_scan_past_its_time_makes_the_request_private(monkeypatch):
+    import time as clock
+
+    import gateway.privacy as privacy
+
+    monkeypatch.setattr(privacy, "SCAN_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(privacy, "find_personal_data", lambda text: clock.sleep(0.5) or [])
+    decision = await privacy.classify_async(["x" * 20_000], PrivacyMode.AUTO, None)
+    assert decision.is_private and decision.reason == "detector_timeout"
+
+
 @pytest.mark.parametrize(
     "text", ["call 555-123-4567", "ring 020 7946 0958", "+1 (415) 555-2671", "+33612345678"]
 )

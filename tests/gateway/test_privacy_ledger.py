@@ -2,6 +2,7 @@
 proves the chain and that no private request ran off-prem, and names a record someone edited,
 removed or reordered."""
 
+import asyncio
 import json
 
 import aiohttp
@@ -33,7 +34,7 @@ def _decision(private: bool, node: str | None, on_prem: bool, tenant: str = "t")
 def _ledger(tmp_path, decisions) -> tuple:
     path = tmp_path / "ledger.jsonl"
     key = load_or_create_key(tmp_path / "ledger.jsonl.key")
-    ledger = PrivacyLedger(path, key)
+    ledger = PrivacyLedger.open_file(path, key)
     receipts = [ledger.append(d, f"Patient Jane Doe {i}".encode()) for i, d in enumerate(decisions)]
     ledger.close()
     return path, key, receipts
@@ -60,7 +61,7 @@ def test_records_chain_sign_and_hold_no_text(tmp_path):
     assert b"Jane Doe" not in path.read_bytes() and len(records[0]["payload_hmac"]) == 64
     result = verify(path, key)
     assert (result.records, result.problems, result.private_off_prem) == (3, [], [])
-    again = PrivacyLedger(path, key)  # a restart continues the chain
+    again = PrivacyLedger.open_file(path, key)  # a restart continues the chain
     again.append(_decision(False, "cloud", False), b"x")
     again.close()
     assert _lines(path)[3]["prev"] == records[2]["hash"] and verify(path, key).intact
@@ -134,3 +135,52 @@ async def test_the_gateway_records_each_decision_and_answers_with_its_receipt(
     assert (second["private"], second["node"], second["outcome"]) == (True, None, "unavailable")
     assert main(["audit", "verify", "--ledger", str(ledger)]) == 0
     assert "2 records, chain intact; private requests that ran off-prem: 0" in capsys.readouterr().out
+
+
+async def test_a_redis_stream_ledger_chains_trims_to_its_retention_and_verifies(
+    tmp_path, redis_url, redis_keys, capsys
+):
+    from gateway.privacy.ledger_redis import open_redis_ledger, stream_key
+    from shared import redis_client
+
+    client = redis_client.connect(redis_url)
+    stream = stream_key(redis_keys.prefix, "replica-1")
+    key = load_or_create_key(tmp_path / "ledger.key")
+    try:
+        ledger = await open_redis_ledger(client, stream, key, None)
+        for i in range(3):
+            ledger.append(_decision(i == 0, "edge-a", True), b"text")
+        await ledger.flush()
+        ledger.close()
+        args = [
+            "audit",
+            "verify",
+            "--redis",
+            redis_url,
+            "--prefix",
+            redis_keys.prefix,
+            "--ledger-id",
+            "replica-1",
+        ]
+        args += ["--key-file", str(tmp_path / "ledger.key")]
+        assert (
+            await asyncio.to_thread(main, args) == 0 and "3 records, chain intact" in capsys.readouterr().out
+        )
+        again = await open_redis_ledger(client, stream, key, 0.5)  # a restart continues; 0.5 s kept
+        await asyncio.sleep(0.6)
+        again.append(_decision(False, "cloud", False), b"text")
+        await again.flush()
+        again.close()
+        entries = await client.xrange(stream)
+        assert [orjson.loads(fields[b"record"])["seq"] for _, fields in entries] == [4]  # 1-3 expired
+        assert (
+            await asyncio.to_thread(main, args) == 0 and "starts at record seq 4" in capsys.readouterr().out
+        )
+        await client.xadd(
+            stream, {b"record": entries[0][1][b"record"].replace(b'"private":false', b'"private":true')}
+        )
+        assert await asyncio.to_thread(main, args) == 1
+        assert "TAMPERED record seq 4 (line 2" in capsys.readouterr().out
+    finally:
+        await client.delete(stream)
+        await client.aclose()
