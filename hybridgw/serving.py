@@ -40,7 +40,9 @@ async def _serve(app, host: str, port: int, announce: bool, on_listening) -> Non
 
     from aiohttp import web
 
-    runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+    from gateway.http_errors import GatewayRunner
+
+    runner = GatewayRunner(app, handler_cancellation=True, access_log=None)
     await runner.setup()
     try:
         try:
