@@ -21,6 +21,7 @@ import uuid
 import redis.asyncio as aioredis
 from opentelemetry.trace import SpanKind
 
+from cloud.fenced_reply import Fenced, FencedReply
 from cloud.worker_streams import WorkerStreams
 from shared.async_engine import AsyncEngine
 from shared.chunk_signing import ChunkSigner
@@ -65,6 +66,7 @@ class CloudWorker:
         self.reply_ttl_s = reply_ttl_s
         self.signer = ChunkSigner(signing_key)
         self.streams = WorkerStreams(client, keys, name, claim_idle_ms)
+        self.fenced = FencedReply(client, keys, reply_ttl_s)
         # request id -> (stream, entry id, task)
         self.active: dict[str, tuple[str, bytes, asyncio.Task]] = {}
         self.lost: set[str] = set()  # requests another worker took over while this one was paused
@@ -189,7 +191,15 @@ class CloudWorker:
             },
         )
         try:
-            await self._serve_traced(request_id, request, span, claimed)
+            await self._serve_traced(stream, entry_id, request_id, request, span, claimed)
+        except Fenced:  # another worker's turn (or finished): nothing more written or computed
+            self.lost.add(request_id)
+            span.set_attribute("hybridgw.outcome", "lost")
+            logger.info(
+                json.dumps(
+                    {"event": "request", "request_id": request_id, "outcome": "lost", "worker": self.name}
+                )
+            )
         finally:
             span.end()
             with contextlib.suppress(aioredis.RedisError, OSError):  # Redis gone: the entry stays pending
@@ -197,10 +207,13 @@ class CloudWorker:
                     await self.streams.ack(stream, entry_id)
             self.lost.discard(request_id)
 
-    async def _serve_traced(self, request_id: str, request: pb.GenerateRequest, span, claimed: bool) -> None:
+    async def _serve_traced(
+        self, stream: str, entry_id: bytes, request_id: str, request: pb.GenerateRequest, span, claimed: bool
+    ) -> None:
         reply = self.keys.reply_stream(request_id)
         owner = f"{self.name}/{uuid.uuid4().hex[:12]}"  # this worker's turn at the request
-        fence_id = await self._write(reply, fence(request_id, owner))
+        signed_fence = self._signed(fence(request_id, owner))
+        fence_id = await self.fenced.take(stream, entry_id, self.name, request_id, owner, signed_fence)
         # only a request taken over can have tokens out already (what else a stream holds then
         # was not written by a worker; the gateway, verifying signatures, does not count it)
         emitted, finished = await self._already_emitted(reply, fence_id) if claimed else ([], False)
@@ -216,7 +229,7 @@ class CloudWorker:
             async for outputs in self.engine.generate_batches(engine_request):
                 chunk = chunk_from_outputs(request_id, outputs, len(resumed))
                 chunk.owner = owner
-                await self._write(reply, chunk)
+                await self._write(request_id, owner, chunk)
                 count += len(outputs)
                 if outputs[-1].finish_reason is not None:
                     outcome = outputs[-1].finish_reason.value
@@ -224,7 +237,7 @@ class CloudWorker:
             error = pb.GenerateChunk(
                 request_id=request_id, finish_reason=pb.FINISH_REASON_ERROR, error=str(exc), owner=owner
             )
-            await self._write(reply, error)
+            await self._write(request_id, owner, error)
             outcome = "invalid"
         except asyncio.CancelledError:
             outcome = "lost" if request_id in self.lost else "cancelled"
@@ -232,11 +245,13 @@ class CloudWorker:
                 final = pb.GenerateChunk(
                     request_id=request_id, finish_reason=pb.FINISH_REASON_ABORT, owner=owner
                 )
-                await self._write(reply, final)
+                await self._write(request_id, owner, final)
+        except Fenced:
+            outcome = "lost"
+            raise
         finally:
             span.set_attribute("gen_ai.usage.output_tokens", count)
             span.set_attribute("hybridgw.outcome", outcome)
-            await self.redis.expire(reply, self.reply_ttl_s)
             logger.info(
                 json.dumps(
                     {
@@ -252,8 +267,12 @@ class CloudWorker:
                 )
             )
 
-    async def _write(self, reply: str, chunk: pb.GenerateChunk) -> bytes:
-        return await self.redis.xadd(reply, {"chunk": self.signer.sign(chunk).SerializeToString()})
+    def _signed(self, chunk: pb.GenerateChunk) -> bytes:
+        return self.signer.sign(chunk).SerializeToString()
+
+    async def _write(self, request_id: str, owner: str, chunk: pb.GenerateChunk) -> bytes:
+        """Appended only while this turn owns the request (Fenced otherwise)."""
+        return await self.fenced.write(request_id, owner, self._signed(chunk))
 
     async def _already_emitted(self, reply: str, fence_id: bytes) -> tuple[list[int], bool]:
         """The tokens the client got before this worker's fence, read as the gateway reads them

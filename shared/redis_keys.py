@@ -34,6 +34,10 @@ class RedisKeys:
     def reply_stream(self, request_id: str) -> str:
         return f"{self.prefix}cloud:reply:{request_id}"
 
+    def fence(self, request_id: str) -> str:
+        """Which worker's turn at the request may write its reply stream (cloud/fenced_reply.py)."""
+        return f"{self.prefix}cloud:fence:{request_id}"
+
     def cancel_flag(self, request_id: str) -> str:
         return f"{self.prefix}cloud:cancel:{request_id}"
 

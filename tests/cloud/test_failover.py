@@ -1,7 +1,10 @@
 """Exactly-once failover: a worker paused past the claim time (a GC pause, SIGSTOP, a slow host)
-loses its request to another worker; when it wakes and goes on writing, its chunks are fenced
-off, so the client gets every token once, in order, from one worker at a time."""
+loses its request to another worker; when it wakes, each write it tries is refused atomically by
+the fence (cloud/fenced_reply.py), so it stops: the client gets every token once, in order, from
+one worker at a time, and a request finished meanwhile is neither computed again nor written
+back into Redis."""
 
+import json
 import os
 import signal
 import subprocess
@@ -44,21 +47,26 @@ async def _owners(client, reply: str) -> list[tuple[str, bool]]:
     return entries
 
 
-@pytest.mark.integration
-async def test_a_paused_worker_that_wakes_up_is_fenced_off(tiny_model, redis_url, redis_keys):
-    model_path = tiny_model(GGMLType.F32, config=config_for(GGMLType.F32, context_length=4096))
-    expected = _greedy(model_path)
+def _paused_worker(model_path, redis_url: str, redis_keys) -> tuple[subprocess.Popen, list[str]]:
     # the reference's dtype and the taker's (RunningWorker): tokens are compared bit for bit
     command = ["cloud", "--model", str(model_path), "--dtype", "float32", "--redis", redis_url]
     command += ["--prefix", redis_keys.prefix]
     command += ["--name", "paused", "--claim-idle-ms", "500", "--grpc-port", "0"]
-    paused = subprocess.Popen(
-        [sys.executable, "-m", "hybridgw", *command],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    paused = subprocess.Popen([sys.executable, "-m", "hybridgw", *command], stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(paused.stderr), daemon=True).start()
+    return paused, lines
+
+
+def _lost(lines: list[str]) -> bool:
+    return any('"outcome": "lost"' in line for line in lines)
+
+
+@pytest.mark.integration
+async def test_a_paused_worker_that_wakes_up_is_fenced_off(tiny_model, redis_url, redis_keys):
+    model_path = tiny_model(GGMLType.F32, config=config_for(GGMLType.F32, context_length=4096))
+    expected = _greedy(model_path)
+    paused, lines = _paused_worker(model_path, redis_url, redis_keys)
     taker = None
     try:
         await eventually(lambda: any('"listening"' in line for line in lines), timeout=120, what="worker up")
@@ -80,16 +88,58 @@ async def test_a_paused_worker_that_wakes_up_is_fenced_off(tiny_model, redis_url
             return sum(owner.startswith("taker/") for owner in owners) >= 2
 
         await eventually(taker_wrote, timeout=60, what="the taker's chunks")
-        os.kill(paused.pid, signal.SIGCONT)  # it wakes and goes on writing its own chunks
-        chunks = await _read_reply(client, redis_keys, "r")
-        tokens = [t.token_id for c in chunks for t in c.tokens]
-        assert tokens == expected and chunks[-1].usage.completion_tokens == MAX_TOKENS
+        os.kill(paused.pid, signal.SIGCONT)  # it wakes while the taker is still writing
+        await eventually(lambda: _lost(lines), timeout=60, what="the woken worker stopping as lost")
         owners = await _owners(client, reply)
         taker_fence = next(
             i for i, (owner, is_fence) in enumerate(owners) if is_fence and owner.startswith("taker/")
         )
-        late = [owner for owner, _ in owners[taker_fence:] if owner.startswith("paused/")]
-        assert late, "the paused worker wrote nothing after it woke: the case was not exercised"
+        assert [owner for owner, _ in owners[taker_fence:] if owner.startswith("paused/")] == []
+        chunks = await _read_reply(client, redis_keys, "r")
+        tokens = [t.token_id for c in chunks for t in c.tokens]
+        assert tokens == expected and chunks[-1].usage.completion_tokens == MAX_TOKENS
+        await client.aclose()
+    finally:
+        os.kill(paused.pid, signal.SIGCONT)
+        paused.terminate()
+        paused.wait(timeout=30)
+        if taker is not None:
+            await taker.close()
+
+
+@pytest.mark.integration
+async def test_a_worker_woken_after_the_takeover_finished_writes_and_computes_nothing(
+    tiny_model, redis_url, redis_keys
+):
+    """Paused until the taker finished and the reader deleted the reply stream: the woken worker
+    must not generate the request again nor re-create the stream (it had written 105 entries
+    back, the first without an expiry)."""
+    model_path = tiny_model(GGMLType.F32, config=config_for(GGMLType.F32, context_length=4096))
+    paused, lines = _paused_worker(model_path, redis_url, redis_keys)
+    taker = None
+    try:
+        await eventually(lambda: any('"listening"' in line for line in lines), timeout=120, what="worker up")
+        import redis.asyncio as aioredis
+
+        client = aioredis.from_url(redis_url)
+        sampling = pb.SamplingParams(max_tokens=MAX_TOKENS, ignore_eos=True)
+        request = pb.GenerateRequest(request_id="r2", prompt_token_ids=PROMPT, sampling=sampling)
+        await client.xadd(redis_keys.request_stream, {"request": request.SerializeToString()})
+        reply = redis_keys.reply_stream("r2")
+        await eventually(lambda: client.xlen(reply), what="the first chunk")
+        os.kill(paused.pid, signal.SIGSTOP)
+        assert await client.ttl(reply) > 0  # a reply stream always has an expiry
+        taker = RunningWorker(
+            str(model_path), redis_url, redis_keys, name="taker", claim_idle_ms=500, num_blocks=256
+        )
+        chunks = await _read_reply(client, redis_keys, "r2")  # to the end; then the reader deletes it
+        assert chunks[-1].usage.completion_tokens == MAX_TOKENS
+        await client.delete(reply)
+        os.kill(paused.pid, signal.SIGCONT)
+        await eventually(lambda: _lost(lines), timeout=60, what="the woken worker stopping as lost")
+        assert await client.exists(reply) == 0
+        lost = json.loads(next(line for line in lines if '"completion_tokens"' in line and '"lost"' in line))
+        assert lost["completion_tokens"] < MAX_TOKENS  # it stopped at its first refused write
         await client.aclose()
     finally:
         os.kill(paused.pid, signal.SIGCONT)
