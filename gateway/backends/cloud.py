@@ -10,16 +10,15 @@ import redis.asyncio as aioredis
 
 from gateway.backends.base import BackendError, ChunkSink, apply_report, start_polling
 from gateway.backends.cloud_pool import WorkerView, choose_worker, pool_stats, worker_views
+from gateway.backends.reply_reader import ReplyReader
 from gateway.client_fields import ClientRequest
 from gateway.router import NodeKind, NodeState
 from shared.chunk_signing import ChunkVerifier
 from shared.proto import inference_pb2 as pb
 from shared.redis_keys import RedisKeys
-from shared.reply_stream import ReplyFollower, ReplyGap
 
 logger = logging.getLogger("hybridgw.gateway")
 CANCEL_FLAG_TTL_S = 60  # a worker checks flags every heartbeat (2 s); the flag is for it alone
-READ_BLOCK_MS = 1000
 
 
 class CloudBackend:
@@ -105,51 +104,33 @@ class CloudBackend:
         stream = self.keys.direct_stream(worker.name) if worker else self.keys.request_stream
         try:
             fields = {"request": request.SerializeToString(), **(trace_headers or {})}
-            await self.redis.xadd(stream, fields)
+            entry_id = await self.redis.xadd(stream, fields)
         except aioredis.RedisError as error:
             raise BackendError(f"cannot reach the cloud queue: {error}", 503) from None
         if worker is not None:
             worker.num_directed += 1  # until the next heartbeat counts it
+        verify = self.verifier.chunk if self.verifier.secret else None
+        reader = ReplyReader(self.redis, self.keys, verify, request.request_id, (stream, entry_id))
         node_finished = False
         try:
-            node_finished = await self._read_reply(reply, sink, timeout_s)
+            node_finished = await reader.read(sink, timeout_s)
         finally:
-            if node_finished:  # read to the end: nothing of the request is left in Redis
+            await self._clean_up(request.request_id, reply, node_finished)
+
+    async def _clean_up(self, request_id: str, reply: str, node_finished: bool) -> None:
+        """Read to the end: nothing of the request is left in Redis; else its worker is told to
+        stop. Never raises: a Redis failure here must not cut the client's response."""
+        try:
+            if node_finished:
                 await self.redis.delete(reply)
             else:
-                await self.redis.set(self.keys.cancel_flag(request.request_id), 1, ex=CANCEL_FLAG_TTL_S)
-
-    async def _read_reply(self, reply: str, sink: ChunkSink, timeout_s: float) -> bool:
-        """Puts the reply stream's chunks that count (shared/reply_stream.py: the current owner's,
-        each token once) into `sink` until it is finished; True if the worker sent its last one."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_s
-        last_id, follower = "0-0", ReplyFollower(self.verifier.chunk if self.verifier.secret else None)
-        while not sink.finished:
-            if loop.time() > deadline:
-                raise BackendError("the cloud pool timed out", 504, retryable=False)
-            entries = await self.redis.xread({reply: last_id}, block=READ_BLOCK_MS)
-            for _, messages in entries or []:
-                for entry_id, fields in messages:
-                    last_id = entry_id
-                    chunk = pb.GenerateChunk()
-                    chunk.ParseFromString(fields[b"chunk"])
-                    try:
-                        chunk = follower.accept(chunk)
-                    except ReplyGap as gap:
-                        raise BackendError(
-                            f"the cloud pool lost tokens: {gap}", 502, retryable=False
-                        ) from None
-                    if chunk is None:
-                        continue
-                    if chunk.error:
-                        raise BackendError(chunk.error, 400, retryable=False)
-                    sink.put(chunk)
-                    if chunk.finish_reason != pb.FINISH_REASON_UNSPECIFIED:
-                        return True
-                    if sink.finished:
-                        return False
-        return False
+                await self.redis.set(self.keys.cancel_flag(request_id), 1, ex=CANCEL_FLAG_TTL_S)
+        except (aioredis.RedisError, OSError) as error:
+            logger.warning(
+                json.dumps(
+                    {"event": "cloud_cleanup_failed", "request_id": request_id, "error": type(error).__name__}
+                )
+            )
 
 
 def _text(value: bytes | str) -> str:

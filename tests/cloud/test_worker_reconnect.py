@@ -119,3 +119,64 @@ async def test_the_gateway_serves_again_after_redis_restarts(tiny_model):
             await worker.close()
         server.terminate()
         server.wait(timeout=10)
+
+
+@pytest.mark.integration
+async def test_a_redis_restart_mid_stream_never_cuts_the_clients_stream(tiny_model):
+    """Redis restarted (empty) while a cloud stream is in flight: the client's stream goes on
+    (resumed from the last token sent) or ends with an error event, and always with [DONE]; the
+    connection is never cut (it was, by a ConnectionError raised while setting the cancel flag)."""
+    import json
+
+    import aiohttp
+
+    from formats.ggml_types import GGMLType
+    from gateway import app_keys
+    from gateway.config import GatewayConfig, ModelEntry
+    from tests.fixtures.gateway_app import MESSAGES, Gateway
+    from tests.fixtures.tiny_models import config_for
+
+    model_path = str(tiny_model(GGMLType.F32, config=config_for(GGMLType.F32, context_length=2048)))
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"
+    keys = RedisKeys(prefix="midstream-test:")
+    server = _redis_server(port)
+    worker = None
+    config = GatewayConfig(
+        models=[ModelEntry("tiny", model_path, context_length=2048)], redis_url=url, redis_prefix=keys.prefix
+    )
+    try:
+        await eventually(lambda: _pong(url), what="redis up")
+        worker = RunningWorker(model_path, url, keys, name="steady", num_blocks=1024)
+        async with Gateway(config) as gw, aiohttp.ClientSession() as session:
+            pool = gw.runner.app[app_keys.BACKENDS][0]
+            await eventually(lambda: pool.state.healthy, what="the pool seen")
+            body = {
+                "model": "tiny",
+                "messages": MESSAGES,
+                "max_tokens": 1500,
+                "stream": True,
+                "ignore_eos": True,
+            }
+            events, timeout = [], aiohttp.ClientTimeout(total=120)
+            url = f"{gw.url}/v1/chat/completions"
+            async with session.post(url, json=body, timeout=timeout) as response:
+                assert response.status == 200
+                async for line in response.content:  # an aiohttp error here is a cut stream
+                    if line.startswith(b"data: "):
+                        events.append(line[6:].strip())
+                    if len(events) == 10:  # mid-stream: Redis goes away and comes back empty
+                        server.terminate()
+                        server.wait(timeout=10)
+                        server = _redis_server(port)
+        assert events[-1] == b"[DONE]"
+        payloads = [json.loads(e) for e in events[:-1]]
+        finished = [c for p in payloads for c in p.get("choices", []) if c.get("finish_reason")]
+        errors = [p["error"] for p in payloads if "error" in p]
+        assert finished or errors, payloads[-3:]
+        assert all(e.get("message") and e.get("type") for e in errors)
+    finally:
+        if worker is not None:
+            await worker.close()
+        server.terminate()
+        server.wait(timeout=10)
