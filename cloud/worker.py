@@ -252,6 +252,9 @@ class CloudWorker:
         finally:
             span.set_attribute("gen_ai.usage.output_tokens", count)
             span.set_attribute("hybridgw.outcome", outcome)
+            if outcome != "lost":  # its last chunk is out: the fence has done its job
+                with contextlib.suppress(aioredis.RedisError, OSError):
+                    await self.redis.delete(self.keys.fence(request_id))
             logger.info(
                 json.dumps(
                     {

@@ -1,7 +1,9 @@
 """The gateway application factory: create_app(config) -> aiohttp Application."""
 
 import asyncio
+import contextlib
 import random
+import sys
 from pathlib import Path
 
 from aiohttp import web
@@ -23,10 +25,15 @@ from gateway.privacy.ledger_redis import open_redis_ledger, stream_key
 from gateway.rate_limit import LocalRateLimiter, RedisRateLimiter
 from shared import redis_client
 from shared.redis_keys import RedisKeys
+from shared.structured_output import GrammarError
+
+LOOP_SWITCH_INTERVAL_S = 0.001  # how long a worker thread holds the GIL while the loop waits for it
 
 
 def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web.Application:
-    """`extra_backends`: in-process nodes (the embedded default of `hybridgw up`)."""
+    """`extra_backends`: in-process nodes (the embedded default of `hybridgw up`). Sets the
+    process's thread switch interval (LOOP_SWITCH_INTERVAL_S): the gateway is a latency server."""
+    sys.setswitchinterval(LOOP_SWITCH_INTERVAL_S)
     app = web.Application(middlewares=[error_middleware], client_max_size=config.max_body_bytes)
     install_cors(app, config.cors_allow_origins)
     app[app_keys.CONFIG] = config
@@ -58,6 +65,13 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     app.router.add_get("/", status.status_page)
     app.router.add_get("/status", status.status_json)
     return app
+
+
+def _warm_grammars(models: dict[str, ServedModel]) -> None:
+    """Each model's grammar vocabulary, built before requests (the first build holds the GIL)."""
+    for model in models.values():
+        with contextlib.suppress(GrammarError):  # a model with no tokenizer for grammars
+            model.grammars.tokenizer()
 
 
 def _ledger_key(config: GatewayConfig) -> bytes:
@@ -98,6 +112,7 @@ async def _backends(app: web.Application):
     for backend in backends:
         await backend.start()
     await asyncio.to_thread(stage_status)  # the detector stages load (and are reported) before requests
+    await asyncio.to_thread(_warm_grammars, app[app_keys.MODELS])
     yield
     ledger = app[app_keys.DISPATCHER].ledger
     if ledger is not None:

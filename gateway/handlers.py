@@ -21,7 +21,8 @@ from gateway.backends.base import BackendError
 from gateway.collecting_sink import CollectingSink
 from gateway.errors import APIError, model_not_found
 from gateway.generation import ClientGone, Generation
-from gateway.prepared_request import PreparedRequest, prepare
+from gateway.off_loop import off_loop
+from gateway.prepared_request import PreparedRequest, prepare, prompt_chars, refuse_beyond_any_context
 from gateway.privacy import stage_status
 from gateway.request_headers import request_context
 from gateway.request_ids import new_request_id
@@ -121,12 +122,16 @@ async def _prepare(request: web.Request, parse, forwarded: dict[str, str] | None
     app = request.app
     config = app[app_keys.CONFIG]
     key = app[app_keys.KEYS].authenticate(request)
-    body = parse(await request.read(), config.allow_unknown_params)
+    raw = await request.read()
+    body = parse(raw, config.allow_unknown_params)
     model = app[app_keys.MODELS].get(body.model)
     if model is None:
         raise model_not_found(body.model)
     check_model_allowed(key, body.model)
-    prompts, max_tokens = prepare(model, body)
+    refuse_beyond_any_context(
+        model, prompt_chars(body), "messages" if body.messages is not None else "prompt"
+    )
+    prompts, max_tokens = await off_loop(len(raw), prepare, model, body)
     grammar = await compiled_grammar(model, body.structured_outputs or tool_constraint(model, body))
     if key is not None:
         await admit(app, key, sum(map(len, prompts)) + max_tokens * len(prompts) * body.n)

@@ -3,8 +3,10 @@ and vLLM's POST /tokenize, POST /detokenize and GET /tokenizer_info (the same re
 response shapes; `model` may be left out when the key may use one model only), each behind the
 same API keys and model permissions as generation."""
 
+import functools
 from typing import Annotated
 
+import orjson
 from aiohttp import web
 from pydantic import Discriminator, Field, Tag, TypeAdapter
 
@@ -14,6 +16,8 @@ from gateway.auth import check_model_allowed
 from gateway.chat_prompt import chat_prompt_ids
 from gateway.errors import invalid, model_not_found
 from gateway.models import ServedModel
+from gateway.off_loop import off_loop
+from gateway.prepared_request import refuse_beyond_any_context
 from gateway.schemas import validate_body
 from gateway.strict_model import JSONInt
 
@@ -68,16 +72,23 @@ async def retrieve_model(request: web.Request) -> web.Response:
 
 
 async def tokenize(request: web.Request) -> web.Response:
-    body = validate_body(TokenizeRequest, await request.read())
+    raw = await request.read()
+    body = validate_body(TokenizeRequest, raw)
     model = _allowed_model(request, body.model)
     if isinstance(body, TokenizeChatRequest):
         if not body.add_generation_prompt:
             raise invalid("'add_generation_prompt': false is not supported.", "add_generation_prompt")
         messages = [{"role": m.role, "content": m.text} for m in body.messages]
-        tokens = chat_prompt_ids(model, messages)
+        refuse_beyond_any_context(model, sum(len(m["content"] or "") for m in messages), "messages")
+        job = functools.partial(chat_prompt_ids, model, messages)
     else:
-        tokens = model.tokenizer.encode(body.prompt, add_special=body.add_special_tokens, parse_special=False)
-    return web.json_response({"count": len(tokens), "max_model_len": model.context_length, "tokens": tokens})
+        refuse_beyond_any_context(model, len(body.prompt), "prompt")
+        job = functools.partial(
+            model.tokenizer.encode, body.prompt, add_special=body.add_special_tokens, parse_special=False
+        )
+    tokens = await off_loop(len(raw), job)
+    body = {"count": len(tokens), "max_model_len": model.context_length, "tokens": tokens}
+    return web.Response(body=orjson.dumps(body), content_type="application/json")  # 10x json's speed
 
 
 async def detokenize(request: web.Request) -> web.Response:

@@ -37,6 +37,10 @@ class OutboundRequest:
         for request in self.requests:
             request.cache_salt = cache_salt
 
+    def size(self) -> int:
+        """About how many characters `texts` will return (to decide where to scan them)."""
+        return 2 * sum(request.ByteSize() for request in self.requests)
+
     def texts(self, decode) -> list[str]:
         """Every string that would leave, token ids decoded (gateway/privacy/outbound.py)."""
         return outbound_texts(self.requests, [self.client.fields, self.client.structured_outputs], decode)

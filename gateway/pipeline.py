@@ -49,7 +49,7 @@ class Dispatcher:
         context = prepared.context
         outbound = OutboundRequest.of(prepared)
         texts = functools.partial(outbound.texts, prepared.model.tokenizer.decode)
-        size = 4 * prepared.num_prompt_tokens  # about the characters of the rendered prompts
+        size = outbound.size() + 4 * prepared.num_prompt_tokens  # prompts, grammars, tool fields
         images = len(prepared.body.image_parts)
         privacy = await classify_async(texts, context.privacy_mode, context.privacy_header, images, size)
         if privacy.is_private and privacy.reason != "key":

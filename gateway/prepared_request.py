@@ -4,6 +4,8 @@ ids), the number of tokens to generate, and who sent it."""
 
 from dataclasses import dataclass
 
+import orjson
+
 from gateway.capabilities import request_needs
 from gateway.chat_prompt import chat_prompt_ids
 from gateway.errors import invalid
@@ -62,6 +64,28 @@ def prompt_ids(model: ServedModel, request: GenerationRequest) -> list[list[int]
         list(p) if isinstance(p, list) else tokenizer.encode(p, add_special=True, parse_special=False)
         for p in request.prompts
     ]
+
+
+# No tokenizer writes more characters per token on average: a prompt longer than the context
+# window times this cannot fit, and is refused before it is templated or tokenized
+MAX_CHARS_PER_TOKEN = 32
+
+
+def refuse_beyond_any_context(model: ServedModel, text_chars: int, param: str) -> None:
+    if text_chars > model.context_length * MAX_CHARS_PER_TOKEN:
+        raise invalid(
+            f"This model's maximum context length is {model.context_length} tokens; the prompt has "
+            f"{text_chars} characters, more than any prompt that fits.",
+            param,
+            "context_length_exceeded",
+        )
+
+
+def prompt_chars(request: GenerationRequest) -> int:
+    """The characters of the request's prompt text (messages and their tool calls, or prompts)."""
+    if request.messages is not None:
+        return len(orjson.dumps(request.messages, default=str))
+    return sum(len(p) for p in request.prompts if isinstance(p, str))
 
 
 def prepare(model: ServedModel, request: GenerationRequest) -> tuple[tuple[list[int], ...], int]:

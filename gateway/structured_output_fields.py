@@ -8,13 +8,13 @@ vocabulary before routing (off the event loop), so a schema no engine can enforc
 names the parameter, never unconstrained output; the nodes get the compiled grammar.
 """
 
-import asyncio
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Discriminator, Field, Tag
 
 from gateway.errors import invalid
 from gateway.models import ServedModel
+from gateway.off_loop import INLINE_CHARS, off_loop
 from gateway.strict_model import Strict
 from shared.structured_output import GrammarError, StructuredOutputsParams
 
@@ -126,6 +126,6 @@ async def compiled_grammar(model: ServedModel, asked: tuple[StructuredOutputsPar
         return ""
     params, name = asked
     try:
-        return await asyncio.to_thread(model.grammars.validate, params)
+        return await off_loop(INLINE_CHARS, model.grammars.validate, params)  # always on a thread
     except GrammarError as error:
         raise invalid(f"'{name}' cannot be enforced: {error}", name, "unsupported_schema") from None

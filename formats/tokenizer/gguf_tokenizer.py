@@ -16,6 +16,8 @@ from formats.tokenizer.segment_cache import MAX_SPECIALS, SegmentCache
 from formats.tokenizer.token_types import TokenType
 from formats.tokenizer.vocab import Vocab
 
+LONG_TEXT_CHARS = 16_384
+
 
 class GGUFTokenizer:
     """Wraps a `tokenizers.Tokenizer` built from `tokenizer.ggml.*` metadata.
@@ -46,7 +48,9 @@ class GGUFTokenizer:
         """Prompts with special tokens parsed, fragment by fragment, the fragments' ids cached."""
 
         def encode_fragment(text: str) -> list[int]:
-            return self._tokenizer.encode(text, add_special_tokens=False).ids
+            if len(text) < LONG_TEXT_CHARS:
+                return self._tokenizer.encode(text, add_special_tokens=False).ids
+            return self._tokenizer.encode_batch([text], add_special_tokens=False)[0].ids  # GIL released
 
         regexes = PRE_TOKENIZER_REGEXES[self.vocab.pre]
         words = AsciiWordEncoder.create(regexes, self._tokenizer, encode_fragment)
@@ -82,7 +86,10 @@ class GGUFTokenizer:
             ids = self._segments.encode(text)
         else:
             self._tokenizer.encode_special_tokens = not parse_special
-            ids = self._tokenizer.encode(text, add_special_tokens=False).ids
+            if len(text) < LONG_TEXT_CHARS:
+                ids = self._tokenizer.encode(text, add_special_tokens=False).ids
+            else:  # encode_batch releases the GIL: a thread encoding a long prompt lets others run
+                ids = self._tokenizer.encode_batch([text], add_special_tokens=False)[0].ids
         return self._with_bos_eos(ids, add_special)
 
     def _with_bos_eos(self, ids: list[int], add_special: bool) -> list[int]:

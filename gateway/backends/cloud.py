@@ -122,7 +122,7 @@ class CloudBackend:
         stop. Never raises: a Redis failure here must not cut the client's response."""
         try:
             if node_finished:
-                await self.redis.delete(reply)
+                await self.redis.delete(reply, self.keys.fence(request_id))
             else:
                 await self.redis.set(self.keys.cancel_flag(request_id), 1, ex=CANCEL_FLAG_TTL_S)
         except (aioredis.RedisError, OSError) as error:

@@ -11,10 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from gateway.off_loop import off_loop
 from gateway.privacy.recognizers import Finding, find_personal_data
 from gateway.privacy.stages import VERSIONS, all_running, stage_status
 
 logger = logging.getLogger("hybridgw.gateway")
+SEPARATOR = "\n\x1e\n"  # between the strings of one request: newline, record separator, newline
 OFF_LOOP_CHARS = 16_384  # longer texts are scanned on a worker thread: the event loop keeps serving
 SCAN_TIMEOUT_S = 20.0  # a scan still running then makes its request private (a 1 MB prompt takes ~2 s)
 
@@ -52,7 +54,9 @@ def classify(texts: Texts, mode: PrivacyMode, header: str | None, images: int = 
         return PrivacyDecision(True, "detector_off")
     try:
         strings = texts() if callable(texts) else texts
-        findings: list[Finding] = [finding for text in strings for finding in find_personal_data(text)]
+        # one scan of all the strings (a 20,000-value enum is 20,000 strings), kept apart by a
+        # separator no pattern crosses (digit groups and phone numbers never join across it)
+        findings: list[Finding] = find_personal_data(SEPARATOR.join(strings))
     except Exception:  # fail closed: an error in a detector must not let data out
         logger.exception("privacy detection failed; treating the request as private")
         return PrivacyDecision(True, "detector_error")
@@ -74,9 +78,7 @@ async def classify_async(
     if size < OFF_LOOP_CHARS:
         return classify(texts, mode, header, images)
     try:
-        return await asyncio.wait_for(
-            asyncio.to_thread(classify, texts, mode, header, images), SCAN_TIMEOUT_S
-        )
+        return await asyncio.wait_for(off_loop(size, classify, texts, mode, header, images), SCAN_TIMEOUT_S)
     except TimeoutError:
         logger.warning("privacy scan exceeded %.0f s; treating the request as private", SCAN_TIMEOUT_S)
         return PrivacyDecision(True, "detector_timeout")
