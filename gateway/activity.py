@@ -19,7 +19,7 @@ class RecentDecision:
     at: float  # unix seconds
     request_id: str
     model: str
-    outcome: str  # ok, error, client_disconnected, shed, unavailable
+    outcome: str  # ok, error, cancelled, shed, unavailable
     target: str  # edge, cloud or "" when nothing took the request
     node: str
     reason: str  # the router's reason (edge_meets_target, fastest, private, shed, ...)

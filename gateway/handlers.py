@@ -7,7 +7,9 @@ done (gateway/collecting_sink.py). Tokens reach the client on one path: the node
 them into each choice's sink (gateway/token_sink.py), which hands text events to the response's.
 """
 
+import asyncio
 import math
+import time
 
 import orjson
 from aiohttp import web
@@ -26,7 +28,7 @@ from gateway.prepared_request import PreparedRequest, prepare, prompt_chars, ref
 from gateway.privacy import stage_status
 from gateway.request_headers import request_context
 from gateway.request_ids import new_request_id
-from gateway.request_log import annotate, record
+from gateway.request_log import annotate, record, record_abandoned
 from gateway.responses import ChatFormat, CompletionFormat, ResponseFormat
 from gateway.responses_api import parse_responses
 from gateway.responses_format import ResponsesFormat
@@ -80,12 +82,16 @@ async def _generate(
 async def _answer(
     request: web.Request, prepared: PreparedRequest, format_class: type[ResponseFormat], forwarded
 ) -> web.StreamResponse:
-    app = request.app
+    app, started = request.app, time.perf_counter()
     body = prepared.body
     fmt = format_class(prepared.request_id, body, prepared.model, prepared)
     output = SSESink(request, fmt, app[app_keys.CONFIG].compress_responses) if body.stream else None
     collected = CollectingSink(prepared.num_choices)
-    generation = await app[app_keys.DISPATCHER].start(prepared, output or collected)
+    try:
+        generation = await app[app_keys.DISPATCHER].start(prepared, output or collected)
+    except asyncio.CancelledError:  # the client left before the first token: still one log line
+        record_abandoned(prepared.request_id, prepared.model.name, prepared.num_prompt_tokens, started)
+        raise
     if forwarded is None:
         annotate(trace.get_current_span(), body, generation)
     outcome = "error"
@@ -106,6 +112,9 @@ async def _answer(
             response.enable_compression()
         outcome = "ok"
         return response
+    except asyncio.CancelledError:  # the client left (aiohttp cancels its handler)
+        outcome = "cancelled"
+        raise
     finally:
         await generation.close()
         if output is not None:
@@ -153,7 +162,7 @@ async def _stream(output: SSESink, generation: Generation) -> str:
             return "error"
         await output.finish(generation)
     except (ConnectionResetError, ClientGone):  # closing the generation cancels the node's work
-        return "client_disconnected"
+        return "cancelled"
     return "ok"
 
 

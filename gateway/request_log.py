@@ -74,3 +74,18 @@ def record(metrics: GatewayMetrics, generation: Generation, outcome: str) -> Non
     metrics.recent.record(decision, tpot * 1000 if tpot is not None else None)
     metrics.finished(target, outcome, now - received, ttft, tpot)
     metrics.count_tokens(generation.prompt_tokens, generation.completion_tokens)
+
+
+def record_abandoned(request_id: str, model: str, prompt_tokens: int, started: float) -> None:
+    """The log line of a request whose client left before its first token (no generation to
+    record: it was being routed or was waiting for a node)."""
+    line = {
+        "event": "request",
+        "request_id": request_id,
+        "model": model,
+        "outcome": "cancelled",
+        "stage": "before_first_token",
+        "prompt_tokens": prompt_tokens,
+        "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+    }
+    logger.info(json.dumps(line))

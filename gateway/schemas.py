@@ -187,6 +187,9 @@ def _common(body: SamplingFields, messages, prompts) -> GenerationRequest:
     )
 
 
+MAX_JSON_DEPTH = 200  # pydantic-core's JSON parser refuses deeper nesting
+
+
 def validate_body(model: type[BaseModel] | TypeAdapter, raw: bytes):
     """`raw` as an instance of `model`, or a 400 naming the first bad parameter."""
     try:
@@ -212,6 +215,9 @@ def _as_api_error(error: ValidationError, raw: bytes) -> APIError:
             raw.decode("utf-8")
         except UnicodeDecodeError:
             return invalid("The request body is not valid UTF-8.", code="invalid_encoding")
+        if "recursion limit" in first["msg"]:  # valid JSON, nested past what the parser reads
+            message = f"The request body nests objects and arrays more than {MAX_JSON_DEPTH} levels deep."
+            return invalid(message, code="json_too_deep")
         return invalid(f"The request body is not valid JSON: {first['msg']}.", code="invalid_json")
     if kind == "model_type" and not location:
         return invalid("The request body must be a JSON object.", code="invalid_json")

@@ -263,3 +263,53 @@ async def test_a_prompt_the_node_holds_counts_as_work_ahead_only_for_its_uncache
     assert first_prompt == second_prompt > 32 and first_pending == first_prompt  # nothing cached yet
     cached = min(first_prompt // 16 * 16, first_prompt - 1)
     assert second_pending == first_prompt - cached
+
+
+class FirstTokenNode(InstantNode):
+    """Test double: a node that gives the first token at once and never another (`silent`: none)."""
+
+    def __init__(self, silent: bool = False):
+        super().__init__()
+        self.silent = silent
+
+    async def run(self, request, sink, timeout_s, trace_headers=None, client=None):
+        self.calls += 1
+        if not self.silent:
+            self.send_tokens(request, sink, 0, 1)
+        await asyncio.Event().wait()
+
+
+async def test_a_client_that_leaves_is_logged_as_cancelled_before_or_after_its_first_token(
+    model_path, caplog
+):
+    """Each request leaves one log line, and one that the client abandons says `cancelled` (it
+    said `error`), also when it was still waiting for its first token (it left no line at all)."""
+    import logging
+
+    from tests.fixtures.polling import eventually
+
+    caplog.set_level(logging.INFO, logger="hybridgw.gateway")
+    body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 5}
+    for node, stage in ((FirstTokenNode(silent=True), "before_first_token"), (FirstTokenNode(), None)):
+        caplog.clear()
+        config = GatewayConfig(
+            models=[ModelEntry("tiny", str(model_path), context_length=128)],
+            routing=RoutingPolicy(first_token_deadline_s=60),
+        )
+        async with Gateway(config, [node]) as gateway, aiohttp.ClientSession() as session:
+            url, timeout = f"{gateway.url}/v1/chat/completions", aiohttp.ClientTimeout(total=0.5)
+            try:
+                async with session.post(url, json=body, timeout=timeout) as response:
+                    await response.read()
+            except TimeoutError:
+                pass  # the client gave up and closed its connection
+
+            def lines() -> list[dict]:
+                logged = [
+                    json.loads(r.getMessage()) for r in caplog.records if r.getMessage().startswith("{")
+                ]
+                return [line for line in logged if line.get("event") == "request"]
+
+            await eventually(lambda: lines(), timeout=10, what="the request's log line")
+            (line,) = lines()
+            assert line["outcome"] == "cancelled" and line.get("stage") == stage, line

@@ -216,3 +216,21 @@ async def test_responses_match_the_declared_models_and_openapi_is_served(model_p
     request_schema = document["components"]["schemas"]["ChatCompletionRequest"]
     assert request_schema["additionalProperties"] is False and "messages" in request_schema["required"]
     assert {"top_k", "priority", "tools"} <= set(request_schema["properties"])
+
+
+@pytest.mark.parametrize("depth", [100, 250])
+def test_json_nested_past_the_parsers_limit_is_refused_as_such_not_as_invalid(depth):
+    """A schema nested 100 levels deep is valid JSON: the answer names the nesting limit."""
+    schema = {"type": "string"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"a": schema}}
+    body = {
+        "model": "m",
+        "messages": MESSAGES,
+        "response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": schema}},
+    }
+    with pytest.raises(APIError) as caught:
+        parse_chat(json.dumps(body).encode())
+    error = caught.value.body()["error"]
+    assert (caught.value.status, error["code"]) == (400, "json_too_deep")
+    assert error["message"] == "The request body nests objects and arrays more than 200 levels deep."
