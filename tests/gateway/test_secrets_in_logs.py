@@ -1,4 +1,4 @@
-"""No key appears in a log line, an error body or a trace, whatever the request looks like: a
+"""No key appears in a log line, an error body or a trace attribute, whatever the request looks like: a
 real `hybridgw gateway` process with API keys gets malformed Authorization headers (a bare LF or
 CR after the key, a folded line, a NUL, an overlong header), wrong and right keys; then every
 byte it answered and every line it logged is searched for the secret."""
@@ -37,7 +37,10 @@ async def test_no_key_in_any_log_line_error_body_or_answer(model_path, edge_node
     digest = hashlib.sha256(SECRET.encode()).hexdigest()
     keys.write_text(f'[[keys]]\nid = "alice"\nsha256 = "{digest}"\ntenant = "t"\n')
     extra = ("--keys", str(keys), "--privacy-ledger", str(tmp_path / "ledger.jsonl"))
-    gateway = GatewayProcess(model_path, f"127.0.0.1:{edge_node.port}", extra)
+    traces = tmp_path / "traces.jsonl"  # every span the gateway records, with its attributes
+    gateway = GatewayProcess(
+        model_path, f"127.0.0.1:{edge_node.port}", extra, {"HYBRIDGW_TRACE_FILE": str(traces)}
+    )
     try:
         port = int(gateway.url.rsplit(":", 1)[1].split("/")[0])
         answers = [await _raw(port, header) for header in MALFORMED]
@@ -59,6 +62,8 @@ async def test_no_key_in_any_log_line_error_body_or_answer(model_path, edge_node
         assert gateway.stop() == 0
     logged = "".join(gateway.lines)
     assert '"malformed_request"' in logged  # the malformed requests were logged, without their text
+    assert b'"gen_ai.request.model"' in traces.read_bytes()  # spans were recorded
+    assert SECRET[:12].encode() not in traces.read_bytes()
     leaked = [a for a in answers if SECRET[:12].encode() in a] + [
         line for line in gateway.lines if SECRET[:12] in line
     ]
