@@ -43,6 +43,11 @@ _ROLE_LOWER = re.compile(
     rf"[ \t:,]{{1,3}}{_CAPITALIZED}"
 )
 _PARTICLE = r"(?:de|del|de la|de los|da|di|du|van|van der|van den|von|von der|le|la|bin|al|ten|ter)"
+# a form's name field: "Name: ...", "姓名：...", "이름: ..."
+_NAME_LABEL = re.compile(  # a field of its own: at a line start or after a separator, not "File name:"
+    r"(?im:(?:^|[,;|(\t]|[.:] )[ \t]*(?:full name|patient name|name of patient|name|nom|nombre|nome|vorname"
+    r"|nachname|apellidos?|姓名|氏名|名前|이름|성명)[ \t]*[:：][ \t]*[^\s:：,，]{2,40})"
+)
 _WORDS = re.compile(
     rf"{_CAPITALIZED}(?:[ \t]{{1,3}}(?:{_PARTICLE}[ \t]{{1,3}}|[A-Z]\.[ \t]{{1,3}})?{_CAPITALIZED}){{1,3}}"
 )
@@ -95,7 +100,9 @@ def person_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, how) of every person reference found."""
     names = gazetteers()
     spans = [
-        (m.start(), m.end(), "title") for pattern in (_TITLED, _ROLE_LOWER) for m in pattern.finditer(text)
+        (m.start(), m.end(), "title")
+        for pattern in (_TITLED, _ROLE_LOWER, _NAME_LABEL)
+        for m in pattern.finditer(text)
     ]
     spans += [(m.start(), m.end(), "first_person") for m in FIRST_PERSON.finditer(text)]
     for match in _WORDS.finditer(text):

@@ -23,6 +23,8 @@ INVISIBLE = re.compile(
 )
 _URL_ESCAPE = re.compile(r"%(40|2[Ee])")
 _NON_ASCII_DIGIT = re.compile(r"[^\x00-\x7f]")
+# dashes between digits as people type them (the Japanese long-vowel mark ー included): a hyphen
+_DIGIT_DASH = re.compile(r"(?<=\d)[\u2010-\u2015\u2212\u30fc\uff70\ufe63](?=\d)")
 FILLERS = (
     "then|and|und|dann|et|puis|y|luego|e|poi|next|plus|followed by|after that|space|dash|"
     "然后|和|接着|再|それから|と|그리고|다음"
@@ -87,6 +89,7 @@ def normalize(text: str) -> str:
     if not text.isascii():
         text = INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
         text = _NON_ASCII_DIGIT.sub(_ascii_digit, text)
+        text = _DIGIT_DASH.sub("-", text)
     return text
 
 
