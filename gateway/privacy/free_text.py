@@ -75,11 +75,23 @@ _PUBLIC_FIGURES = (
     "nietzsche hemingway tolstoy dostoevsky kafka woolf dickens shakespeare gandhi mandela hitler "
     "stalin lenin hawking galileo copernicus tesla edison musk monroe presley lennon cobain hendrix "
     "joplin michelangelo vinci goethe schiller bismarck marx engels confucius socrates plato aristotle "
-    "obama trump biden clinton merkel macron putin "
+    "obama trump biden clinton merkel macron putin zelensky sunak scholz modi xi jinping "
+    "hanks streep dicaprio depp pitt jolie cruise spielberg tarantino hitchcock chaplin swift beyonce "
+    "rihanna madonna eminem drake adele bieber gaga sinatra elvis bowie springsteen jagger mccartney "
+    "federer nadal djokovic messi ronaldo maradona pele lebron "
+    "bezos zuckerberg buffett dorsey nadella pichai winfrey kardashian "
+    "hawking sagan feynman turing oppenheimer kahneman keynes "
     "孔子 毛泽东 孙中山 鲁迅 李白 杜甫 秦始皇 邓小平 周恩来 曹操 诸葛亮 織田信長 徳川家康 豊臣秀吉 夏目漱石 "
     "세종대왕 이순신"
 )
 PUBLIC_FIGURES = frozenset(_PUBLIC_FIGURES.split())
+# public figures whose surname many share: only by the whole name
+PUBLIC_FULL_NAMES = (
+    "taylor swift", "bill gates", "steve jobs", "tim cook", "muhammad ali", "usain bolt", "michael jordan",
+    "martin luther king", "tiger woods", "serena williams", "venus williams", "michael jackson",
+    "whitney houston", "freddie mercury", "princess diana", "queen elizabeth", "king charles", "sam altman",
+    "carl jung", "milton friedman", "kobe bryant", "elon musk", "jeff bezos", "mark zuckerberg",
+)  # fmt: skip
 _CJK_FIGURES = tuple(name for name in PUBLIC_FIGURES if not name.isascii())
 _RECORD_WORDS = re.compile(
     r"(?i)\b(?:patient|employee|client|mrn|record|file|case|dob)\b|患者|员工|病历|社員|환자|직원"
@@ -123,10 +135,9 @@ def _public_figure(text: str, span: tuple[int, int, str]) -> bool:
     if how != "name":
         return False
     name = text[start:end]
-    if not (
-        set(name.lower().split()) & PUBLIC_FIGURES
-        or any(len(name) >= 2 and name in figure for figure in _CJK_FIGURES)
-    ):
+    words = [word.removesuffix("'s").removesuffix("’s") for word in name.lower().split()]
+    known = set(words) & PUBLIC_FIGURES or any(full in " ".join(words) for full in PUBLIC_FULL_NAMES)
+    if not (known or any(len(name) >= 2 and name in figure for figure in _CJK_FIGURES)):
         return False
     return _RECORD_WORDS.search(text) is None
 

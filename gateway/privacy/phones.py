@@ -35,6 +35,11 @@ PHONE_WORDS = re.compile(
     r"|teléfono|telefono|móvil|movil|celular|llamar|cellulare|chiamare)"
 )
 WORD_WINDOW = 40
+# numbers that say what they are: an ISBN, an order or a part is no phone
+NOT_PHONE_WORDS = re.compile(
+    r"(?i)(?:isbn(?:-1[03])?|issn|doi|order|invoice|sku|serial|part|model|lot|ref(?:erence)?|ticket|case|"
+    r"tracking|version|build|batch)(?:[ \t]?(?:no\.?|number|#|nr\.?))?[ \t:#-]{0,3}$"
+)
 
 
 def phone_numbers(text: str) -> list[re.Match]:
@@ -51,6 +56,8 @@ def is_phone(match: re.Match) -> bool:
     grouped = len(digits) != len(written)
     worded = _phone_word_before(match)
     if DOTTED_QUAD.fullmatch(written):  # an IPv4 address (gateway/privacy/validators.py decides)
+        return False
+    if NOT_PHONE_WORDS.search(match.string, max(0, match.start() - 24), match.start()):
         return False
     if CN_MOBILE.fullmatch(digits):
         return True
