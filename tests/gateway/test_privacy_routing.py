@@ -48,7 +48,7 @@ def _cases(pii: str) -> dict[str, tuple[str, dict]]:
         }),
         "tool description": _chat(tools=[{"type": "function", "function": {
             "name": "f", "description": f"Calls {pii}" if pii else "Calls", "parameters": SCHEMA}}]),
-        "completion prompt": ("/v1/completions", {"prompt": f"Note: {pii}" if pii else "Note:", "max_tokens": 4}),
+        "completion prompt": ("/v1/completions", {"prompt": f"Note: {pii or 'none'}", "max_tokens": 4}),
     }  # fmt: skip
 
 
