@@ -19,6 +19,7 @@ def _plain(value):
 
 
 @pytest.mark.demo_model
+@pytest.mark.slow  # converts the whole demo model twice: ~3.5 s
 def test_the_demo_model_round_trips_with_the_same_metadata_and_tensors(demo_model_path, tmp_path):
     checkpoint = tmp_path / "checkpoint"
     gguf_to_safetensors(demo_model_path, checkpoint, progress=False)

@@ -35,6 +35,7 @@ def test_the_chatml_fallback_is_rendered_natively():
     assert ChatTemplate(CHATML_TEMPLATE + " ")._native is None  # any other source: Jinja
 
 
+@pytest.mark.slow  # 200 hypothesis examples through jinja: ~2.7 s
 @settings(max_examples=200, deadline=None)
 @given(which=st.integers(0, len(SOURCES) - 1), messages=MESSAGES, add_generation_prompt=st.booleans())
 def test_native_rendering_equals_jinja(which, messages, add_generation_prompt):

@@ -96,6 +96,7 @@ def test_bad_rows_are_typed_errors():
 
 
 @pytest.mark.demo_model
+@pytest.mark.slow  # every tensor of the demo model: ~2.7 s
 def test_every_tensor_of_the_demo_model_bit_exact(demo_model_path):
     reader = GGUFReader(demo_model_path)
     seen_types = set()
