@@ -65,7 +65,7 @@ def test_hostile_texts_are_scanned_in_linear_time(name):
 
 
 async def test_a_long_scan_leaves_the_event_loop_serving():
-    text = ("ordinary prose with numbers 12 34 and words, " * 40_000)[:1_000_000]
+    text = ("ordinary prose with numbers 12 34 and words, " * 20_000)[:500_000]
     gaps, stop = [], asyncio.Event()
 
     async def ticker():
