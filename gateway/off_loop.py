@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from gateway.errors import APIError
 
-INLINE_CHARS = 8192  # below this a job runs inline
+INLINE_CHARS = 4096  # below this a job runs inline (templating and tokenizing 4 KB: ~1 ms)
 WORKERS, QUEUE = 2, 64
 T = TypeVar("T")
 
