@@ -34,7 +34,9 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     """`extra_backends`: in-process nodes (the embedded default of `hybridgw up`). Sets the
     process's thread switch interval (LOOP_SWITCH_INTERVAL_S): the gateway is a latency server."""
     sys.setswitchinterval(LOOP_SWITCH_INTERVAL_S)
-    app = web.Application(middlewares=[error_middleware], client_max_size=config.max_body_bytes)
+    app = web.Application(
+        middlewares=[error_middleware(config.max_body_bytes)], client_max_size=config.max_body_bytes
+    )
     install_cors(app, config.cors_allow_origins)
     app[app_keys.CONFIG] = config
     app[app_keys.MODELS] = {

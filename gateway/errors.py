@@ -51,23 +51,25 @@ def model_not_found(model: str) -> APIError:
     )
 
 
-@web.middleware
-async def error_middleware(request: web.Request, handler):
-    started = time.perf_counter()
-    try:
-        return await handler(request)
-    except APIError as error:
-        return _rejected(request, error, started)
-    except web.HTTPRequestEntityTooLarge:
-        from gateway.app_keys import CONFIG
+def error_middleware(max_body_bytes: int):
+    """Every error as an OpenAI-style answer; `max_body_bytes`: the limit a 413 names."""
 
-        limit = request.app[CONFIG].max_body_bytes
-        error = APIError(413, f"Request body too large (limit {limit} bytes).", code="body_too_large")
-        return _rejected(request, error, started)
-    except web.HTTPException as error:
-        if error.status < 400:
-            raise
-        return _rejected(request, APIError(error.status, error.reason or "error"), started)
+    @web.middleware
+    async def middleware(request: web.Request, handler):
+        started = time.perf_counter()
+        try:
+            return await handler(request)
+        except APIError as error:
+            return _rejected(request, error, started)
+        except web.HTTPRequestEntityTooLarge:
+            message = f"Request body too large (limit {max_body_bytes} bytes)."
+            return _rejected(request, APIError(413, message, code="body_too_large"), started)
+        except web.HTTPException as error:
+            if error.status < 400:
+                raise
+            return _rejected(request, APIError(error.status, error.reason or "error"), started)
+
+    return middleware
 
 
 def _rejected(request: web.Request, error: APIError, started: float) -> web.Response:

@@ -19,8 +19,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gateway.privacy import identifiers, phones
-from gateway.privacy import validators as v
+import gateway.privacy.identifiers as identifiers
+import gateway.privacy.phones as phones
+import gateway.privacy.validators as v
 from gateway.privacy.free_text import free_text_findings
 from gateway.privacy.normalize import normalize, views
 from gateway.privacy.text_facts import Gate, TextFacts, alnum, both, contains, digits, folded_contains

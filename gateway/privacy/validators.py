@@ -3,7 +3,7 @@
 import ipaddress
 import re
 
-from gateway.privacy import checksums
+import gateway.privacy.checksums as checksums
 
 # ISO 13616 registry: the IBAN length of each country (a BIC or word after it is not part of it)
 IBAN_LENGTHS = {
