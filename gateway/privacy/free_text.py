@@ -100,11 +100,9 @@ _RECORD_WORDS = re.compile(
 
 def free_text_findings(text: str) -> list[tuple[str, int, int]]:
     """(kind, start, end) of each finding in `text` (already normalized)."""
-    found = []
-    if sum(1 for pattern in CLINICAL_CUES.values() if pattern.search(text)) >= 3:
-        found.append(("clinical_note", 0, len(text)))
+    found = [("clinical_note", 0, len(text))] if _clinical(text) else []
     people = [span for span in person_spans(text) if not _public_figure(text, span)]
-    if not people:
+    if not people:  # no one named: the vocabularies (the costlier passes) need not run
         return found
     details = [
         (f"person_{name}", m.start(), m.end())
@@ -119,6 +117,19 @@ def free_text_findings(text: str) -> list[tuple[str, int, int]]:
         ):
             found.append((kind, start, end))
     return found
+
+
+def _clinical(text: str) -> bool:
+    """Three kinds of clinical cues (stops as soon as three are found, or can no longer be)."""
+    found, left = 0, len(CLINICAL_CUES)
+    for pattern in CLINICAL_CUES.values():
+        left -= 1
+        found += pattern.search(text) is not None
+        if found >= 3:
+            return True
+        if found + left < 3:
+            return False
+    return False
 
 
 def _birth_dates(text: str) -> list[tuple[str, int, int]]:

@@ -22,7 +22,7 @@ INVISIBLE = re.compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u206a-\u206f\ufeff]"
 )
 _URL_ESCAPE = re.compile(r"%(40|2[Ee])")
-_NON_ASCII_DIGIT = re.compile(r"[^\x00-\x7f]")
+_NON_ASCII_DIGIT = re.compile(r"(?![0-9])\d")  # a decimal digit of another script
 # dashes between digits as people type them (the Japanese long-vowel mark ー included): a hyphen
 _DIGIT_DASH = re.compile(r"(?<=\d)[\u2010-\u2015\u2212\u30fc\uff70\ufe63](?=\d)")
 FILLERS = (
@@ -112,13 +112,25 @@ def views(text: str) -> Iterator[tuple[str, str]]:
             yield name, view
 
 
+_NOT_DIGITS = str.maketrans("", "", "0123456789")
+_WORD_SPLIT = re.compile(r"[\W_]+")
+# the e-mail view is needed only where `at` is spelled somehow
+_AT_HINT = re.compile(r"(?i)[\s\[({<](?:at|arroba|chez|ät)[\s\])}>]|艾特|アット|골뱅이|[\[({<]\s?@")
+
+
 def _joined(text: str) -> str:
+    """Only a text with a long number's worth of digits can join one (9: the shortest checked)."""
+    if len(text) - len(text.translate(_NOT_DIGITS)) < 9:
+        return text
     return _DIGIT_JOIN.sub(" ", text)
 
 
 def _spelled(text: str) -> str:
-    if not text.isascii():
+    if not text.isascii() and sum(map(text.count, CJK_DIGITS)) >= 7:
         text = _CJK_SPELLED.sub(lambda m: "".join(CJK_DIGITS.get(c, c) for c in m.group()), text)
+    words = _WORD_SPLIT.split(text.lower())
+    if sum(1 for word in words if word in NUMBER_WORDS) < 4:  # four in a row need four at least
+        return text
     return _SPELLED.sub(_words_as_digits, text)
 
 
@@ -127,6 +139,8 @@ def _words_as_digits(match: re.Match) -> str:
 
 
 def _email(text: str) -> str:
+    if _AT_HINT.search(text) is None:
+        return text
     text = _BRACKETED_DOT.sub(".", _BRACKETED_AT.sub("@", text))
     if "@" in text or _SPACED_AT.search(text):
         text = _SPACED_DOT.sub(".", _SPACED_AT.sub("@", text))
