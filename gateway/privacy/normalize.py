@@ -139,7 +139,8 @@ def _words_as_digits(match: re.Match) -> str:
 
 
 def _email(text: str) -> str:
-    if _AT_HINT.search(text) is None:
+    """Only where `at` is spelled or a dot bracketed ("[.]" is also how a regex writes a dot)."""
+    if _AT_HINT.search(text) is None and _BRACKETED_DOT.search(text) is None:
         return text
     text = _BRACKETED_DOT.sub(".", _BRACKETED_AT.sub("@", text))
     if "@" in text or _SPACED_AT.search(text):

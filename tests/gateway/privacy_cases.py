@@ -60,6 +60,7 @@ HAND_POSITIVES = [
     ("br_cpf", "pt", "meu cpf 52998224725"),
     ("fr_nir", "fr", "NIR 1 85 05 78 006 048 30"),
     ("nl_bsn", "nl", "BSN 1112.22.333"),
+    ("nl_bsn", "nl", "(no|BSN 1112[.]22[.]333)"),  # a regex's bracketed dots
     ("nl_bsn", "nl", "mijn burgerservicenummer is 111222333"),
     ("cn_resident_id", "zh", "身份证 11010519491231002X"),
     ("passport", "en", "US passport number 123456789"),
