@@ -58,6 +58,21 @@ def _paused_worker(model_path, redis_url: str, redis_keys) -> tuple[subprocess.P
     return paused, lines
 
 
+async def _serving(lines: list[str], redis_url: str, redis_keys, request_id: str):
+    """Once the paused-to-be worker is up: the request queued and its first chunk written
+    (the worker is serving it); the Redis client and the reply stream's key."""
+    import redis.asyncio as aioredis
+
+    await eventually(lambda: any('"listening"' in line for line in lines), timeout=120, what="worker up")
+    client = aioredis.from_url(redis_url)
+    sampling = pb.SamplingParams(max_tokens=MAX_TOKENS, ignore_eos=True)
+    request = pb.GenerateRequest(request_id=request_id, prompt_token_ids=PROMPT, sampling=sampling)
+    await client.xadd(redis_keys.request_stream, {"request": request.SerializeToString()})
+    reply = redis_keys.reply_stream(request_id)
+    await eventually(lambda: client.xlen(reply), what="the first chunk")
+    return client, reply
+
+
 def _lost(lines: list[str]) -> bool:
     return any('"outcome": "lost"' in line for line in lines)
 
@@ -69,15 +84,7 @@ async def test_a_paused_worker_that_wakes_up_is_fenced_off(tiny_model, redis_url
     paused, lines = _paused_worker(model_path, redis_url, redis_keys)
     taker = None
     try:
-        await eventually(lambda: any('"listening"' in line for line in lines), timeout=120, what="worker up")
-        import redis.asyncio as aioredis
-
-        client = aioredis.from_url(redis_url)
-        sampling = pb.SamplingParams(max_tokens=MAX_TOKENS, ignore_eos=True)
-        request = pb.GenerateRequest(request_id="r", prompt_token_ids=PROMPT, sampling=sampling)
-        await client.xadd(redis_keys.request_stream, {"request": request.SerializeToString()})
-        reply = redis_keys.reply_stream("r")
-        await eventually(lambda: client.xlen(reply), what="the first chunk")  # serving it
+        client, reply = await _serving(lines, redis_url, redis_keys, "r")
         os.kill(paused.pid, signal.SIGSTOP)
         taker = RunningWorker(
             str(model_path), redis_url, redis_keys, name="taker", claim_idle_ms=500, num_blocks=256
@@ -118,15 +125,7 @@ async def test_a_worker_woken_after_the_takeover_finished_writes_and_computes_no
     paused, lines = _paused_worker(model_path, redis_url, redis_keys)
     taker = None
     try:
-        await eventually(lambda: any('"listening"' in line for line in lines), timeout=120, what="worker up")
-        import redis.asyncio as aioredis
-
-        client = aioredis.from_url(redis_url)
-        sampling = pb.SamplingParams(max_tokens=MAX_TOKENS, ignore_eos=True)
-        request = pb.GenerateRequest(request_id="r2", prompt_token_ids=PROMPT, sampling=sampling)
-        await client.xadd(redis_keys.request_stream, {"request": request.SerializeToString()})
-        reply = redis_keys.reply_stream("r2")
-        await eventually(lambda: client.xlen(reply), what="the first chunk")
+        client, reply = await _serving(lines, redis_url, redis_keys, "r2")
         os.kill(paused.pid, signal.SIGSTOP)
         assert await client.ttl(reply) > 0  # a reply stream always has an expiry
         taker = RunningWorker(
