@@ -163,7 +163,7 @@ def worker(name: str, model: str, threads: int) -> dict:
 
 def run_worker(name: str, model: str, threads: int) -> dict:
     """In the worker process: one engine's figures, or {"skipped": why} if it refuses the file."""
-    from formats.model_config import UnsupportedModelError
+    from formats.errors import UnsupportedModelError
 
     if name == "llamacpp":
         return run_llamacpp(model, threads)

@@ -16,7 +16,8 @@ from edge.kv_cache import KVCache
 from edge.onnx_graph import build_graph
 from edge.prefill_attention import token_runs
 from edge.weights import ModelWeights
-from formats.model_config import ModelConfig, UnsupportedModelError
+from formats.errors import UnsupportedModelError
+from formats.model_config import ModelConfig
 
 
 def _check_supported(config: ModelConfig, weights: ModelWeights) -> None:

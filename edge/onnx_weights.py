@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from edge.weights import Linear
+from formats.errors import UnsupportedModelError
 from formats.ggml_types import GGMLType
-from formats.model_config import UnsupportedModelError
 
 QK = 32
 ONNX_WEIGHT_TYPES = (GGMLType.Q4_0, GGMLType.Q4_1, GGMLType.Q8_0, GGMLType.F16, GGMLType.F32)

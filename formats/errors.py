@@ -9,6 +9,10 @@ class GGUFError(FormatError):
     """A GGUF file is truncated, corrupted, hostile or uses something we do not support."""
 
 
+class UnsupportedModelError(GGUFError):
+    """The file is a valid GGUF model of an architecture the edge engine cannot run."""
+
+
 class QuantizationError(FormatError):
     """A tensor cannot be (de)quantized with the requested type (unknown type, bad row size)."""
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from formats.errors import FormatError, GGUFError
+from formats.errors import FormatError, GGUFError, UnsupportedModelError
 from formats.gguf_reader import GGUFReader
 
 GEMMA3 = "gemma3"
@@ -89,7 +89,6 @@ def _hf_window(config: dict[str, Any], sliding_layers: tuple[bool, ...], error: 
 def gemma_gguf_settings(reader: GGUFReader, num_layers: int, hidden: int, num_heads: int, head_dim: int):
     """ModelConfig's Gemma fields from a `gemma3` GGUF file: llama.cpp's keys, and its defaults
     where a key is absent (the window pattern, the local rope base, the attention scale)."""
-    from formats.model_config import UnsupportedModelError
 
     arch, path = GEMMA3, reader.path
     if reader.get(f"{arch}.attn_logit_softcapping"):

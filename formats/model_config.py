@@ -4,17 +4,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from formats.errors import GGUFError
+from formats.errors import GGUFError, UnsupportedModelError
 from formats.gguf_reader import GGUFReader
 
 SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2", "qwen3", "phi3", "gemma3")
 NEOX_ROPE_ARCHITECTURES = ("qwen2", "qwen3", "phi3", "gemma3")
 HEAD_NORM_ARCHITECTURES = ("qwen3", "gemma3")  # an RMSNorm of each q and k head
 POST_NORM_ARCHITECTURES = ("gemma3",)  # a norm after the attention and after the MLP as well
-
-
-class UnsupportedModelError(GGUFError):
-    """The file is a valid GGUF model of an architecture the edge engine cannot run."""
 
 
 @dataclass(frozen=True, slots=True)

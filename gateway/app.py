@@ -8,14 +8,17 @@ from pathlib import Path
 
 from aiohttp import web
 
-from gateway import app_keys, embeddings, handlers, model_endpoints, openapi, status
+from gateway import app_keys, embeddings, model_endpoints, openapi, service_endpoints, status
 from gateway.auth import KeyStore
 from gateway.backends.cloud import CloudBackend
 from gateway.backends.edge import EdgeBackend
 from gateway.backends.upstream import UpstreamBackend
 from gateway.config import GatewayConfig
 from gateway.cors import install_cors
-from gateway.errors import error_middleware
+from gateway.dialects.openai_chat import OPENAI_CHAT
+from gateway.dialects.openai_completions import OPENAI_COMPLETIONS
+from gateway.dialects.openai_responses import OPENAI_RESPONSES
+from gateway.error_middleware import error_middleware
 from gateway.metrics import GatewayMetrics
 from gateway.models import ServedModel
 from gateway.pipeline import Dispatcher
@@ -23,6 +26,7 @@ from gateway.privacy import stage_status
 from gateway.privacy.ledger import PrivacyLedger, default_ledger_path, load_or_create_key
 from gateway.privacy.ledger_redis import open_redis_ledger, stream_key
 from gateway.rate_limit import LocalRateLimiter, RedisRateLimiter
+from gateway.request_core import Endpoint
 from shared import redis_client
 from shared.redis_keys import RedisKeys
 from shared.structured_output import GrammarError
@@ -50,19 +54,19 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     app[app_keys.KEYS] = KeyStore(config.api_keys)
     app[app_keys.LIMITER] = LocalRateLimiter()  # replaced by the Redis limiter when Redis is configured
     app.cleanup_ctx.append(_backends)
-    app.router.add_post("/v1/chat/completions", handlers.chat_completions)
-    app.router.add_post("/v1/completions", handlers.completions)
+    app.router.add_post("/v1/chat/completions", Endpoint(OPENAI_CHAT))
+    app.router.add_post("/v1/completions", Endpoint(OPENAI_COMPLETIONS))
+    app.router.add_post("/v1/responses", Endpoint(OPENAI_RESPONSES))
     app.router.add_post("/v1/embeddings", embeddings.create_embeddings)
-    app.router.add_post("/v1/responses", handlers.responses)
     app.router.add_get("/v1/models", model_endpoints.list_models)
     app.router.add_get("/v1/models/{model}", model_endpoints.retrieve_model)
     app.router.add_post("/tokenize", model_endpoints.tokenize)
     app.router.add_post("/detokenize", model_endpoints.detokenize)
     app.router.add_get("/tokenizer_info", model_endpoints.tokenizer_info)
-    app.router.add_get("/health", handlers.health_live)
-    app.router.add_get("/health/live", handlers.health_live)
-    app.router.add_get("/health/ready", handlers.health_ready)
-    app.router.add_get("/metrics", handlers.metrics)
+    app.router.add_get("/health", service_endpoints.health_live)
+    app.router.add_get("/health/live", service_endpoints.health_live)
+    app.router.add_get("/health/ready", service_endpoints.health_ready)
+    app.router.add_get("/metrics", service_endpoints.metrics)
     app.router.add_get("/openapi.json", openapi.openapi_json)
     app.router.add_get("/", status.status_page)
     app.router.add_get("/status", status.status_json)

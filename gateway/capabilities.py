@@ -9,7 +9,7 @@ images passed on when it declares "tools", "structured_output" or "vision". The 
 request only to a node whose capabilities hold all its needs.
 """
 
-from gateway.schemas import GenerationRequest
+from gateway.core_request import GenerationRequest
 from gateway.tool_request import offers_tools
 
 VISION = "vision"  # image_url content parts

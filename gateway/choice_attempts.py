@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from gateway.backends.base import Backend, BackendError
 from gateway.client_fields import ClientRequest
-from gateway.dispatched_request import Dispatched
+from gateway.routing.dispatched_request import Dispatched
 from gateway.token_sink import ChoiceSink
 from shared.proto import inference_pb2 as pb
 

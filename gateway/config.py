@@ -60,7 +60,7 @@ ROUTING_POLICIES = ("predicted", "all-edge", "all-cloud", "round-robin", "least-
 
 @dataclass(frozen=True, slots=True)
 class RoutingPolicy:
-    """`policy`: "predicted" (the router's model, gateway/router.py) or a static policy to compare
+    """`policy`: "predicted" (the router's model, gateway/routing/policy.py) or a static policy to compare
     it with (benchmarks/routing.py); every one keeps private requests on-prem."""
 
     latency_target_ms: float | None = None  # end to end; a key's or the request header's wins

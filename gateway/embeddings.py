@@ -16,13 +16,12 @@ from aiohttp import web
 from pydantic import Field
 
 from gateway import app_keys
-from gateway.api_models import TOKEN_IDS
-from gateway.auth import check_model_allowed
+from gateway.admission import admit, authorized_model
 from gateway.backends.base import BackendError
-from gateway.errors import APIError, invalid, model_not_found
-from gateway.handlers import admit
-from gateway.router import NodeKind
-from gateway.schemas import validate_body
+from gateway.body_validation import validate_body
+from gateway.dialects.openai_models import TOKEN_IDS
+from gateway.errors import APIError, invalid
+from gateway.routing.node_kind import NodeKind
 from gateway.strict_model import JSONInt, Strict
 
 MAX_INPUTS = 2048
@@ -44,17 +43,13 @@ class EmbeddingRequest(Strict):
 
 async def create_embeddings(request: web.Request) -> web.Response:
     app = request.app
-    key = app[app_keys.KEYS].authenticate(request)
+    app[app_keys.KEYS].authenticate(request)  # before the body is read
     body: EmbeddingRequest = validate_body(EmbeddingRequest, await request.read())
-    model = app[app_keys.MODELS].get(body.model)
-    if model is None:
-        raise model_not_found(body.model)
-    check_model_allowed(key, body.model)
+    key, model = authorized_model(request, body.model)
     inputs = _inputs(body)
     ids = [list(i) if isinstance(i, list) else model.tokenizer.encode(i, add_special=True) for i in inputs]
     _check(ids, model, body)
-    if key is not None:
-        await admit(app, key, sum(map(len, ids)))
+    await admit(app, key, sum(map(len, ids)))
     backend = _edge_node(app, body.model)
     try:
         vectors = await backend.embed(body.model, ids, EMBED_TIMEOUT_S)

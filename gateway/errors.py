@@ -1,13 +1,7 @@
 """OpenAI-style errors: every failure the client sees is `{"error": {message, type, param, code}}`,
 and a request answered with one leaves its structured log line as any other request does."""
 
-import json
-import logging
-import time
-
 from aiohttp import web
-
-logger = logging.getLogger("hybridgw.gateway")
 
 
 class APIError(Exception):
@@ -49,40 +43,3 @@ def model_not_found(model: str) -> APIError:
         "model",
         "model_not_found",
     )
-
-
-def error_middleware(max_body_bytes: int):
-    """Every error as an OpenAI-style answer; `max_body_bytes`: the limit a 413 names."""
-
-    @web.middleware
-    async def middleware(request: web.Request, handler):
-        started = time.perf_counter()
-        try:
-            return await handler(request)
-        except APIError as error:
-            return _rejected(request, error, started)
-        except web.HTTPRequestEntityTooLarge:
-            message = f"Request body too large (limit {max_body_bytes} bytes)."
-            return _rejected(request, APIError(413, message, code="body_too_large"), started)
-        except web.HTTPException as error:
-            if error.status < 400:
-                raise
-            return _rejected(request, APIError(error.status, error.reason or "error"), started)
-
-    return middleware
-
-
-def _rejected(request: web.Request, error: APIError, started: float) -> web.Response:
-    """The error response, and the request's one log line (outcome "rejected")."""
-    if logger.isEnabledFor(logging.INFO):
-        record = {
-            "event": "request",
-            "outcome": "rejected",
-            "path": request.path,
-            "status": error.status,
-            "code": error.code,
-            "param": error.param,  # not the message: it may quote the request's content
-            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-        }
-        logger.info(json.dumps(record))
-    return error.response()

@@ -6,9 +6,10 @@ import contextlib
 import time
 from dataclasses import dataclass, field
 
-from gateway.dispatched_request import Dispatched
 from gateway.privacy import PrivacyDecision
-from gateway.router import NodeState, Prediction
+from gateway.routing.dispatched_request import Dispatched
+from gateway.routing.node_state import NodeState
+from gateway.routing.route_types import Prediction
 from gateway.token_sink import ChoiceSink
 
 

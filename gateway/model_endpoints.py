@@ -11,14 +11,14 @@ from aiohttp import web
 from pydantic import Discriminator, Field, Tag, TypeAdapter
 
 from gateway import app_keys
-from gateway.api_models import ChatMessage, Strict
-from gateway.auth import check_model_allowed
+from gateway.admission import authorized_model
+from gateway.body_validation import validate_body
 from gateway.chat_prompt import chat_prompt_ids
-from gateway.errors import invalid, model_not_found
+from gateway.dialects.openai_models import ChatMessage, Strict
+from gateway.errors import invalid
 from gateway.models import ServedModel
 from gateway.off_loop import off_loop
 from gateway.prepared_request import refuse_beyond_any_context
-from gateway.schemas import validate_body
 from gateway.strict_model import JSONInt
 
 
@@ -131,8 +131,4 @@ def _allowed_model(request: web.Request, name: str | None) -> ServedModel:
         if len(usable) != 1:
             raise invalid("Name the model: this server serves more than one.", "model")
         name = usable[0]
-    model = models.get(name)
-    if model is None:
-        raise model_not_found(name)
-    check_model_allowed(key, name)
-    return model
+    return authorized_model(request, name)[1]

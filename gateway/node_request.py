@@ -7,8 +7,8 @@ from opentelemetry.trace import SpanKind
 from gateway.backends.base import Backend
 from gateway.choice_attempts import Resumer, run_attempts
 from gateway.client_fields import ClientRequest
-from gateway.dispatched_request import Dispatched
 from gateway.prepared_request import PreparedRequest
+from gateway.routing.dispatched_request import Dispatched
 from gateway.token_sink import ChoiceSink
 from shared.proto import inference_pb2 as pb
 from shared.telemetry import inject_context, tracer

@@ -1,21 +1,22 @@
 """GET /openapi.json: the OpenAPI 3.1 document of the generation endpoints, generated from the
-declared request and response models (gateway/api_models.py, gateway/api_responses.py)."""
+declared request and response models (gateway/dialects/openai_models.py,
+gateway/dialects/openai_response_models.py)."""
 
 import functools
 
 from aiohttp import web
 from pydantic.json_schema import models_json_schema
 
-from gateway.api_models import ChatCompletionRequest, CompletionRequest
-from gateway.api_responses import (
+from gateway.dialects.openai_models import ChatCompletionRequest, CompletionRequest
+from gateway.dialects.openai_response_models import (
     ChatCompletion,
     ChatCompletionChunk,
     Completion,
     EmbeddingList,
     ErrorResponse,
 )
+from gateway.dialects.openai_responses import ResponsesRequest
 from gateway.embeddings import EmbeddingRequest
-from gateway.responses_api import ResponsesRequest
 
 REF = "#/components/schemas/{model}"
 

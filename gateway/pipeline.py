@@ -11,11 +11,9 @@ from dataclasses import dataclass, replace
 from gateway.backends.base import Backend, BackendError
 from gateway.capabilities import CONTINUATION
 from gateway.config import RoutingPolicy
-from gateway.dispatched_request import Dispatched
 from gateway.errors import APIError
 from gateway.generation import Generation
 from gateway.metrics import GatewayMetrics
-from gateway.node_kind import NodeKind
 from gateway.node_request import run_choice
 from gateway.outbound_request import OutboundRequest
 from gateway.prepared_request import PreparedRequest
@@ -23,9 +21,13 @@ from gateway.privacy import PrivacyDecision, classify_async
 from gateway.privacy.ledger import PrivacyLedger
 from gateway.request_context import PromptBlocks, cache_salt, predicted_cached_tokens, prompt_block_hashes
 from gateway.route_outcomes import raise_for_outcome
-from gateway.router import Decision, NodeState, Outcome, RouteRequest, predict, route
+from gateway.routing.dispatched_request import Dispatched
+from gateway.routing.node_kind import NodeKind
+from gateway.routing.node_state import NodeState
+from gateway.routing.policy import predict, route
+from gateway.routing.route_types import Decision, Outcome, RouteRequest
+from gateway.routing.tier_preference import move_targets
 from gateway.text_stream import TextStream
-from gateway.tier_preference import move_targets
 from gateway.token_sink import ChoiceSink, EventSink
 from gateway.tool_request import tool_parser
 
@@ -246,7 +248,7 @@ class Dispatcher:
         hashes = prompt_block_hashes(node, prompt)
         ttft_s = prediction.ttft_s if prediction is not None else 0.0
         if privacy.is_private:
-            node.load.last_private_at = time.monotonic()  # its edge guards slots (gateway/edge_guard.py)
+            node.load.last_private_at = time.monotonic()  # its edge guards slots (routing/edge_guard.py)
         for index in range(prepared.num_choices):
             uncached = max(0, len(prepared.choice_prompt(index)) - num_cached)
             dispatched = node.load.dispatch(uncached, end, expected_tokens, num_cached, hashes, ttft_s)

@@ -8,10 +8,10 @@ import orjson
 
 from gateway.capabilities import request_needs
 from gateway.chat_prompt import chat_prompt_ids
+from gateway.core_request import GenerationRequest
 from gateway.errors import invalid
 from gateway.models import ServedModel
 from gateway.request_context import RequestContext
-from gateway.schemas import GenerationRequest
 from gateway.tool_request import template_input
 
 

@@ -9,7 +9,8 @@ import hashlib
 from dataclasses import dataclass, field
 
 from gateway.privacy import PrivacyMode
-from gateway.router import LatencyTargets, NodeState
+from gateway.routing.node_state import NodeState
+from gateway.routing.route_types import LatencyTargets
 from shared.prefix_hash import block_hashes, num_cached_blocks
 
 ANONYMOUS_TENANT = ""  # requests without an API key

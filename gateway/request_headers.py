@@ -9,7 +9,7 @@ from gateway.auth import ApiKey
 from gateway.config import GatewayConfig, RoutingPolicy
 from gateway.errors import invalid
 from gateway.request_context import ANONYMOUS_TENANT, RequestContext
-from gateway.router import LatencyTargets
+from gateway.routing.route_types import LatencyTargets
 
 PRIVACY_HEADER = "X-Hybridgw-Privacy"
 TARGET_HEADERS = {  # LatencyTargets field -> (request header, key and [routing] field)

@@ -6,9 +6,9 @@ import logging
 import time
 
 from gateway.activity import RecentDecision
+from gateway.core_request import GenerationRequest
 from gateway.generation import Generation
 from gateway.metrics import GatewayMetrics
-from gateway.schemas import GenerationRequest
 
 logger = logging.getLogger("hybridgw.gateway")
 
@@ -29,8 +29,9 @@ def annotate(span, body: GenerationRequest, generation: Generation) -> None:
     )
 
 
-def record(metrics: GatewayMetrics, generation: Generation, outcome: str) -> None:
-    """Metrics, the status page's recent activity, and the one structured log line of the request."""
+def record(metrics: GatewayMetrics, generation: Generation, outcome: str, api: str = "") -> None:
+    """Metrics, the status page's recent activity, and the one structured log line of the request
+    (`api`: the dialect it came in by, gateway/dialects/)."""
     target = generation.target
     now = time.perf_counter()
     received = generation.received  # a request retried on another node waited from here
@@ -59,6 +60,7 @@ def record(metrics: GatewayMetrics, generation: Generation, outcome: str) -> Non
     if logger.isEnabledFor(logging.INFO):
         record = {
             "event": "request",
+            "api": api,
             **decision.as_dict(),
             "prompt_tokens": generation.prompt_tokens,
             "cached_tokens": generation.cached_tokens,

@@ -9,7 +9,7 @@ from gateway.capabilities import DESCRIPTIONS
 from gateway.errors import APIError, invalid
 from gateway.metrics import GatewayMetrics
 from gateway.privacy import PrivacyDecision
-from gateway.router import Decision, Outcome
+from gateway.routing.route_types import Decision, Outcome
 
 
 def raise_for_outcome(

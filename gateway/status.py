@@ -11,7 +11,7 @@ from aiohttp import web
 
 from gateway import app_keys
 from gateway.privacy import stage_status
-from gateway.router import NodeState
+from gateway.routing.node_state import NodeState
 
 PAGE = resources.files("gateway").joinpath("static/status.html").read_bytes()
 

@@ -4,10 +4,10 @@ A backend's reader calls `ChoiceSink.put(chunk)` synchronously for every chunk o
 it arrives (the edge session's reader task, the cloud reply stream's reader, the in-process
 engine's stream). The sink owns everything per token: the text (detokenizer and stop strings,
 gateway/text_stream.py), the logprobs, the counts, the first-token time and the finish reason.
-It hands each chunk's text on as one TextEvent to the request's EventSink (gateway/sse_sink.py
+It hands each chunk's text on as one TextEvent to the request's EventSink (gateway/stream_sink.py
 for a stream, gateway/collecting_sink.py for an answer at once), which writes or keeps it.
 
-    backend reader ──put(chunk)──> ChoiceSink ──emit(TextEvent)──> SSESink | CollectingSink
+    backend reader ──put(chunk)──> ChoiceSink ──emit(TextEvent)──> StreamSink | CollectingSink
 """
 
 import asyncio

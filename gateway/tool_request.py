@@ -3,9 +3,9 @@
 
 import json
 
+from gateway.core_request import GenerationRequest
 from gateway.errors import invalid
 from gateway.models import ServedModel
-from gateway.schemas import GenerationRequest
 from gateway.tool_call_formats import tool_call_format
 from gateway.tool_call_parser import ToolCallParser
 from gateway.tool_prompt import fallback_messages, template_knows_tools

@@ -11,7 +11,7 @@ tokens/s on its one core, 331-397 on both.
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the CLI imports the gateway only when it runs one
-    from gateway.router import NodeState
+    from gateway.routing.node_state import NodeState
 
 
 class SharedCores:

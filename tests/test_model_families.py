@@ -11,10 +11,9 @@ from cloud import LLM, SamplingParams
 from edge.engine import EdgeEngine, EngineConfig
 from formats.convert_gguf import gguf_to_safetensors
 from formats.convert_hf import convert_hf_to_gguf
-from formats.errors import ConversionError
+from formats.errors import ConversionError, UnsupportedModelError
 from formats.ggml_types import GGMLType
 from formats.gguf_reader import GGUFReader
-from formats.model_config import UnsupportedModelError
 from shared.engine import EngineRequest
 from tests.fixtures.hf_checkpoints import write_hf_checkpoint
 

@@ -5,7 +5,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from gateway.client_fields import ClientRequest
-from gateway.router import NodeState
+from gateway.routing.node_state import NodeState
 from shared.proto import inference_pb2 as pb
 
 

@@ -12,7 +12,8 @@ from gateway.backends.base import BackendError, ChunkSink, apply_report, start_p
 from gateway.backends.cloud_pool import WorkerView, choose_worker, pool_stats, worker_views
 from gateway.backends.reply_reader import ReplyReader
 from gateway.client_fields import ClientRequest
-from gateway.router import NodeKind, NodeState
+from gateway.routing.node_kind import NodeKind
+from gateway.routing.node_state import NodeState
 from shared.chunk_signing import ChunkVerifier
 from shared.proto import inference_pb2 as pb
 from shared.redis_keys import RedisKeys

@@ -17,7 +17,8 @@ import grpc
 from gateway.backends.base import BackendError, ChunkSink, apply_report, start_polling
 from gateway.backends.edge_session import SessionStream
 from gateway.client_fields import ClientRequest
-from gateway.router import NodeKind, NodeState
+from gateway.routing.node_kind import NodeKind
+from gateway.routing.node_state import NodeState
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
 

@@ -8,7 +8,8 @@ import time
 
 from gateway.backends.base import BackendError, ChunkSink, apply_report, start_polling
 from gateway.client_fields import ClientRequest
-from gateway.router import NodeKind, NodeState
+from gateway.routing.node_kind import NodeKind
+from gateway.routing.node_state import NodeState
 from shared.async_engine import AsyncEngine
 from shared.engine import InvalidRequestError
 from shared.proto import inference_pb2 as pb

@@ -27,7 +27,8 @@ from gateway.backends.upstream_stream import UpstreamStream
 from gateway.capabilities import STRUCTURED_OUTPUT, upstream_capabilities
 from gateway.client_fields import ClientRequest
 from gateway.config import UpstreamEntry
-from gateway.router import NodeKind, NodeState
+from gateway.routing.node_kind import NodeKind
+from gateway.routing.node_state import NodeState
 from shared.proto import inference_pb2 as pb
 
 SMOOTHING = 0.3  # weight of the newest observation in the rates
@@ -86,7 +87,7 @@ class UpstreamBackend:
 
     def _report(self, text: str) -> None:
         """Its requests (running + waiting) and KV-cache use from its metrics: what other clients
-        have there counts as the node's load too (gateway/node_load.py); the rates its metrics
+        have there counts as the node's load too (gateway/routing/node_load.py); the rates its metrics
         show join the ones this gateway observes."""
         reading = self.metrics.read(text)
         if reading is None:

@@ -8,10 +8,10 @@ import pytest
 
 from edge.engine import EdgeEngine, EngineConfig
 from edge.kernels.dequant_blocks import KERNEL_TYPES
+from formats.errors import UnsupportedModelError
 from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
 from formats.gguf_reader import GGUFReader
 from formats.gguf_writer import GGUFWriter, copy_fields
-from formats.model_config import UnsupportedModelError
 from shared.engine import EngineRequest
 from tests.edge.reference_forward import reference_logits
 from tests.fixtures.tiny_models import config_for

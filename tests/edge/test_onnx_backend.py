@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from edge.engine import EdgeEngine, EngineConfig
+from formats.errors import UnsupportedModelError
 from formats.ggml_types import GGMLType
-from formats.model_config import UnsupportedModelError
 from shared.engine import EngineRequest
 from shared.sampling import SamplingParams
 from tests.edge.reference_forward import reference_logits

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from formats.convert_hf import convert_hf_to_gguf
-from formats.errors import ConversionError, GGUFError
+from formats.errors import ConversionError, GGUFError, UnsupportedModelError
 from formats.gemma_settings import default_sliding_layers
 from formats.gguf_reader import GGUFReader
 from formats.gguf_writer import GGUFWriter
-from formats.model_config import ModelConfig, UnsupportedModelError
+from formats.model_config import ModelConfig
 from tests.fixtures.hf_checkpoints import write_hf_checkpoint
 
 GEMMA_CONFIG = {

@@ -9,10 +9,14 @@ import pytest
 
 from gateway.capabilities import OWN_NODE, request_needs, upstream_capabilities
 from gateway.config import UpstreamEntry
+from gateway.dialects.openai_chat import parse_chat
+from gateway.dialects.openai_completions import parse_completion
 from gateway.errors import APIError
 from gateway.privacy import PrivacyMode, classify
-from gateway.router import NodeKind, NodeState, Outcome, RouteRequest, route
-from gateway.schemas import parse_chat, parse_completion
+from gateway.routing.node_kind import NodeKind
+from gateway.routing.node_state import NodeState
+from gateway.routing.policy import route
+from gateway.routing.route_types import Outcome, RouteRequest
 from gateway.tool_call_formats import HERMES, LLAMA3_JSON, MISTRAL, ParsedCall
 
 IMAGE = {"type": "image_url", "image_url": {"url": "https://example.com/cat.png", "detail": "low"}}

@@ -1,12 +1,13 @@
-"""The edge slots guarded for private requests (gateway/edge_guard.py): while an edge serves
+"""The edge slots guarded for private requests (gateway/routing/edge_guard.py): while an edge serves
 private requests, public ones that another node can take leave a share of its slots free and
 never queue there; without private traffic, or with nowhere else to go, they may."""
 
 import random
 
-from gateway import edge_guard
-from gateway.edge_guard import GUARD_WINDOW_S, guarded_slots
-from gateway.router import RouteRequest, route
+from gateway.routing import edge_guard
+from gateway.routing.edge_guard import GUARD_WINDOW_S, guarded_slots
+from gateway.routing.policy import route
+from gateway.routing.route_types import RouteRequest
 from tests.gateway.test_router import MODEL, _cloud, _edge
 
 PUBLIC = RouteRequest(MODEL, 100, 16, False, objective="ttft")

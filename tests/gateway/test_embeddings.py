@@ -10,8 +10,8 @@ import pytest
 
 from edge.engine import EdgeEngine, EngineConfig
 from formats.tokenizer import GGUFTokenizer
-from gateway.api_responses import EmbeddingList
 from gateway.config import GatewayConfig, ModelEntry
+from gateway.dialects.openai_response_models import EmbeddingList
 from tests.fixtures.gateway_app import Gateway, edge_config
 
 pytestmark = pytest.mark.integration

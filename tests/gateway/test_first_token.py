@@ -8,7 +8,7 @@ import pytest
 
 from gateway import app_keys
 from gateway.config import GatewayConfig, ModelEntry, RoutingPolicy
-from gateway.router import NodeKind
+from gateway.routing.node_kind import NodeKind
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config
 from tests.gateway.test_node_failures import BusyNode, InstantNode
 
@@ -86,7 +86,7 @@ async def test_a_late_request_with_targets_stays_on_a_working_on_prem_engine(
     model_path, edge_node, headers, served_by, deadlines
 ):
     """`hybridgw up`'s in-process engine shares the edge's cores: with targets, a late first token
-    there is no reason to move to the edge (gateway/tier_preference.py); without, it moves."""
+    there is no reason to move to the edge (gateway/routing/tier_preference.py); without, it moves."""
     engine = QueueingNode()
     engine.state.kind, engine.state.on_prem = NodeKind.CLOUD, True
     policy = RoutingPolicy(first_token_deadline_s=0.3, first_token_deadline_factor=1.0)

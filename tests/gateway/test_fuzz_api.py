@@ -12,7 +12,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 
-from gateway.api_responses import ChatCompletion, Completion, EmbeddingList
+from gateway.dialects.openai_response_models import ChatCompletion, Completion, EmbeddingList
 from tests.fixtures.gateway_app import Gateway, edge_config
 
 pytestmark = pytest.mark.integration

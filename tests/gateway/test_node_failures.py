@@ -19,7 +19,8 @@ class FailingNode:
     """Test double: a node that looks healthy and fast but fails every call before its first token."""
 
     def __init__(self):
-        from gateway.router import NodeKind, NodeState
+        from gateway.routing.node_kind import NodeKind
+        from gateway.routing.node_state import NodeState
 
         self.state = NodeState(
             "broken",

@@ -1,4 +1,4 @@
-"""How the router reads a node's pace off the tokens as they arrive (gateway/node_load.py): when
+"""How the router reads a node's pace off the tokens as they arrive (gateway/routing/node_load.py): when
 its running requests are expected to end (a waiting request's slot), and the TPOT a new request
 there is predicted to get."""
 
@@ -6,12 +6,12 @@ import random
 
 import pytest
 
-from gateway.router import predict, route
+from gateway.routing.policy import predict, route
 from tests.gateway.test_router import _cloud, _edge, _request
 
 
 def test_a_waiting_request_sees_the_running_ones_end_at_their_own_pace(monkeypatch):
-    import gateway.node_load as node_load
+    import gateway.routing.node_load as node_load
 
     clock = [0.0]
     monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
@@ -40,7 +40,7 @@ def test_a_pace_slowed_by_queued_prompts_lasts_only_as_long_as_they_do(monkeypat
     still queued there (5 s at 100 tokens/s): each one's end is then its 30 tokens left at the
     step time, not at its pace (75 s). A request still computing its prompt keeps its prediction.
     The 500 tokens sent within the prompt window take half the node's time: steps count double."""
-    import gateway.node_load as node_load
+    import gateway.routing.node_load as node_load
 
     clock = [0.0]
     monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
@@ -65,8 +65,8 @@ def test_a_pace_slowed_by_queued_prompts_lasts_only_as_long_as_they_do(monkeypat
 def test_a_running_request_is_expected_to_end_at_its_recent_pace(monkeypatch):
     """Its first two tokens came 3 s apart (a prompt step beside it), the next seven 0.1 s apart:
     its 31 tokens left take 3.1 s, not 31 x its mean of 0.46 s since its first."""
-    import gateway.dispatched_request as dispatched_request
-    import gateway.node_load as node_load
+    import gateway.routing.dispatched_request as dispatched_request
+    import gateway.routing.node_load as node_load
 
     clock = [0.0]
     monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
@@ -86,7 +86,7 @@ def test_tpot_counts_the_prompts_sent_to_the_node_lately(monkeypatch):
     window, at 400 prompt tokens/s, take half its time: one more request there is predicted a
     token per 100 ms. Once they are past the window, the table again; another node meets a
     70 ms TPOT target meanwhile."""
-    import gateway.node_load as node_load
+    import gateway.routing.node_load as node_load
 
     clock = [100.0]
     monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
@@ -112,7 +112,7 @@ def test_tpot_counts_the_prompts_sent_to_the_node_lately(monkeypatch):
 def test_a_saturated_node_is_predicted_slow_not_stalled(monkeypatch):
     """Prompt work beyond the node's prefill rate: its decodes are predicted at
     1 / (1 - MAX_PROMPT_SHARE) times the step, a finite number the router can compare."""
-    import gateway.node_load as node_load
+    import gateway.routing.node_load as node_load
 
     monkeypatch.setattr(node_load.time, "monotonic", lambda: 50.0)
     node = _cloud(decode_steps=((1, 0.02),), rtt_s=0.0, prefill_tokens_per_s=100.0)
@@ -129,7 +129,7 @@ def test_an_overdue_request_without_a_token_still_waits_for_its_prompt(monkeypat
     and its own, then its 10 tokens, not at once. A new request gets the slot of the second of
     them, but its first token comes after the 600 prompt tokens ahead of it (6 s, later than that
     slot) and its own."""
-    import gateway.node_load as node_load
+    import gateway.routing.node_load as node_load
 
     clock = [0.0]
     monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
@@ -151,7 +151,7 @@ def test_a_request_waiting_past_its_prediction_delays_the_nodes_ttft(monkeypatch
     new request there is predicted 8 s later (calibration learns only at the first token); a
     request within OVERDUE_MARGIN_S of its prediction, or one with its token, proves nothing.
     Added, not a ratio: the other request, predicted at 0.5 s, is late by 3.5 s, not 8x."""
-    import gateway.node_load as node_load
+    import gateway.routing.node_load as node_load
 
     clock = [0.0]
     monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
@@ -174,7 +174,7 @@ def test_a_slot_wait_read_off_the_running_requests_is_not_scaled_again(monkeypat
     """A node whose TTFT runs 3x its prediction, full with two requests paced at 0.1 s a token
     (10 tokens left each): a new request waits 1 s for a slot (their calibrated ends), then its
     own prompt at 3x; the wait is not tripled too."""
-    import gateway.node_load as node_load
+    import gateway.routing.node_load as node_load
 
     clock = [0.0]
     monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
@@ -197,7 +197,7 @@ def test_prompts_waiting_for_a_slot_do_not_slow_the_running_requests(monkeypatch
     ten times it. The running ones are paced at 0.1 s a token against a step calibrated 10x
     late: the queued requests' tokens take the pace, the shorter of the two. Its slot frees at
     the fifth end, but its first token waits for the documents' prompts, computed before its own."""
-    import gateway.node_load as node_load
+    import gateway.routing.node_load as node_load
 
     clock = [0.0]
     monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
@@ -228,7 +228,7 @@ def test_requests_ahead_of_unknown_ends_are_served_at_the_measured_pace(monkeypa
     ahead are unknown): the two queued ahead are each served in turn, their tokens at the 0.1 s
     pace the running ones show, not at the table's 1 s step (an edge whose chats ran 0.13 s a
     token was predicted 80 s for a first token it gave in 15)."""
-    import gateway.node_load as node_load
+    import gateway.routing.node_load as node_load
 
     clock = [0.0]
     monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
@@ -249,7 +249,7 @@ def test_a_queued_request_ends_after_its_prompt_and_tokens_at_the_pace_once_ther
     """A request queued on a full two-slot node, predicted at dispatch to end at 60 s (the TPOT
     of a passing prompt burst): before the node's requests have a pace, that prediction stands;
     once they decode at 0.1 s a token, it ends no later than after its 1 s prompt and 10 tokens."""
-    import gateway.node_load as node_load
+    import gateway.routing.node_load as node_load
 
     clock = [0.0]
     monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])

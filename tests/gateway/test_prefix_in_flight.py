@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from gateway.config import GatewayConfig, ModelEntry
-from gateway.router import NodeKind
+from gateway.routing.node_kind import NodeKind
 from shared.prefix_hash import block_hashes, num_cached_blocks
 from tests.fixtures.gateway_app import Gateway
 from tests.gateway.test_node_failures import InstantNode

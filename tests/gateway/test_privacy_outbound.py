@@ -7,13 +7,14 @@ import pytest
 from google.protobuf.descriptor import FieldDescriptor
 
 from formats.ggml_types import GGMLType
+from gateway.dialects.openai_chat import parse_chat
+from gateway.dialects.openai_completions import parse_completion
 from gateway.models import ServedModel
 from gateway.outbound_request import OutboundRequest
 from gateway.prepared_request import PreparedRequest, prepare
 from gateway.privacy import PrivacyMode, classify
 from gateway.privacy.outbound import INTEGER_TYPES, outbound_texts
 from gateway.request_context import RequestContext
-from gateway.schemas import parse_chat, parse_completion
 from gateway.structured_output_fields import compiled_grammar
 from gateway.tool_request import tool_constraint
 from shared.proto import inference_pb2 as pb

@@ -1,4 +1,4 @@
-"""The declared request schema (gateway/api_models.py): OpenAI's parameters implemented or refused
+"""The declared request schema (gateway/dialects/openai_models.py): OpenAI's parameters implemented or refused
 by name, unknown ones refused (or ignored when configured), the values OpenAI accepts accepted,
 vLLM's extra sampling parameters carried to the node, errors naming the parameter's path, real
 responses valid against the declared response models, and /openapi.json served from them."""
@@ -7,13 +7,14 @@ import json
 
 import pytest
 
-from gateway.api_models import NOT_IMPLEMENTED
-from gateway.api_responses import ChatCompletion, ChatCompletionChunk, Completion
+from gateway.dialects.openai_chat import parse_chat
+from gateway.dialects.openai_completions import parse_completion
+from gateway.dialects.openai_models import NOT_IMPLEMENTED
+from gateway.dialects.openai_response_models import ChatCompletion, ChatCompletionChunk, Completion
 from gateway.errors import APIError
 from gateway.node_request import node_request
 from gateway.prepared_request import PreparedRequest
 from gateway.request_context import RequestContext
-from gateway.schemas import parse_chat, parse_completion
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config
 
 CHAT = {"model": "tiny", "messages": [{"role": "user", "content": "hi"}]}
@@ -150,7 +151,7 @@ def test_vllm_sampling_parameters_reach_the_node_request(model_path):
 def test_latency_targets_reach_the_node_and_its_engine_request(model_path):
     from gateway.models import ServedModel
     from gateway.privacy import PrivacyMode
-    from gateway.router import LatencyTargets
+    from gateway.routing.route_types import LatencyTargets
     from shared.proto_convert import engine_request_from_proto, sampling_from_proto
 
     model = ServedModel.load("tiny", model_path)

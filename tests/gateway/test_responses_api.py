@@ -92,8 +92,8 @@ async def test_stored_responses_are_refused_by_name(long_context_gateway):
 
 
 def test_an_integer_past_64_bits_in_a_tool_schema_is_a_400():
+    from gateway.dialects.openai_responses import parse_responses
     from gateway.errors import APIError
-    from gateway.responses_api import parse_responses
 
     tool = {**WEATHER, "parameters": {"type": "object", "properties": {"n": {"maximum": 2**70}}}}
     body = json.dumps({"model": "tiny", "input": "hi", "tools": [tool]}).encode()

@@ -4,17 +4,11 @@ import random
 
 import pytest
 
-from gateway.node_load import NodeLoad
-from gateway.router import (
-    LatencyTargets,
-    NodeKind,
-    NodeState,
-    Outcome,
-    RouteRequest,
-    decode_step_seconds,
-    predict,
-    route,
-)
+from gateway.routing.node_kind import NodeKind
+from gateway.routing.node_load import NodeLoad
+from gateway.routing.node_state import NodeState
+from gateway.routing.policy import decode_step_seconds, predict, route
+from gateway.routing.route_types import LatencyTargets, Outcome, RouteRequest
 
 MODEL = "smollm2"
 
@@ -342,7 +336,7 @@ def test_a_queued_request_waits_for_the_earliest_predicted_end_of_this_gateways_
 
 
 def test_calibration_knows_a_slow_node_from_its_first_request_and_follows_changes():
-    from gateway.calibration import Calibration
+    from gateway.routing.calibration import Calibration
 
     calibration = Calibration()
     assert calibration.observe_ttft(1.0, 3.0) == 3.0  # observed / the (uncorrected) prediction

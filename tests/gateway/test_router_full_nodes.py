@@ -1,12 +1,13 @@
 """The free-slot rule and the routing around full nodes: when a request may wait for a full
-edge's slot (gateway/full_edge_rule.py) and when a full cloud beats an idle edge."""
+edge's slot (gateway/routing/full_edge_rule.py) and when a full cloud beats an idle edge."""
 
 import random
 from dataclasses import replace
 
 import pytest
 
-from gateway.router import LatencyTargets, RouteRequest, route
+from gateway.routing.policy import route
+from gateway.routing.route_types import LatencyTargets, RouteRequest
 from tests.gateway.test_router import MODEL, _cloud, _edge
 
 
@@ -33,7 +34,7 @@ def test_a_full_edge_whose_requests_decode_is_judged_by_its_prediction(monkeypat
     slot frees in 0.8 s, read off real tokens, and the chat waits for it there rather than
     starting on a cloud that needs 2 s for its prompt. Another gateway's request on the edge
     makes its ends unknown again: the free-slot rule holds."""
-    import gateway.node_load as node_load
+    import gateway.routing.node_load as node_load
 
     clock = [0.0]
     monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
@@ -75,7 +76,7 @@ def test_with_targets_a_short_queue_that_meets_them_beats_a_free_slot_that_misse
     the chat queues on the edge. Without targets, it starts at once on the cloud (its first token
     comes first). Before the edge's chats decode, its slot wait is a guess (a burst's first
     predictions, made at batch 1, said 2 s where chats took 14): the free slot wins."""
-    import gateway.node_load as node_load
+    import gateway.routing.node_load as node_load
 
     clock = [0.0]
     monkeypatch.setattr(node_load.time, "monotonic", lambda: clock[0])
@@ -102,7 +103,7 @@ def test_a_full_edge_is_waited_for_when_the_room_elsewhere_is_far_later():
     guess); the cloud has room. With prompt work queued on the cloud that puts its first token
     FULL_EDGE_MARGIN times the edge's but by seconds only, its free slot wins; with so much that
     it is FULL_EDGE_GAP_S later too, room there is no sooner start: the chat waits for the edge."""
-    from gateway.full_edge_rule import FULL_EDGE_GAP_S, FULL_EDGE_MARGIN
+    from gateway.routing.full_edge_rule import FULL_EDGE_GAP_S, FULL_EDGE_MARGIN
 
     edge = _edge(max_running=2, rtt_s=0.0, prefill_tokens_per_s=100.0, decode_steps=((2, 0.05),))
     cloud = _cloud(max_running=8, rtt_s=0.0, prefill_tokens_per_s=100.0, decode_steps=((1, 0.05),))

@@ -9,9 +9,10 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
+from gateway.dialects.openai_chat import parse_chat
+from gateway.dialects.openai_completions import parse_completion
 from gateway.errors import APIError
 from gateway.models import ServedModel
-from gateway.schemas import parse_chat, parse_completion
 from gateway.structured_output_fields import compiled_grammar
 from shared.structured_output import StructuredOutputsParams
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config

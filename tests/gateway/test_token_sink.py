@@ -1,5 +1,5 @@
 """The token path: a ChoiceSink turns a choice's chunks into text events (stop strings, counts,
-logprobs, first token, failures); the SSESink writes each event at once while the connection
+logprobs, first token, failures); the StreamSink writes each event at once while the connection
 takes data and otherwise queues it, in order, for its drain task (compressed responses always);
 the edge session's reader feeds the sinks; and through the gateway every path gives the same
 text, up to a stop string, with compression on too."""
@@ -17,7 +17,7 @@ from formats.tokenizer import GGUFTokenizer
 from gateway.backends.base import BackendError
 from gateway.collecting_sink import CollectingSink
 from gateway.config import GatewayConfig
-from gateway.sse_sink import SSESink
+from gateway.stream_sink import StreamSink
 from gateway.text_stream import TextStream
 from gateway.token_sink import ChoiceSink, TextEvent
 from shared.proto import inference_pb2 as pb
@@ -83,17 +83,17 @@ async def test_a_failure_before_the_first_token_is_raised_to_both_waiters(tokeni
 
 
 class PlainFormat:
-    """The ResponseFormat methods an SSESink calls: each event's text as one `data:` line."""
+    """The ResponseFormat methods an StreamSink calls: each event's text as one `data:` line."""
 
-    opening_sse = b"data: open\n\n"
+    stream_opening = b"data: open\n\n"
 
     def serialize_ahead(self) -> None:
         pass
 
-    def event_sse(self, event: TextEvent) -> bytes:
+    def stream_event(self, event: TextEvent) -> bytes:
         return b"data: %s\n\n" % event.text.encode()
 
-    def closing_sse(self, generation) -> bytes:
+    def stream_closing(self, generation) -> bytes:
         return b'data: {"end":true}\n\ndata: [DONE]\n\n'
 
 
@@ -119,7 +119,7 @@ async def test_the_sse_sink_writes_at_once_and_queues_in_order_while_the_client_
     written = {}
 
     async def handler(request: web.Request) -> web.StreamResponse:
-        output = SSESink(request, PlainFormat())
+        output = StreamSink(request, PlainFormat())
         output.emit(TextEvent(0, "before"))  # before start(): kept, sent after the opening
         await output.start({})
         transport = request.transport
@@ -148,7 +148,7 @@ async def test_a_compressed_stream_carries_every_byte_of_large_events():
     words = [f"{index:04d}" * 1500 for index in range(6)]  # 6 KB each
 
     async def handler(request: web.Request) -> web.StreamResponse:
-        output = SSESink(request, PlainFormat(), compress=True)
+        output = StreamSink(request, PlainFormat(), compress=True)
         await output.start({})
         for word in words:
             output.emit(TextEvent(0, word))

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from formats.chat_template import ChatTemplate
 from formats.ggml_types import GGMLType
 from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.dialects.openai_chat import parse_chat
 from gateway.errors import APIError
 from gateway.models import ServedModel
-from gateway.schemas import parse_chat
 from gateway.tool_call_formats import HERMES, LLAMA3_JSON, MISTRAL, ParsedCall, tool_call_format
 from gateway.tool_call_parser import ToolCallParser
 from gateway.tool_request import template_input, tool_constraint

@@ -1,6 +1,7 @@
 """`hybridgw up` lends the cloud engine the edge's cores while the edge has no request."""
 
-from gateway.router import NodeKind, NodeState
+from gateway.routing.node_kind import NodeKind
+from gateway.routing.node_state import NodeState
 from hybridgw.shared_cores import SharedCores
 
 

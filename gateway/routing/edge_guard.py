@@ -12,12 +12,9 @@ slots only while GUARD_SHARE of them stay free, and never queues there. Without 
 the edge is open to public requests up to half its queue (the rest is kept for private ones,
 which can go nowhere else: public chats queued on a full edge had turned private ones away)."""
 
-from typing import TYPE_CHECKING
-
-from gateway.node_kind import NodeKind
-
-if TYPE_CHECKING:
-    from gateway.router import NodeState, RouteRequest
+from gateway.routing.node_kind import NodeKind
+from gateway.routing.node_state import NodeState
+from gateway.routing.route_types import RouteRequest
 
 GUARD_WINDOW_S = 30.0  # an edge that served a private request this recently guards slots for them
 GUARD_SHARE = 0.125  # of its slots, at least one

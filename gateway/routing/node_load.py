@@ -32,7 +32,7 @@ from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from gateway.dispatched_request import Dispatched
+from gateway.routing.dispatched_request import Dispatched
 
 PROMPT_WINDOW_S = 10.0  # the prompt work sent to a node lately: over this many seconds
 MAX_PROMPT_SHARE = 0.9  # a node past it is saturated: its decodes predicted 10x the step, no slower

@@ -1,12 +1,12 @@
 """Routing policy: a pure function from a request and the nodes' live state to a decision. No I/O.
 
-Prediction for a node (seconds), with n = the node's requests (gateway/node_load.py: its last
+Prediction for a node (seconds), with n = the node's requests (gateway/routing/node_load.py: its last
 report corrected live by this gateway's dispatches) plus this one, and M its max running:
     batch    = min(n, M)                      the decode batch once this request runs
     step(b)  = measured decode step time at batch b (interpolated; nodes report a table)
     queued   = max(0, n - M)                  requests ahead of a free slot
     wait     = when the (n - M)-th earliest of this gateway's requests there is predicted to end,
-               less now (gateway/node_load.py; their tokens at step(M) * tpot_factor, or at the
+               less now (gateway/routing/node_load.py; their tokens at step(M) * tpot_factor, or at the
                pace the running ones get where that is shorter: a TPOT factor learned off a
                burst's first requests, predicted at batch 1, had put an edge that answered in
                20 s at 350 s); with other gateways' requests there, whose ends
@@ -18,13 +18,13 @@ report corrected live by this gateway's dispatches) plus this one, and M its max
                off the running requests' ends is calibrated already: scaled twice, an edge 10x
                late was predicted 1,700 s away where it answered in 30)
     share    = the node's time its prompts take, from the prompt tokens sent to it lately, less
-               those of requests still waiting for a slot (gateway/node_load.py: prompt_share):
+               those of requests still waiting for a slot (gateway/routing/node_load.py: prompt_share):
                decodes get the rest
     tpot     = step(batch) / (1 - share) * tpot_factor
     e2e      = ttft + expected_output * tpot
-The factors are the node's observed/predicted ratios, learned online (gateway/calibration.py);
+The factors are the node's observed/predicted ratios, learned online (gateway/routing/calibration.py);
 `lag` is how far past its predicted first token the latest of its requests still without one
-is (gateway/node_load.py: overdue_lag_s): the node is that far behind, known before calibration
+is (gateway/routing/node_load.py: overdue_lag_s): the node is that far behind, known before calibration
 learns it at the first tokens.
 Policy: candidates serve the model, are healthy, not cooling down, and fit the prompt plus the
 expected output in their context window; a private request may only use edge nodes. A full edge
@@ -32,7 +32,7 @@ is left out while another node has room until the requests holding its slots dec
 wait is read off their paces, not guessed). With
 latency targets (TTFT, TPOT, end to end), an on-prem cloud engine (the in-process one, on the
 edge's cores) takes a public request when it meets them and is predicted sooner than an edge
-busy already that meets them too, or when no such edge meets them (gateway/tier_preference.py);
+busy already that meets them too, or when no such edge meets them (gateway/routing/tier_preference.py);
 else a node that meets them all, the edge before a remote cloud,
 one with a free slot before one where the request would queue (a queue predicted to meet the
 targets beats a free slot predicted to miss them: a full edge serves a chat within its SLO after
@@ -42,129 +42,24 @@ a streamed request (its client reads from the first token on; minimizing e2e ins
 burst's requests behind the edge's slots, where they finish as early but start late), e2e for
 one answered at once. Ties are broken at random. When every candidate's queue is past its bound
 the request is shed (429, Retry-After); a private request with no edge capacity gets 503. Public
-requests that another node can take leave an edge room for private ones (gateway/edge_guard.py):
+requests that another node can take leave an edge room for private ones (gateway/routing/edge_guard.py):
 half its queue, and while it serves private requests a share of its slots and the whole queue.
 """
 
 import random
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from enum import StrEnum
 
-from gateway.calibration import Calibration
-from gateway.capabilities import OWN_NODE
-from gateway.edge_guard import taking
-from gateway.full_edge_rule import with_free_slot
-from gateway.node_kind import NodeKind
-from gateway.node_load import NodeLoad
-from gateway.static_policies import choose_static, policy_allows
-from gateway.tier_preference import on_prem_taking, tiers_by_preference
+from gateway.routing.edge_guard import taking
+from gateway.routing.full_edge_rule import with_free_slot
+from gateway.routing.node_kind import NodeKind
+from gateway.routing.node_state import NodeState
+from gateway.routing.route_types import Decision, Outcome, Prediction, RouteRequest
+from gateway.routing.static_policies import choose_static, policy_allows
+from gateway.routing.tier_preference import on_prem_taking, tiers_by_preference
 from shared.step_rates import step_seconds_at
 
 TIE_SECONDS = 0.005
 DEFAULT_PREFILL_TPS = 100.0  # until a node has reported measured rates
 DEFAULT_DECODE_TPS = 10.0
-
-
-@dataclass(slots=True)
-class NodeState:
-    node_id: str
-    kind: NodeKind
-    models: frozenset[str]
-    healthy: bool = True
-    cooldown_until: float = 0.0
-    load: NodeLoad = field(default_factory=NodeLoad)
-    max_running: int = 1
-    queue_bound: int = 32  # waiting requests beyond which the node takes no more
-    kv_usage: float = 0.0
-    prefill_tokens_per_s: float = 0.0
-    decode_tokens_per_s: float = 0.0  # per sequence, at the batch decoded last
-    decode_steps: tuple[tuple[int, float], ...] = ()  # (batch size, seconds per decode step)
-    context_length: int | None = None  # per request (an edge slot's window); None: unknown
-    rtt_s: float = 0.001
-    calibration: Calibration = field(default_factory=Calibration)
-    cached_block_hashes: frozenset[int] = frozenset()  # the prompt blocks its prefix cache holds
-    prefix_block_size: int = 0  # tokens per hashed block (0: the node reports no prefix cache)
-    # one paged prefix cache for all its requests (a cloud engine's): a request admitted after
-    # another reads the blocks that one computed while it still runs; an edge slot's cache serves
-    # only the next request in that slot, and a pool of several workers may split the two
-    shares_prefix_blocks: bool = False
-    # a cloud-kind node on the gateway's own machine (`hybridgw up`'s in-process engine): it costs
-    # no more than the edge, so the edge is not preferred over it (privacy still goes by kind)
-    on_prem: bool = False
-    capabilities: frozenset[str] = OWN_NODE  # what it can do (gateway/capabilities.py)
-
-    @property
-    def is_on_prem(self) -> bool:
-        return self.kind == NodeKind.EDGE or self.on_prem
-
-    @property
-    def num_running(self) -> int:
-        return min(self.load.num_requests, self.max_running)
-
-    @property
-    def num_waiting(self) -> int:
-        return self.load.num_requests - self.num_running
-
-
-@dataclass(frozen=True, slots=True)
-class LatencyTargets:
-    ttft_s: float | None = None
-    tpot_s: float | None = None
-    e2e_s: float | None = None
-
-    def met_by(self, prediction: "Prediction") -> bool:
-        return (
-            (self.ttft_s is None or prediction.ttft_s <= self.ttft_s)
-            and (self.tpot_s is None or prediction.tpot_s <= self.tpot_s)
-            and (self.e2e_s is None or prediction.e2e_s <= self.e2e_s)
-        )
-
-    @property
-    def is_set(self) -> bool:
-        return not (self.ttft_s is None and self.tpot_s is None and self.e2e_s is None)
-
-
-@dataclass(frozen=True, slots=True)
-class RouteRequest:
-    model: str
-    prompt_tokens: int
-    expected_output_tokens: int
-    is_private: bool
-    targets: LatencyTargets = LatencyTargets()
-    cached_tokens: Mapping[str, int] = field(default_factory=dict)  # node id -> prompt tokens cached
-    objective: str = "e2e"  # what the client waits for: "ttft" (a stream) or "e2e" (the whole answer)
-    needs: tuple[str, ...] = ()  # capabilities the serving node must have (gateway/capabilities.py)
-
-
-@dataclass(frozen=True, slots=True)
-class Prediction:
-    node_id: str
-    ttft_s: float
-    e2e_s: float
-    tpot_s: float = 0.0
-    raw_ttft_s: float = 0.0  # before the node's calibration factors (what they are learned on)
-    raw_tpot_s: float = 0.0
-
-
-class Outcome(StrEnum):
-    ROUTED = "routed"
-    SHED = "shed"  # 429
-    UNAVAILABLE = "unavailable"  # 503
-    TOO_LONG = "too_long"  # 400: no candidate's context window holds the request
-    UNSUPPORTED = "unsupported"  # 400: no node that may serve it has what it needs (the reason)
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    outcome: Outcome
-    node_id: str | None
-    reason: str
-    predictions: tuple[Prediction, ...] = ()
-    retry_after_s: float = 1.0
-
-    def prediction_for(self, node_id: str) -> Prediction | None:
-        return next((p for p in self.predictions if p.node_id == node_id), None)
 
 
 def decode_step_seconds(node: NodeState, batch_size: int) -> float:
@@ -236,7 +131,7 @@ def route(
     candidates = [n for n in allowed if fits(n, request)]
     if not candidates:
         return Decision(Outcome.TOO_LONG, None, "context_window")
-    open_nodes = taking(candidates, request, now, guard=policy == "predicted")  # gateway/edge_guard.py
+    open_nodes = taking(candidates, request, now, guard=policy == "predicted")  # routing/edge_guard.py
     predictions = {n.node_id: predict(n, request, now) for n in candidates}
     if not open_nodes:
         retry = max(1.0, min(p.ttft_s for p in predictions.values()))
@@ -264,7 +159,7 @@ def _choose(
         return _best(edges, predictions, rng, request.objective), "private"
     nodes = with_free_slot(nodes, predictions)
     targets = request.targets
-    if targets.is_set:  # gateway/tier_preference.py: a free slot first, then by tier
+    if targets.is_set:  # gateway/routing/tier_preference.py: a free slot first, then by tier
         meeting = [n for n in nodes if targets.met_by(predictions[n.node_id])]
         meeting = with_free_slot(meeting, predictions)
         engines = on_prem_taking(nodes, meeting)

@@ -1,5 +1,5 @@
 """The request bodies of /v1/chat/completions and /v1/completions, declared once (pydantic):
-validation (gateway/schemas.py) and the served /openapi.json (gateway/openapi.py) both come from
+validation (gateway/dialects/openai_chat.py) and the served /openapi.json (gateway/openapi.py) both come from
 these models.
 
 Every parameter of OpenAI's reference is either implemented or declared in `NOT_IMPLEMENTED`
@@ -48,7 +48,7 @@ def _part_tag(value: Any) -> str | None:
     return {"text": "text-part", "image_url": "image-part"}.get(kind, "text-part")
 
 
-# tagged by "type"; the tags hold a "-", so error paths leave them out (gateway/schemas.py)
+# tagged by "type"; the tags hold a "-", so error paths leave them out (gateway/dialects/openai_chat.py)
 ContentPart = Annotated[
     Annotated[TextPart, Tag("text-part")] | Annotated[ImagePart, Tag("image-part")],
     Discriminator(_part_tag),
@@ -56,7 +56,8 @@ ContentPart = Annotated[
 
 
 def _field_error(field: str, message: str) -> PydanticCustomError:
-    """A check across fields, reported at the one it is about (gateway/schemas.py reads `field`)."""
+    """A check across fields, reported at the one it is about (gateway/body_validation.py reads
+    `field`)."""
     return PydanticCustomError("field_error", message, {"field": field})
 
 

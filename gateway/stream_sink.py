@@ -1,4 +1,5 @@
-"""The EventSink of a streamed response: each text event as an SSE chunk, written at once.
+"""The EventSink of a streamed response: each text event as the dialect's chunk (an SSE event, an
+NDJSON line), written at once.
 
 While the client's connection takes data (open, its write buffer under the high-water mark),
 an event is written from the reader that produced it, in its callback: at 32 clients a node's
@@ -20,18 +21,26 @@ from collections.abc import Callable
 from aiohttp import web
 from aiohttp.http import HttpVersion11
 
+from gateway.dialects.wire_format import ResponseFormat
 from gateway.errors import APIError
-from gateway.responses import ResponseFormat
 from gateway.token_sink import TextEvent
 
 
-class SSESink:
-    def __init__(self, request: web.Request, fmt: ResponseFormat, compress: bool = False):
+class StreamSink:
+    def __init__(
+        self,
+        request: web.Request,
+        fmt: ResponseFormat,
+        media_type: str = "text/event-stream",
+        compress: bool = False,
+    ):
+        """`media_type`: the dialect's stream (SSE, or Ollama's NDJSON)."""
         self.fmt = fmt
         self.response: web.StreamResponse | None = None
         self.on_client_gone: Callable[[], None] | None = None  # the handler stops the generation
         self._request = request
         self._compress = compress
+        self._media_type = media_type
         self._pending: list[bytes] = []  # before start(), and while the drain task has work
         self._transport: asyncio.Transport | None = None  # set while writing at once is allowed
         self._high_water = 0
@@ -46,7 +55,7 @@ class SSESink:
         self.fmt.serialize_ahead()
 
     def emit(self, event: TextEvent) -> None:
-        data = self.fmt.event_sse(event)
+        data = self.fmt.stream_event(event)
         if not data:
             return
         transport = self._transport
@@ -72,7 +81,7 @@ class SSESink:
         """Sends the headers, the opening chunks and every event so far; from now on events are
         written as they come."""
         response = web.StreamResponse(
-            headers={**headers, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+            headers={**headers, "Content-Type": self._media_type, "Cache-Control": "no-cache"}
         )
         http11 = self._request.version >= HttpVersion11
         if http11:
@@ -81,7 +90,7 @@ class SSESink:
             response.enable_compression()
         await response.prepare(self._request)
         self.response = response
-        await response.write(self.fmt.opening_sse + self._take_pending())
+        await response.write(self.fmt.stream_opening + self._take_pending())
         transport = self._request.transport
         if http11 and not response.compression and transport is not None:
             self._transport, self._high_water = transport, transport.get_write_buffer_limits()[1]
@@ -90,11 +99,11 @@ class SSESink:
     async def finish(self, generation) -> None:
         """The last events and the format's end of stream; raises ConnectionResetError if the
         client went away."""
-        await self._end(self.fmt.closing_sse(generation))
+        await self._end(self.fmt.stream_closing(generation))
 
     async def fail(self, error: APIError) -> None:
         """A node failed mid-stream: the format's error events (never a cut connection)."""
-        await self._end(self.fmt.error_sse(error))
+        await self._end(self.fmt.stream_error(error))
 
     async def close(self) -> None:
         """Stops the drain task (the handler's last step, whatever happened)."""

@@ -8,9 +8,9 @@ import secrets
 
 import orjson
 
+from gateway.dialects.wire_format import ResponseFormat
 from gateway.errors import APIError
 from gateway.generation import Generation
-from gateway.responses import ResponseFormat
 from gateway.token_sink import TextEvent
 
 
@@ -33,13 +33,13 @@ class ResponsesFormat(ResponseFormat):
         return b"event: " + kind.encode() + b"\ndata: " + orjson.dumps(payload) + b"\n\n"
 
     @functools.cached_property
-    def opening_sse(self) -> bytes:
+    def stream_opening(self) -> bytes:
         body = self._response("in_progress", [], None)
         return self._event("response.created", response=body) + self._event(
             "response.in_progress", response=body
         )
 
-    def event_sse(self, event: TextEvent) -> bytes:
+    def stream_event(self, event: TextEvent) -> bytes:
         out = []
         if event.text:
             out.append(self._open_message() if self.message is None else b"")
@@ -90,13 +90,13 @@ class ResponsesFormat(ResponseFormat):
         self.items.append(item)
         return out
 
-    def closing_sse(self, generation: Generation) -> bytes:
+    def stream_closing(self, generation: Generation) -> bytes:
         out = self._close_message()
         status = "incomplete" if self.finish == "length" else "completed"
         body = self._response(status, self.items, generation)
         return out + self._event(f"response.{status}", response=body)
 
-    def error_sse(self, error: APIError) -> bytes:
+    def stream_error(self, error: APIError) -> bytes:
         failed = self._response("failed", self.items, None) | {
             "error": {"code": "server_error", "message": error.message}
         }
@@ -107,7 +107,7 @@ class ResponsesFormat(ResponseFormat):
     def full(self, events: list[list[TextEvent]], generation: Generation) -> dict:
         self._streaming = False  # the same item bookkeeping as a stream, without its events
         for event in events[0]:
-            self.event_sse(event)
+            self.stream_event(event)
         self._close_message()
         status = "incomplete" if self.finish == "length" else "completed"
         return self._response(status, self.items, generation)

@@ -5,12 +5,10 @@ edge), "round-robin", "least-busy". Private requests stay on-prem under every on
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
 
-from gateway.node_kind import NodeKind
-
-if TYPE_CHECKING:
-    from gateway.router import NodeState, RouteRequest
+from gateway.routing.node_kind import NodeKind
+from gateway.routing.node_state import NodeState
+from gateway.routing.route_types import RouteRequest
 
 
 def policy_allows(policy: str, node: NodeState, request: RouteRequest) -> bool:

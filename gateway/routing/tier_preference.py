@@ -29,12 +29,8 @@ cloud. For the same reason a late request with targets on such an engine, still 
 not move to an edge (gateway/pipeline.py's first-token deadline): the run above moved 9 public
 requests, 7 of them documents, to the edge after their deadline, and met 24 of 64 targets."""
 
-from typing import TYPE_CHECKING
-
-from gateway.node_kind import NodeKind
-
-if TYPE_CHECKING:
-    from gateway.router import NodeState
+from gateway.routing.node_kind import NodeKind
+from gateway.routing.node_state import NodeState
 
 
 def is_on_prem_engine(node: "NodeState") -> bool:

@@ -2,12 +2,9 @@
 free-slot rule): only once the edge's slot wait is read off real tokens, or when the room
 elsewhere is predicted far later."""
 
-from typing import TYPE_CHECKING
-
-from gateway.node_kind import NodeKind
-
-if TYPE_CHECKING:
-    from gateway.router import NodeState, Prediction
+from gateway.routing.node_kind import NodeKind
+from gateway.routing.node_state import NodeState
+from gateway.routing.route_types import Prediction
 
 FULL_EDGE_MARGIN = 3.0  # a full edge is waited for when the room elsewhere is predicted this much later
 FULL_EDGE_GAP_S = 10.0  # ... and by at least this many seconds

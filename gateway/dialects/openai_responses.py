@@ -12,8 +12,12 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import Field
 
+from gateway.body_validation import validate_body
+from gateway.core_request import GenerationRequest
+from gateway.dialects.dialect import Dialect
+from gateway.dialects.openai_chat import parse_chat
+from gateway.dialects.openai_responses_events import ResponsesFormat
 from gateway.errors import invalid
-from gateway.schemas import GenerationRequest, parse_chat, validate_body
 from gateway.strict_model import JSONInt, Strict
 from gateway.tool_models import FUNCTION_NAME, MAX_TOOLS
 
@@ -166,3 +170,6 @@ def _response_format(fmt: TextFormat) -> dict:
         "description": fmt.description,
     }
     return {"type": "json_schema", "json_schema": {k: v for k, v in spec.items() if v is not None}}
+
+
+OPENAI_RESPONSES = Dialect("openai.responses", "responses", parse_responses, ResponsesFormat)

@@ -1,5 +1,5 @@
 """The response bodies the endpoints send, declared for /openapi.json (gateway/openapi.py). The
-bytes themselves are built by gateway/responses.py on the hot path (orjson, the chunk envelope
+bytes themselves are built by gateway/dialects/wire_format.py on the hot path (orjson, the chunk envelope
 serialized once per stream); the tests validate real responses against these models."""
 
 from typing import Literal

@@ -1,14 +1,24 @@
 """One request a gateway dispatched to a node, as its node's load counts it: from the routing
 decision to its end, with its prompt counted as work ahead until its first token, and its pace
-read off its tokens as they arrive (gateway/node_load.py)."""
+read off its tokens as they arrive (gateway/routing/node_load.py)."""
 
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from gateway.node_load import NodeLoad
+
+class OwnLoad(Protocol):
+    """The counters of a node's load that its dispatched requests keep (gateway/routing/node_load.py:
+    NodeLoad, which imports this module: a protocol, not an import cycle)."""
+
+    own_requests: int
+    own_pending_prompt_tokens: int
+    own_pending_cached_tokens: int
+    last_token_at: float
+    own: list["Dispatched"]
+    block_hashes_in_flight: Counter[int]
+
 
 RECENT_CHUNKS = 8  # a running request's expected end follows its pace over this many chunks
 PACE_SPAN_S = 0.5  # ... or as many more as span this long (chunks read in a bunch look instant)
@@ -38,7 +48,7 @@ class Dispatched:
 
     def __init__(
         self,
-        load: "NodeLoad",
+        load: OwnLoad,
         prompt_tokens: int,
         predicted_end: float,
         expected_tokens: int = 0,

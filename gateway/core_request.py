@@ -1,0 +1,46 @@
+"""The core request: what every API dialect's body becomes (gateway/dialects/), and all the rest of
+the gateway reads: the prompt (messages or prompts), sampling, output constraints and tools."""
+
+from dataclasses import dataclass, field
+
+from shared.structured_output import StructuredOutputsParams
+
+
+@dataclass(slots=True)
+class GenerationRequest:
+    model: str
+    messages: list[dict] | None  # chat
+    prompts: list[str | list[int]] | None  # completions: text or token ids, one or more
+    stream: bool = False
+    include_usage: bool = False
+    continuous_usage: bool = False  # vLLM's continuous_usage_stats
+    n: int = 1
+    max_tokens: int | None = None
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = -1
+    min_p: float = 0.0
+    repetition_penalty: float = 1.0
+    seed: int | None = None  # any int64; the node takes it modulo 2**64
+    stop: list[str] = field(default_factory=list)
+    stop_token_ids: list[int] = field(default_factory=list)
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    logprobs: bool = False
+    top_logprobs: int = 0
+    user: str | None = None
+    priority: int = 0  # vLLM's extra parameter: lower runs first when a node has requests waiting
+    ignore_eos: bool = False  # vLLM's and llama-server's extra parameter (benchmarks use it)
+    # the constraint on the output and the parameter that asked for it
+    structured_outputs: tuple[StructuredOutputsParams, str] | None = None
+    logit_bias: dict[int, float] = field(default_factory=dict)
+    min_tokens: int = 0
+    echo: bool = False  # completions: the prompt (and its logprobs) comes back first
+    return_token_ids: bool = False  # completions: the generated token ids come back too
+    tools: list[dict] = field(default_factory=list)  # as the chat template takes them
+    tool_choice: str = "auto"  # "none", "auto", "required" or "function" (the one in tool_name)
+    tool_name: str | None = None
+    parallel_tool_calls: bool = True
+    image_parts: list[str] = field(default_factory=list)  # where its images are: messages[i].content[j]
+    # the client's own fields an upstream may take as they are (gateway/client_fields.py)
+    client_fields: dict = field(default_factory=dict)

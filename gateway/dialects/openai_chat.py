@@ -1,0 +1,157 @@
+"""The OpenAI chat dialect: POST /v1/chat/completions bodies (gateway/dialects/openai_models.py)
+into the core request, and core events into `chat.completion` objects and chunks."""
+
+import json
+
+from gateway.body_validation import validate_body
+from gateway.client_fields import client_fields
+from gateway.core_request import GenerationRequest
+from gateway.dialects.dialect import Dialect
+from gateway.dialects.openai_models import ChatCompletionRequest, ChatMessage, LenientChatCompletionRequest
+from gateway.dialects.openai_sampling import sampling_request
+from gateway.dialects.wire_format import ResponseFormat
+from gateway.errors import invalid
+from gateway.token_sink import TextEvent
+from gateway.tool_models import ToolCall
+
+
+def parse_chat(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
+    model = LenientChatCompletionRequest if allow_unknown else ChatCompletionRequest
+    body: ChatCompletionRequest = validate_body(model, raw)
+    request = sampling_request(body, messages=[template_message(m) for m in body.messages], prompts=None)
+    _add_tools(request, body)
+    request.image_parts = [
+        f"messages[{i}].content[{j}]" for i, message in enumerate(body.messages) for j in message.image_parts
+    ]
+    request.client_fields = client_fields(body)
+    request.max_tokens = body.max_completion_tokens or body.max_tokens
+    request.logprobs = body.logprobs
+    request.top_logprobs = body.top_logprobs or 0
+    if request.top_logprobs and not request.logprobs:
+        raise invalid("'top_logprobs' requires 'logprobs' to be true.", "top_logprobs")
+    return request
+
+
+def template_message(message: ChatMessage) -> dict:
+    """A message as chat templates take it (Hugging Face's shape): content always a string,
+    call arguments as objects where they are JSON objects."""
+    out = {"role": "system" if message.role == "developer" else message.role, "content": message.text}
+    if message.name is not None:
+        out["name"] = message.name
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.function.name, "arguments": _arguments(c)},
+            }
+            for c in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    return out
+
+
+def _arguments(call: ToolCall) -> dict | str:
+    try:
+        value = json.loads(call.function.arguments)
+    except json.JSONDecodeError:
+        return call.function.arguments
+    return value if isinstance(value, dict) else call.function.arguments
+
+
+def _add_tools(request: GenerationRequest, body: ChatCompletionRequest) -> None:
+    """tools, tool_choice and parallel_tool_calls, checked against each other and the rest."""
+    request.tools = [t.model_dump(exclude_none=True) for t in body.tools or ()]
+    names = [t["function"]["name"] for t in request.tools]
+    if len(set(names)) != len(names):
+        raise invalid("Each function in 'tools' must have its own name.", "tools")
+    request.parallel_tool_calls = body.parallel_tool_calls
+    choice = body.tool_choice
+    if choice is None:
+        return
+    if not request.tools:
+        raise invalid("'tool_choice' is only allowed when 'tools' are specified.", "tool_choice")
+    if isinstance(choice, str):
+        request.tool_choice = choice
+    else:
+        request.tool_choice, request.tool_name = "function", choice.function.name
+        if choice.function.name not in {t["function"]["name"] for t in request.tools}:
+            raise invalid(
+                f"'tool_choice' names '{choice.function.name}', which is not in 'tools'.", "tool_choice"
+            )
+    if request.tool_choice in ("required", "function") and request.structured_outputs is not None:
+        other = request.structured_outputs[1]
+        raise invalid(
+            f"'tool_choice' {request.tool_choice!r} cannot be combined with '{other}'.", "tool_choice"
+        )
+
+
+class ChatFormat(ResponseFormat):
+    object_name = "chat.completion"
+    chunk_object_name = "chat.completion.chunk"
+    id_prefix = "chatcmpl-"
+
+    def _logprobs(self, events: list[TextEvent]) -> dict | None:
+        if not self.request.logprobs:
+            return None
+        content = []
+        for event in events:
+            for token in event.logprobs:
+                piece = self.piece(token.token_id)
+                content.append(
+                    {
+                        "token": piece,
+                        "logprob": token.logprob,
+                        "bytes": list(piece.encode()),
+                        "top_logprobs": [
+                            {
+                                "token": self.piece(t.token_id),
+                                "logprob": t.logprob,
+                                "bytes": list(self.piece(t.token_id).encode()),
+                            }
+                            for t in token.top_logprobs
+                        ],
+                    }
+                )
+        return {"content": content}
+
+    def opening(self) -> list[dict]:
+        return [
+            self._envelope(
+                self.chunk_object_name,
+                choices=[
+                    {
+                        "index": i,
+                        "delta": {"role": "assistant", "content": ""},
+                        "logprobs": None,
+                        "finish_reason": None,
+                    }
+                ],
+            )
+            for i in range(self.request.n)
+        ]
+
+    def delta(self, event: TextEvent) -> dict | None:
+        if not (event.text or event.tool_calls) and event.finish_reason is None and not self.request.logprobs:
+            return None
+        delta: dict = {"content": event.text} if event.text else {}
+        if event.tool_calls:
+            delta["tool_calls"] = [call.as_openai(streamed=True) for call in event.tool_calls]
+        return {
+            "index": event.index,
+            "delta": delta,
+            "logprobs": self._logprobs([event]) if self.request.logprobs else None,
+            "finish_reason": event.finish_reason,
+        }
+
+    def choice(self, events: list[TextEvent]) -> dict:
+        content = "".join(e.text for e in events)
+        message: dict = {"role": "assistant", "content": content}
+        calls = [call.as_openai(streamed=False) for e in events for call in e.tool_calls]
+        if calls:
+            message.update(content=content or None, tool_calls=calls)
+        return {"message": message, "logprobs": self._logprobs(events)}
+
+
+OPENAI_CHAT = Dialect("openai.chat", "chat", parse_chat, ChatFormat)

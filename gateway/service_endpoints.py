@@ -1,0 +1,28 @@
+"""The endpoints about the service itself: liveness, readiness (its nodes and privacy stages) and
+Prometheus metrics."""
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from gateway import app_keys
+from gateway.privacy import stage_status
+
+
+async def health_live(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
+async def health_ready(request: web.Request) -> web.Response:
+    nodes = {b.state.node_id: b.state.healthy for b in request.app[app_keys.BACKENDS]}
+    ready = any(nodes.values())
+    body = {"status": "ready" if ready else "unavailable", "nodes": nodes, "privacy_stages": stage_status()}
+    return web.json_response(body, status=200 if ready else 503)
+
+
+async def metrics(request: web.Request) -> web.Response:
+    registry = request.app[app_keys.METRICS]
+    for backend in request.app[app_keys.BACKENDS]:
+        registry.queue_depth.labels(backend.state.node_id).set(backend.state.num_waiting)
+    return web.Response(
+        body=generate_latest(registry.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
+    )
