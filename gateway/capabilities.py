@@ -20,10 +20,12 @@ LOGPROBS = "logprobs"
 PROMPT_LOGPROBS = "prompt_logprobs"  # echo with logprobs
 COMPLETIONS = "completions"  # a prompt, not messages
 CONTINUATION = "continuation"  # a stream another node began, continued from its tokens
+EMBEDDINGS = "embeddings"  # pooled hidden states (/v1/embeddings, Ollama's /api/embed): edge nodes
 
 OWN_NODE = frozenset(
     {TOOLS, FORCED_TOOLS, STRUCTURED_OUTPUT, LOGPROBS, PROMPT_LOGPROBS, COMPLETIONS, CONTINUATION}
 )
+EDGE_NODE = OWN_NODE | {EMBEDDINGS}
 DECLARABLE = (VISION, TOOLS, STRUCTURED_OUTPUT)  # what an upstream's `capabilities` may name
 
 DESCRIPTIONS = {
@@ -35,6 +37,7 @@ DESCRIPTIONS = {
     PROMPT_LOGPROBS: "prompt logprobs",
     COMPLETIONS: "text completions",
     CONTINUATION: "continuing a stream",
+    EMBEDDINGS: "embeddings",
 }
 
 

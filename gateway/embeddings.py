@@ -8,6 +8,8 @@ fallback elsewhere.
 """
 
 import base64
+import random
+import time
 from typing import Annotated, Literal
 
 import numpy as np
@@ -19,9 +21,11 @@ from gateway import app_keys
 from gateway.admission import admit, authorized_model
 from gateway.backends.base import BackendError
 from gateway.body_validation import validate_body
+from gateway.capabilities import EMBEDDINGS
 from gateway.dialects.openai_models import TOKEN_IDS
 from gateway.errors import APIError, invalid
-from gateway.routing.node_kind import NodeKind
+from gateway.routing.policy import route
+from gateway.routing.route_types import Outcome, RouteRequest
 from gateway.strict_model import JSONInt, Strict
 
 MAX_INPUTS = 2048
@@ -50,7 +54,7 @@ async def create_embeddings(request: web.Request) -> web.Response:
     ids = [list(i) if isinstance(i, list) else model.tokenizer.encode(i, add_special=True) for i in inputs]
     _check(ids, model, body)
     await admit(app, key, sum(map(len, ids)))
-    backend = _edge_node(app, body.model)
+    backend = _edge_node(app, body.model, max(map(len, ids)))
     try:
         vectors = await backend.embed(body.model, ids, EMBED_TIMEOUT_S)
     except BackendError as error:
@@ -91,19 +95,16 @@ def _check(ids: list[list[int]], model, body: EmbeddingRequest) -> None:
             )
 
 
-def _edge_node(app: web.Application, model: str):
-    """The least busy healthy edge node serving the model that computes embeddings."""
-    candidates = [
-        b
-        for b in app[app_keys.BACKENDS]
-        if b.state.kind == NodeKind.EDGE
-        and b.state.healthy
-        and model in b.state.models
-        and hasattr(b, "embed")
-    ]
-    if not candidates:
+def _edge_node(app: web.Application, model: str, num_tokens: int):
+    """The edge node the routing policy picks for the inputs: a private request that needs
+    embeddings, so only an on-prem node that computes them (gateway/capabilities.py)."""
+    backends = app[app_keys.BACKENDS]
+    request = RouteRequest(model, num_tokens, 0, True, needs=(EMBEDDINGS,))
+    policy = app[app_keys.CONFIG].routing.policy
+    decision = route(request, [b.state for b in backends], time.monotonic(), random.Random(), policy)
+    if decision.outcome is not Outcome.ROUTED:
         raise APIError(503, f"No edge node serving '{model}' can compute embeddings now.", "server_error")
-    return min(candidates, key=lambda b: b.state.num_running + b.state.num_waiting)
+    return next(b for b in backends if b.state.node_id == decision.node_id)
 
 
 def _encoded(vector: list[float], encoding: str) -> list[float] | str:

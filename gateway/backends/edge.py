@@ -16,6 +16,7 @@ import grpc
 
 from gateway.backends.base import BackendError, ChunkSink, apply_report, start_polling
 from gateway.backends.edge_session import SessionStream
+from gateway.capabilities import EDGE_NODE
 from gateway.client_fields import ClientRequest
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_state import NodeState
@@ -29,7 +30,9 @@ SESSIONS_PER_NODE = 2  # measured: 4 cost 7% of the saturated rate (more, smalle
 class EdgeBackend:
     def __init__(self, node_id: str, address: str, models: frozenset[str], queue_bound: int = 16):
         self.address = address
-        self.state = NodeState(node_id, NodeKind.EDGE, models, healthy=False, queue_bound=queue_bound)
+        self.state = NodeState(
+            node_id, NodeKind.EDGE, models, healthy=False, queue_bound=queue_bound, capabilities=EDGE_NODE
+        )
         self._channel: grpc.aio.Channel | None = None
         self._stub: pb_grpc.InferenceStub | None = None
         self._poller: asyncio.Task | None = None
