@@ -253,7 +253,7 @@ class Dispatcher:
             uncached = max(0, len(prepared.choice_prompt(index)) - num_cached)
             dispatched = node.load.dispatch(uncached, end, expected_tokens, num_cached, hashes, ttft_s)
             text = TextStream(prepared.model.tokenizer, body.stop, body.min_tokens)
-            tools = tool_parser(prepared.model, body)
+            tools = tool_parser(prepared.model, body, prepared.max_tokens)
             keep_tokens = body.logprobs or body.return_token_ids
             sink = ChoiceSink(
                 index, text, output, keep_tokens, dispatched.advance, tools, body.max_tokens == 0

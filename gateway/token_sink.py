@@ -145,6 +145,8 @@ class ChoiceSink:
             self.cached_tokens = chunk.usage.cached_tokens
         if self.tools is not None:
             self._read_tool_calls(event, finished)
+            if not finished and self.tools.enough:  # the calls it can finish are out: stop here
+                event.finish_reason = self.finish_reason = "tool_calls"
         self.output.emit(event)
         if event.finish_reason is not None:
             self._done.set_result(None)
@@ -160,7 +162,7 @@ class ChoiceSink:
     def _read_tool_calls(self, event: TextEvent, finished: bool) -> None:
         """The event's text split into content and the calls it completes; an answer that
         called tools and stopped finishes with "tool_calls", as OpenAI's do."""
-        event.text, calls = self.tools.push(event.text)
+        event.text, calls = self.tools.push(event.text, self.completion_tokens)
         if finished:
             rest, more = self.tools.finish()
             event.text, calls = event.text + rest, calls + more

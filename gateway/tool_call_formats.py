@@ -15,14 +15,10 @@ Only calls of declared functions count; anything else stays content. Parsing is 
 import json
 from dataclasses import dataclass
 
+from gateway.tool_call_cut import ParsedCall, declared_call, json_call_prefix
+
 DECODER = json.JSONDecoder()
 JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedCall:
-    name: str
-    arguments: str  # JSON text of the arguments object
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,32 +31,42 @@ class ToolCallFormat:
     def parse(self, text: str, names: frozenset[str]) -> tuple[str, list[ParsedCall]]:
         """An answer split into its content and its calls: the text before the first call as it
         is (a stream has sent it already), and after it any text that is not a call, unless it
-        is only whitespace."""
+        is only whitespace. Markup never becomes content: a call the answer ends inside (cut by
+        max_tokens) is returned as far as it was written (gateway/tool_call_cut.py), or dropped
+        when not even its function's name can be told."""
         if self.start is not None and self.start in text:
             head, _, rest = text.partition(self.start)
             if self.end is not None:
-                tail, calls = self._blocks(self.start + rest, names)
+                tail, calls, cut = self._blocks(self.start + rest, names)
             else:
-                tail, calls = "", _json_calls(rest.strip(), names)
-            return (head + (tail if tail.strip() else ""), calls) if calls else (text, [])
+                (tail, calls), cut = ("", json_call_prefix(rest, names)), True
+            if calls or cut:
+                return head + (tail if tail.strip() else ""), calls
+            return text, []
         body = text.strip().removeprefix("<|python_tag|>")
-        calls = _json_calls(body, names) if body[:1] in ("{", "[") else []
+        if body[:1] not in ("{", "["):
+            return text, []
+        calls = _json_calls(body, names) or json_call_prefix(body, names)
         return ("", calls) if calls else (text, [])
 
-    def _blocks(self, text: str, names: frozenset[str]) -> tuple[str, list[ParsedCall]]:
-        """start ... end blocks and the text around them; a block that holds no valid call
-        stays text."""
+    def _blocks(self, text: str, names: frozenset[str]) -> tuple[str, list[ParsedCall], bool]:
+        """start ... end blocks and the text around them; a complete block that holds no valid
+        call stays text; a block the text ends inside is read as a cut call (third: whether
+        there was one)."""
         content, calls, position = [], [], 0
         while (start := text.find(self.start, position)) >= 0:
             end = text.find(self.end, start)
             if end < 0:
-                break
+                inside = text[start + len(self.start) :]
+                content.append(text[position:start])
+                calls.extend(_json_calls(inside.strip(), names) or json_call_prefix(inside, names))
+                return "".join(content), calls, True
             found = _json_calls(text[start + len(self.start) : end].strip(), names)
             content.append(text[position:start] if found else text[position : end + len(self.end)])
             calls.extend(found)
             position = end + len(self.end)
         content.append(text[position:])
-        return "".join(content), calls
+        return "".join(content), calls, False
 
     def write(self, calls: list[ParsedCall]) -> str:
         """The calls as a model of this format writes them (what `parse` reads back): how an
@@ -117,7 +123,7 @@ def _json_calls(text: str, names: frozenset[str]) -> list[ParsedCall]:
             return []
         values.extend(value if isinstance(value, list) else [value])
         position = _skip_separators(text, position)
-    calls = [_call(v, names) for v in values]
+    calls = [declared_call(v, names) for v in values]
     return calls if calls and all(c is not None for c in calls) else []
 
 
@@ -125,17 +131,3 @@ def _skip_separators(text: str, position: int) -> int:
     while position < len(text) and text[position] in " \t\r\n;,":
         position += 1
     return position
-
-
-def _call(value, names: frozenset[str]) -> ParsedCall | None:
-    if not isinstance(value, dict) or value.get("name") not in names:
-        return None
-    arguments = value.get("arguments", value.get("parameters", {}))
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError:
-            return None
-    if not isinstance(arguments, dict):
-        return None
-    return ParsedCall(value["name"], json.dumps(arguments, ensure_ascii=False))

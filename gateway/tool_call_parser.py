@@ -31,15 +31,27 @@ class ToolCallDelta:
 
 
 class ToolCallParser:
-    def __init__(self, fmt: ToolCallFormat, names: frozenset[str]):
+    """`parallel`: more than one call may be made; `max_tokens`: the answer's budget. Once the
+    calls it can finish are out, `enough` tells the choice to stop decoding (gateway/token_sink.py):
+    after the first call without `parallel`, at a call repeating an earlier one, or when fewer
+    tokens are left than the longest call so far took (the next one would be cut)."""
+
+    def __init__(
+        self, fmt: ToolCallFormat, names: frozenset[str], parallel: bool = True, max_tokens: int | None = None
+    ):
         self.format, self.names = fmt, names
+        self.parallel, self.max_tokens = parallel, max_tokens
         self.held = ""  # text not released yet
         self.in_calls = False  # a call has opened: everything from here is held and parsed
         self.released_any = False
         self.calls: list[ToolCallDelta] = []
+        self.enough = False
+        self._mark = 0  # the tokens generated when the current call opened
+        self._longest = 0  # the most tokens one call took
 
-    def push(self, text: str) -> tuple[str, list[ToolCallDelta]]:
-        """Content that can go out now, and the calls completed by `text`."""
+    def push(self, text: str, tokens: int = 0) -> tuple[str, list[ToolCallDelta]]:
+        """Content that can go out now, and the calls completed by `text`; `tokens`: how many
+        the answer has once `text` is in."""
         self.held += text
         if not self.in_calls:
             start = self.format.start
@@ -47,13 +59,28 @@ class ToolCallParser:
                 return "", []  # maybe a plain-JSON call: decided at the end
             if start is not None and start in self.held:
                 head, _, rest = self.held.partition(start)
-                self.in_calls, self.held = True, start + rest
-                return self._release(head), self._closed_calls()
+                self.in_calls, self.held, self._mark = True, start + rest, tokens
+                return self._release(head), self._counted(self._closed_calls(), tokens)
             keep = _prefix_overlap(self.held, start) if start is not None else 0
             released = self.held[: len(self.held) - keep]
             self.held = self.held[len(released) :]
             return self._release(released), []
-        return "", self._closed_calls()
+        return "", self._counted(self._closed_calls(), tokens)
+
+    def _counted(self, calls: list[ToolCallDelta], tokens: int) -> list[ToolCallDelta]:
+        """The calls just completed, less repeats of earlier ones; whether that is `enough`."""
+        if not calls:
+            return calls
+        earlier = {(c.name, c.arguments) for c in self.calls[: -len(calls)]}
+        fresh = [c for c in calls if (c.name, c.arguments) not in earlier]
+        if len(fresh) < len(calls):
+            self.calls = self.calls[: len(self.calls) - len(calls)] + fresh
+            self.enough = True
+        self._longest = max(self._longest, (tokens - self._mark + len(calls) - 1) // len(calls))
+        self._mark = tokens
+        left = None if self.max_tokens is None else self.max_tokens - tokens
+        self.enough = self.enough or not self.parallel or (left is not None and left < self._longest)
+        return fresh
 
     def finish(self) -> tuple[str, list[ToolCallDelta]]:
         """At the end of the answer: the rest, as calls where it parses, else as content."""

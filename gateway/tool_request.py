@@ -9,6 +9,7 @@ from gateway.models import ServedModel
 from gateway.tool_call_formats import tool_call_format
 from gateway.tool_call_parser import ToolCallParser
 from gateway.tool_prompt import fallback_messages, template_knows_tools
+from gateway.tool_schema import closed_objects
 from shared.structured_output import StructuredOutputsParams
 
 ANY_OBJECT = {"type": "object"}
@@ -50,11 +51,12 @@ def tool_constraint(
     model: ServedModel, request: GenerationRequest
 ) -> tuple[StructuredOutputsParams, str] | None:
     """With tool_choice "required" or a named function, the grammar of the model's call format
-    whose arguments match each function's parameter schema."""
+    whose arguments match each function's parameter schema (an object schema without
+    `additionalProperties` takes no other keys: gateway/tool_schema.py)."""
     if not request.tools or request.tool_choice in ("none", "auto"):
         return None
     functions = [
-        (t["function"]["name"], t["function"].get("parameters") or ANY_OBJECT)
+        (t["function"]["name"], closed_objects(t["function"].get("parameters") or ANY_OBJECT))
         for t in request.tools
         if request.tool_choice == "required" or t["function"]["name"] == request.tool_name
     ]
@@ -63,8 +65,12 @@ def tool_constraint(
     return StructuredOutputsParams(grammar=grammar), "tool_choice"
 
 
-def tool_parser(model: ServedModel, request: GenerationRequest) -> ToolCallParser | None:
+def tool_parser(
+    model: ServedModel, request: GenerationRequest, max_tokens: int | None = None
+) -> ToolCallParser | None:
+    """`max_tokens`: the answer's budget (decoding stops once no further call could finish)."""
     if request.messages is None or not offers_tools(request):
         return None
     names = frozenset(t["function"]["name"] for t in request.tools)
-    return ToolCallParser(tool_call_format(model.chat_template.source), names)
+    fmt = tool_call_format(model.chat_template.source)
+    return ToolCallParser(fmt, names, request.parallel_tool_calls, max_tokens)

@@ -315,4 +315,6 @@ def test_any_text_streamed_in_any_pieces_parses_as_the_whole_and_never_raises(pi
     rest, more = parser.finish()
     streamed_calls = [ParsedCall(c.name, c.arguments) for c in found + more]
     assert streamed_calls == whole_calls
-    assert released + rest == (whole_content if whole_calls else text)
+    assert released + rest == whole_content
+    if fmt.start is not None and fmt.start in whole_content:  # markup in content: whole blocks only
+        assert fmt.end is not None and whole_content.rfind(fmt.end) > whole_content.rfind(fmt.start)
