@@ -21,11 +21,12 @@ def authorized_model(request: web.Request, name: str) -> tuple[ApiKey | None, Se
     return key, model
 
 
-async def admit(app: web.Application, key: ApiKey | None, tokens: int) -> None:
-    """A 429 with Retry-After unless the key's limits admit `tokens` more (no key: no limits)."""
+async def admit(app: web.Application, key: ApiKey | None, tokens: int, end_user: str | None = None) -> None:
+    """A 429 with Retry-After unless the key's limits admit `tokens` more (no key: no limits);
+    `end_user`: whom the request is for (a key with `limit_per_user` counts each apart)."""
     if key is None:
         return
-    limit = await app[app_keys.LIMITER].acquire(key, tokens)
+    limit = await app[app_keys.LIMITER].acquire(key, tokens, end_user)
     if not limit.allowed:
         retry = str(max(1, math.ceil(limit.retry_after_s)))
         raise APIError(

@@ -27,6 +27,7 @@ from gateway.privacy.ledger import PrivacyLedger, default_ledger_path, load_or_c
 from gateway.privacy.ledger_redis import open_redis_ledger, stream_key
 from gateway.rate_limit import LocalRateLimiter, RedisRateLimiter
 from gateway.request_core import Endpoint
+from gateway.response_store import LocalResponseStore, RedisResponseStore
 from shared import redis_client
 from shared.redis_keys import RedisKeys
 from shared.structured_output import GrammarError
@@ -53,6 +54,7 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     )
     app[app_keys.KEYS] = KeyStore(config.api_keys)
     app[app_keys.LIMITER] = LocalRateLimiter()  # replaced by the Redis limiter when Redis is configured
+    app[app_keys.RESPONSES] = LocalResponseStore(config.responses_retention_hours * 3600)  # or Redis's
     app.cleanup_ctx.append(_backends)
     app.router.add_post("/v1/chat/completions", Endpoint(OPENAI_CHAT))
     app.router.add_post("/v1/completions", Endpoint(OPENAI_COMPLETIONS))
@@ -108,6 +110,8 @@ async def _backends(app: web.Application):
         secret = config.cloud_signing_secret.encode() if config.cloud_signing_secret else None
         backends.append(CloudBackend(client, RedisKeys(config.redis_prefix), models, signing_secret=secret))
         app[app_keys.LIMITER] = RedisRateLimiter(client, config.redis_prefix)
+        retention_s = config.responses_retention_hours * 3600
+        app[app_keys.RESPONSES] = RedisResponseStore(client, config.redis_prefix, retention_s)
         if config.privacy_ledger_store == "redis":
             stream = stream_key(config.redis_prefix, config.privacy_ledger_id)
             days = config.privacy_ledger_retention_days

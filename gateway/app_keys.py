@@ -16,3 +16,4 @@ METRICS = web.AppKey("metrics", GatewayMetrics)
 DISPATCHER = web.AppKey("dispatcher", Dispatcher)
 KEYS = web.AppKey("keys", KeyStore)
 LIMITER = web.AppKey("limiter", object)  # LocalRateLimiter or RedisRateLimiter
+RESPONSES = web.AppKey("responses", object)  # LocalResponseStore or RedisResponseStore

@@ -22,6 +22,14 @@ class ApiKey:
     latency_target_ms: float | None = None  # end to end
     ttft_target_ms: float | None = None
     tpot_target_ms: float | None = None
+    limit_per_user: bool = False  # the limits apply per end user (safety_identifier or user)
+
+    def bucket(self, end_user: str | None) -> str:
+        """The id its limits are counted under: the key's, or with `limit_per_user` the end
+        user's within it (hashed: user ids stay out of Redis keys and logs)."""
+        if not self.limit_per_user or not end_user:
+            return self.key_id
+        return f"{self.key_id}/user:{hashlib.sha256(end_user.encode()).hexdigest()[:24]}"
 
 
 class KeyStore:

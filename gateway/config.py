@@ -109,6 +109,7 @@ class GatewayConfig:
     api_keys: list[ApiKey] = field(default_factory=list)  # empty: no authentication
     compress_responses: bool = False  # gzip/deflate streamed responses for clients that accept it
     allow_unknown_params: bool = False  # True: a body parameter no one declares is ignored, not a 400
+    responses_retention_hours: float = 720.0  # stored Responses are kept this long (30 days)
     cors_allow_origins: list[str] = field(default_factory=list)  # browser origins; "*": any; empty: off
     # the privacy ledger (gateway/privacy/ledger.py): an append-only file of signed, chained
     # routing decisions, and the file of its signing key (default: beside it, ".key" added)

@@ -1,7 +1,7 @@
 """The gateway's TOML configuration file, with every field overridable from the environment.
 
     [gateway]      host, port, privacy_mode, max_body_bytes, compress_responses, allow_unknown_params,
-                   cors_allow_origins
+                   cors_allow_origins, responses_retention_hours
     [routing]      policy, latency_target_ms, ttft_target_ms, tpot_target_ms, cooldown_s,
                    max_attempts, expected_output_tokens, first_token_deadline_s,
                    first_token_deadline_factor
@@ -44,6 +44,7 @@ SCHEMA: dict[str, set[str]] = {
         "compress_responses",
         "allow_unknown_params",
         "cors_allow_origins",
+        "responses_retention_hours",
     },
     "routing": {
         "latency_target_ms",
@@ -208,6 +209,9 @@ def _build(document: dict):
             compress_responses=value_of("gateway", gateway, "compress_responses", bool, False),
             allow_unknown_params=value_of("gateway", gateway, "allow_unknown_params", bool, False),
             cors_allow_origins=value_of("gateway", gateway, "cors_allow_origins", list, []),
+            responses_retention_hours=_number(
+                value_of("gateway", gateway, "responses_retention_hours", int | float, 720.0)
+            ),
             privacy_ledger=value_of("privacy", privacy, "ledger", str, str(default_ledger_path())) or None,
             privacy_ledger_key_file=value_of("privacy", privacy, "ledger_key_file", str),
             privacy_ledger_store=value_of("privacy", privacy, "store", str, "file"),

@@ -42,5 +42,16 @@ class GenerationRequest:
     tool_name: str | None = None
     parallel_tool_calls: bool = True
     image_parts: list[str] = field(default_factory=list)  # where its images are: messages[i].content[j]
+    metadata: dict[str, str] | None = None  # logged with the request
+    safety_identifier: str | None = None  # the end user, as the client names them (logged)
+    prompt_cache_key: str | None = None  # requests sharing it go where their prefix is cached
+    reasoning_effort: str | None = None  # the chat template's thinking switch (gateway/thinking_switch.py)
+    verbosity: str | None = None
+    service_tier: str | None = None  # as asked (OpenAI's; "priority"/"flex" set `priority`)
+    max_tool_calls: int | None = None  # Responses: decoding stops after this many calls
+    previous_response_id: str | None = None  # Responses: the stored response this one continues
+    store: bool = False  # Responses: kept for a later previous_response_id (gateway/response_store.py)
+    instructions: str | None = None  # Responses: the system turn first in `messages` (not stored)
+    continues_private: bool = False  # it continues a stored response that was private
     # the client's own fields an upstream may take as they are (gateway/client_fields.py)
     client_fields: dict = field(default_factory=dict)

@@ -1,6 +1,7 @@
 """API keys from a TOML file: [[keys]] tables with id, sha256 (hex of the secret), tenant and the
 optional privacy_mode, allowed_models, requests_per_minute, tokens_per_minute, latency_target_ms
-(end to end), ttft_target_ms, tpot_target_ms.
+(end to end), ttft_target_ms, tpot_target_ms, limit_per_user (the per-minute limits apply to each
+end user the requests name in `safety_identifier` or `user`, rather than to the key as a whole).
 A bad file fails at start with the field named."""
 
 import tomllib
@@ -20,6 +21,7 @@ FIELDS = {
     "latency_target_ms",
     "ttft_target_ms",
     "tpot_target_ms",
+    "limit_per_user",
 }
 
 
@@ -56,6 +58,9 @@ def parse_keys(entries: list, where_prefix: str) -> list[ApiKey]:
         models = entry.get("allowed_models")
         if models is not None and not (isinstance(models, list) and all(isinstance(m, str) for m in models)):
             raise KeysFileError(f"{where}.allowed_models: a list of model names")
+        per_user = entry.get("limit_per_user", False)
+        if not isinstance(per_user, bool):
+            raise KeysFileError(f"{where}.limit_per_user: true or false")
         limits = {}
         for name in (
             "requests_per_minute",
@@ -78,6 +83,7 @@ def parse_keys(entries: list, where_prefix: str) -> list[ApiKey]:
                 mode,
                 frozenset(models) if models is not None else None,
                 **limits,
+                limit_per_user=per_user,
             )
         )
     return keys

@@ -6,9 +6,10 @@ import asyncio
 import functools
 import random
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from gateway.backends.base import Backend, BackendError
+from gateway.cache_affinity import CacheAffinity
 from gateway.capabilities import CONTINUATION
 from gateway.config import RoutingPolicy
 from gateway.errors import APIError
@@ -43,6 +44,7 @@ class Dispatcher:
     metrics: GatewayMetrics
     rng: random.Random
     ledger: PrivacyLedger | None = None  # every routing decision recorded (gateway/privacy/ledger.py)
+    affinity: CacheAffinity = field(default_factory=CacheAffinity)  # prompt_cache_key's nodes
 
     async def start(self, prepared: PreparedRequest, output: EventSink) -> Generation:
         """The generation, once every choice has its first token (in `output` already). Raises
@@ -54,6 +56,8 @@ class Dispatcher:
         size = outbound.size() + 4 * prepared.num_prompt_tokens  # prompts, grammars, tool fields
         images = len(prepared.body.image_parts)
         privacy = await classify_async(texts, context.privacy_mode, context.privacy_header, images, size)
+        if prepared.body.continues_private and not privacy.is_private:  # its stored history was
+            privacy = PrivacyDecision(True, "stored_private", (), privacy.stages)
         if privacy.is_private and privacy.reason != "key":
             self.metrics.privacy_forced.labels(privacy.reason).inc()
         prompt = PromptBlocks(prepared.prompt_ids, cache_salt(prepared.context.tenant, privacy.is_private))
@@ -70,6 +74,8 @@ class Dispatcher:
                 self._record(prepared, privacy, outbound, None, decision.outcome.value)
                 raise_for_outcome(decision, privacy, prepared.model.name, self.metrics, prepared.needs)
             backend = next(b for b in candidates if b.state.node_id == decision.node_id)
+            key = prepared.body.prompt_cache_key
+            self.affinity.served(prompt.salt, key, backend.state.node_id, prepared.num_prompt_tokens)
             num_cached = route_request.cached_tokens.get(backend.state.node_id, 0)
             generation = self._launch(
                 prepared, outbound, decision, backend, privacy, prompt, output, num_cached
@@ -209,7 +215,12 @@ class Dispatcher:
             self._expected_tokens(prepared),
             privacy.is_private,
             prepared.context.targets,
-            predicted_cached_tokens([b.state for b in self.backends], prompt),
+            self.affinity.cached_tokens(
+                prompt.salt,
+                body.prompt_cache_key,
+                len(ids),
+                predicted_cached_tokens([b.state for b in self.backends], prompt),
+            ),
             "ttft" if body.stream else "e2e",
             tuple(prepared.needs),
         )

@@ -59,14 +59,15 @@ class LocalRateLimiter:
     def __init__(self):
         self._buckets: dict[tuple[str, str], tuple[float, float]] = {}
 
-    async def acquire(self, key: ApiKey, tokens: int) -> LimitResult:
+    async def acquire(self, key: ApiKey, tokens: int, end_user: str | None = None) -> LimitResult:
         now = time.monotonic()
+        bucket = key.bucket(end_user)
         wants = (("requests", key.requests_per_minute, 1), ("tokens", key.tokens_per_minute, tokens))
         levels, wait = {}, 0.0
         for kind, capacity, amount in wants:
             if not capacity:
                 continue
-            level, stamp = self._buckets.get((key.key_id, kind), (float(capacity), now))
+            level, stamp = self._buckets.get((bucket, kind), (float(capacity), now))
             level = min(capacity, level + (now - stamp) * capacity / WINDOW_S)
             levels[kind] = level
             if level < amount:
@@ -75,7 +76,7 @@ class LocalRateLimiter:
             return LimitResult(False, wait)
         for kind, capacity, amount in wants:
             if capacity:
-                self._buckets[(key.key_id, kind)] = (levels[kind] - amount, now)
+                self._buckets[(bucket, kind)] = (levels[kind] - amount, now)
         return LimitResult(True)
 
 
@@ -89,10 +90,11 @@ class RedisRateLimiter:
         self._script = client.register_script(_LUA)
         self._fallback = LocalRateLimiter()
 
-    async def acquire(self, key: ApiKey, tokens: int) -> LimitResult:
+    async def acquire(self, key: ApiKey, tokens: int, end_user: str | None = None) -> LimitResult:
         if not key.requests_per_minute and not key.tokens_per_minute:
             return LimitResult(True)
-        buckets = [f"{self.prefix}ratelimit:{key.key_id}:{kind}" for kind in ("requests", "tokens")]
+        bucket = key.bucket(end_user)
+        buckets = [f"{self.prefix}ratelimit:{bucket}:{kind}" for kind in ("requests", "tokens")]
         now_ms = int(time.time() * 1000)
         try:
             allowed, wait_ms = await self._script(
@@ -100,5 +102,5 @@ class RedisRateLimiter:
             )
         except (aioredis.RedisError, OSError):
             logger.warning(json.dumps({"event": "rate_limit_fallback", "reason": "redis unreachable"}))
-            return await self._fallback.acquire(key, tokens)
+            return await self._fallback.acquire(key, tokens, end_user)
         return LimitResult(bool(allowed), int(wait_ms) / 1000)

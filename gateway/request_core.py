@@ -29,10 +29,11 @@ from gateway.off_loop import off_loop
 from gateway.prepared_request import PreparedRequest, prepare, prompt_chars, refuse_beyond_any_context
 from gateway.request_headers import request_context
 from gateway.request_ids import new_request_id
-from gateway.request_log import annotate, record, record_abandoned
+from gateway.request_log import annotate, logged_fields, record, record_abandoned
+from gateway.stored_conversation import continue_stored, keep
 from gateway.stream_sink import StreamSink
 from gateway.structured_output_fields import compiled_grammar
-from gateway.tool_request import tool_constraint
+from gateway.tool_request import output_constraint
 from shared.telemetry import extract_context, forwarded_context, recording, tracer
 
 
@@ -96,6 +97,8 @@ async def _answer(
     try:
         if output is not None:
             outcome = await _stream(output, generation)
+            if outcome == "ok" and body.store:
+                await _keep(app, prepared, fmt, generation)
             return output.response
         try:
             await generation.wait()
@@ -109,6 +112,8 @@ async def _answer(
         if app[app_keys.CONFIG].compress_responses:
             response.enable_compression()
         outcome = "ok"
+        if body.store:
+            await _keep(app, prepared, fmt, generation)
         return response
     except asyncio.CancelledError:  # the client left (aiohttp cancels its handler)
         outcome = "cancelled"
@@ -121,7 +126,7 @@ async def _answer(
             span = trace.get_current_span()
             span.set_attribute("gen_ai.usage.input_tokens", generation.prompt_tokens)
             span.set_attribute("gen_ai.usage.output_tokens", generation.completion_tokens)
-        record(app[app_keys.METRICS], generation, outcome, dialect.name)
+        record(app[app_keys.METRICS], generation, outcome, dialect.name, logged_fields(body))
 
 
 async def _prepare(
@@ -134,13 +139,15 @@ async def _prepare(
     raw = await request.read()
     body = dialect.parse(raw, config.allow_unknown_params)
     key, model = authorized_model(request, body.model)
+    context = request_context(request, key, config)
+    await continue_stored(app[app_keys.RESPONSES], context.tenant, body)  # previous_response_id
     refuse_beyond_any_context(
         model, prompt_chars(body), "messages" if body.messages is not None else "prompt"
     )
     prompts, max_tokens = await off_loop(len(raw), prepare, model, body)
-    grammar = await compiled_grammar(model, body.structured_outputs or tool_constraint(model, body))
-    await admit(app, key, sum(map(len, prompts)) + max_tokens * len(prompts) * body.n)
-    context = request_context(request, key, config)
+    grammar = await compiled_grammar(model, output_constraint(model, body))
+    end_user = body.safety_identifier or body.user
+    await admit(app, key, sum(map(len, prompts)) + max_tokens * len(prompts) * body.n, end_user)
     return PreparedRequest(new_request_id(), model, body, prompts, max_tokens, context, forwarded, grammar)
 
 
@@ -160,6 +167,12 @@ async def _stream(output: StreamSink, generation: Generation) -> str:
     except (ConnectionResetError, ClientGone):  # closing the generation cancels the node's work
         return "cancelled"
     return "ok"
+
+
+async def _keep(app: web.Application, prepared: PreparedRequest, fmt, generation: Generation) -> None:
+    """A stored response: the conversation through this answer (gateway/stored_conversation.py)."""
+    answer, private = fmt.answer_messages(), generation.privacy.is_private
+    await keep(app[app_keys.RESPONSES], prepared.context.tenant, fmt.id, prepared.body, answer, private)
 
 
 def _where(generation: Generation) -> dict[str, str]:

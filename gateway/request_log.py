@@ -29,9 +29,19 @@ def annotate(span, body: GenerationRequest, generation: Generation) -> None:
     )
 
 
-def record(metrics: GatewayMetrics, generation: Generation, outcome: str, api: str = "") -> None:
+def logged_fields(request: GenerationRequest) -> dict:
+    """What the client asked to be logged with its request: `metadata`, and whom it is for
+    (`safety_identifier`, `user`: OpenAI asks for opaque ids there, and so do we)."""
+    fields = {"metadata": request.metadata, "safety_identifier": request.safety_identifier}
+    fields["user"] = request.user
+    return {name: value for name, value in fields.items() if value}
+
+
+def record(
+    metrics: GatewayMetrics, generation: Generation, outcome: str, api: str = "", fields: dict | None = None
+) -> None:
     """Metrics, the status page's recent activity, and the one structured log line of the request
-    (`api`: the dialect it came in by, gateway/dialects/)."""
+    (`api`: the dialect it came in by, gateway/dialects/; `fields`: logged_fields)."""
     target = generation.target
     now = time.perf_counter()
     received = generation.received  # a request retried on another node waited from here
@@ -65,6 +75,7 @@ def record(metrics: GatewayMetrics, generation: Generation, outcome: str, api: s
             "prompt_tokens": generation.prompt_tokens,
             "cached_tokens": generation.cached_tokens,
             "predicted_cached_tokens": generation.predicted_cached_tokens,
+            **(fields or {}),
         }
         if generation.prediction is not None:
             record["predicted_ttft_ms"] = round(generation.prediction.ttft_s * 1000, 1)

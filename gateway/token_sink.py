@@ -166,7 +166,8 @@ class ChoiceSink:
         if finished:
             rest, more = self.tools.finish()
             event.text, calls = event.text + rest, calls + more
-            if self.tools.calls and event.finish_reason == "stop":
+            calls_done = not any(call.cut for call in self.tools.calls)  # what was cut came after them
+            if self.tools.calls and (event.finish_reason == "stop" or calls_done):
                 event.finish_reason = self.finish_reason = "tool_calls"
         event.tool_calls = calls
 

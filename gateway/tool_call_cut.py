@@ -20,6 +20,7 @@ ARGUMENTS_KEY = re.compile(r'\s*,\s*"(?:arguments|parameters)"\s*:\s*')
 class ParsedCall:
     name: str
     arguments: str  # JSON text of the arguments object (as far as written, for a cut call)
+    cut: bool = False  # the answer ended inside it
 
 
 def json_call_prefix(text: str, names: frozenset[str]) -> list[ParsedCall]:
@@ -48,12 +49,12 @@ def cut_call(text: str, names: frozenset[str]) -> ParsedCall | None:
     name = head.group(1)
     if head.group(2) is None:  # the name itself was cut
         candidates = [n for n in names if n.startswith(name)]
-        return ParsedCall(candidates[0], "") if len(candidates) == 1 else None
+        return ParsedCall(candidates[0], "", cut=True) if len(candidates) == 1 else None
     if name not in names:
         return None
     rest = text[head.end() :]
     arguments = ARGUMENTS_KEY.match(rest)
-    return ParsedCall(name, rest[arguments.end() :] if arguments else "")
+    return ParsedCall(name, rest[arguments.end() :] if arguments else "", cut=True)
 
 
 def declared_call(value, names: frozenset[str]) -> ParsedCall | None:

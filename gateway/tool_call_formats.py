@@ -41,13 +41,13 @@ class ToolCallFormat:
             else:
                 (tail, calls), cut = ("", json_call_prefix(rest, names)), True
             if calls or cut:
-                return head + (tail if tail.strip() else ""), calls
+                return head + (tail if tail.strip() else ""), finished_first(calls)
             return text, []
         body = text.strip().removeprefix("<|python_tag|>")
         if body[:1] not in ("{", "["):
             return text, []
         calls = _json_calls(body, names) or json_call_prefix(body, names)
-        return ("", calls) if calls else (text, [])
+        return ("", finished_first(calls)) if calls else (text, [])
 
     def _blocks(self, text: str, names: frozenset[str]) -> tuple[str, list[ParsedCall], bool]:
         """start ... end blocks and the text around them; a complete block that holds no valid
@@ -110,6 +110,13 @@ def tool_call_format(template_source: str) -> ToolCallFormat:
     if "<|python_tag|>" in template_source or "ipython" in template_source:
         return LLAMA3_JSON
     return HERMES
+
+
+def finished_first(calls: list[ParsedCall]) -> list[ParsedCall]:
+    """A call cut after calls that finished is dropped: the answer is the ones that finished
+    (decoding went on past them, gateway/tool_call_parser.py); a cut call alone is kept."""
+    whole = [call for call in calls if not call.cut]
+    return whole if whole else calls
 
 
 def _json_calls(text: str, names: frozenset[str]) -> list[ParsedCall]:

@@ -20,6 +20,7 @@ class ToolCallDelta:
     id: str
     name: str
     arguments: str
+    cut: bool = False  # cut by max_tokens: its arguments are as far as written
 
     def as_openai(self, streamed: bool) -> dict:
         call = {
@@ -33,14 +34,20 @@ class ToolCallDelta:
 class ToolCallParser:
     """`parallel`: more than one call may be made; `max_tokens`: the answer's budget. Once the
     calls it can finish are out, `enough` tells the choice to stop decoding (gateway/token_sink.py):
-    after the first call without `parallel`, at a call repeating an earlier one, or when fewer
-    tokens are left than the longest call so far took (the next one would be cut)."""
+    after the first call without `parallel`, at `max_calls`, at a call repeating an earlier one,
+    or when fewer tokens are left than the longest call so far took (the next would be cut)."""
 
     def __init__(
-        self, fmt: ToolCallFormat, names: frozenset[str], parallel: bool = True, max_tokens: int | None = None
+        self,
+        fmt: ToolCallFormat,
+        names: frozenset[str],
+        parallel: bool = True,
+        max_tokens: int | None = None,
+        max_calls: int | None = None,
     ):
+        """`max_calls`: the Responses API's max_tool_calls (decoding stops at that many)."""
         self.format, self.names = fmt, names
-        self.parallel, self.max_tokens = parallel, max_tokens
+        self.parallel, self.max_tokens, self.max_calls = parallel, max_tokens, max_calls
         self.held = ""  # text not released yet
         self.in_calls = False  # a call has opened: everything from here is held and parsed
         self.released_any = False
@@ -71,21 +78,28 @@ class ToolCallParser:
         """The calls just completed, less repeats of earlier ones; whether that is `enough`."""
         if not calls:
             return calls
-        earlier = {(c.name, c.arguments) for c in self.calls[: -len(calls)]}
+        before = self.calls[: -len(calls)]
+        earlier = {(c.name, c.arguments) for c in before}
         fresh = [c for c in calls if (c.name, c.arguments) not in earlier]
+        if self.max_calls is not None:
+            fresh = fresh[: max(0, self.max_calls - len(before))]
         if len(fresh) < len(calls):
-            self.calls = self.calls[: len(self.calls) - len(calls)] + fresh
+            self.calls = before + fresh
             self.enough = True
         self._longest = max(self._longest, (tokens - self._mark + len(calls) - 1) // len(calls))
         self._mark = tokens
         left = None if self.max_tokens is None else self.max_tokens - tokens
         self.enough = self.enough or not self.parallel or (left is not None and left < self._longest)
+        self.enough = self.enough or (self.max_calls is not None and len(self.calls) >= self.max_calls)
         return fresh
 
     def finish(self) -> tuple[str, list[ToolCallDelta]]:
-        """At the end of the answer: the rest, as calls where it parses, else as content."""
+        """At the end of the answer: the rest, as calls where it parses, else as content. A call
+        cut after whole ones is dropped (`enough` then: the answer is the calls that finished)."""
         content, calls = self.format.parse(self.held, self.names)
         self.held = ""
+        if self.calls and any(call.cut for call in calls):  # after calls that finished: dropped
+            calls, self.enough = [call for call in calls if not call.cut], True
         if (self.calls or calls) and not content.strip():
             content = ""
         return content, self._numbered(calls)
@@ -109,7 +123,7 @@ class ToolCallParser:
 
     def _numbered(self, calls: list[ParsedCall]) -> list[ToolCallDelta]:
         deltas = [
-            ToolCallDelta(len(self.calls) + i, f"call_{secrets.token_hex(12)}", c.name, c.arguments)
+            ToolCallDelta(len(self.calls) + i, f"call_{secrets.token_hex(12)}", c.name, c.arguments, c.cut)
             for i, c in enumerate(calls)
         ]
         self.calls += deltas

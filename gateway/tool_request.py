@@ -6,6 +6,7 @@ import json
 from gateway.core_request import GenerationRequest
 from gateway.errors import invalid
 from gateway.models import ServedModel
+from gateway.thinking_switch import thinking_variables
 from gateway.tool_call_formats import tool_call_format
 from gateway.tool_call_parser import ToolCallParser
 from gateway.tool_prompt import fallback_messages, template_knows_tools
@@ -24,12 +25,13 @@ def template_input(model: ServedModel, request: GenerationRequest) -> tuple[list
     turns as the template's own, or written into plain turns by the fallback prompt."""
     tools = request.tools if offers_tools(request) else []
     has_tool_turns = any(m.get("tool_calls") or m["role"] == "tool" for m in request.messages)
+    thinking = thinking_variables(model, request)  # gateway/thinking_switch.py
     if not (tools or has_tool_turns):
-        return request.messages, {}
+        return request.messages, thinking
     if not template_knows_tools(model.chat_template.source):
-        return fallback_messages(request.messages, tools), {}
+        return fallback_messages(request.messages, tools), thinking
     _refuse_control_text(model, request, tools)
-    return request.messages, {"tools": tools} if tools else {}
+    return request.messages, {"tools": tools, **thinking} if tools else thinking
 
 
 def _refuse_control_text(model: ServedModel, request: GenerationRequest, tools: list[dict]) -> None:
@@ -47,6 +49,40 @@ def _refuse_control_text(model: ServedModel, request: GenerationRequest, tools: 
                 )
 
 
+def output_constraint(
+    model: ServedModel, request: GenerationRequest
+) -> tuple[StructuredOutputsParams, str] | None:
+    """What the output must match, tools and structured output together, as OpenAI defines it:
+    a forced call (tool_choice "required" or a named function) is the call grammar alone (the
+    output format governs a text answer, and there is none); with tools offered on "auto" and an
+    output format, either calls or the formatted answer; otherwise the format, if any."""
+    forced = tool_constraint(model, request)
+    structured = request.structured_outputs
+    if forced is not None or structured is None or not offers_tools(request):
+        return forced or structured
+    params, name = structured
+    answer = answer_rule(params, name)
+    calls = _call_grammar(
+        model, request, [t["function"]["name"] for t in request.tools], request.parallel_tool_calls
+    )
+    grammar = calls.replace("start:", "calls:", 1)
+    return StructuredOutputsParams(grammar=f"start: calls | structured_answer\n{grammar}\n{answer}"), name
+
+
+def answer_rule(params: StructuredOutputsParams, name: str) -> str:
+    """The structured output as a Lark rule `structured_answer` (llguidance's %json for schemas)."""
+    if params.json_object:
+        return f"structured_answer: %json {json.dumps({'type': 'object'})}"
+    if params.json is not None:
+        schema = params.json if isinstance(params.json, dict) else json.loads(params.json)
+        return f"structured_answer: %json {json.dumps(schema)}"
+    if params.choice is not None:
+        return "structured_answer: " + " | ".join(json.dumps(choice) for choice in params.choice)
+    if params.regex is not None:
+        return f"structured_answer: /{params.regex.replace('/', chr(92) + '/')}/"
+    raise invalid(f"'{name}' as a grammar cannot be combined with tools on tool_choice 'auto'.", name)
+
+
 def tool_constraint(
     model: ServedModel, request: GenerationRequest
 ) -> tuple[StructuredOutputsParams, str] | None:
@@ -55,14 +91,22 @@ def tool_constraint(
     `additionalProperties` takes no other keys: gateway/tool_schema.py)."""
     if not request.tools or request.tool_choice in ("none", "auto"):
         return None
-    functions = [
-        (t["function"]["name"], closed_objects(t["function"].get("parameters") or ANY_OBJECT))
+    names = [
+        t["function"]["name"]
         for t in request.tools
         if request.tool_choice == "required" or t["function"]["name"] == request.tool_name
     ]
     parallel = request.parallel_tool_calls and request.tool_choice == "required"
-    grammar = tool_call_format(model.chat_template.source).grammar(functions, parallel)
-    return StructuredOutputsParams(grammar=grammar), "tool_choice"
+    return StructuredOutputsParams(grammar=_call_grammar(model, request, names, parallel)), "tool_choice"
+
+
+def _call_grammar(model: ServedModel, request: GenerationRequest, names: list[str], parallel: bool) -> str:
+    functions = [
+        (t["function"]["name"], closed_objects(t["function"].get("parameters") or ANY_OBJECT))
+        for t in request.tools
+        if t["function"]["name"] in names
+    ]
+    return tool_call_format(model.chat_template.source).grammar(functions, parallel)
 
 
 def tool_parser(
@@ -73,4 +117,4 @@ def tool_parser(
         return None
     names = frozenset(t["function"]["name"] for t in request.tools)
     fmt = tool_call_format(model.chat_template.source)
-    return ToolCallParser(fmt, names, request.parallel_tool_calls, max_tokens)
+    return ToolCallParser(fmt, names, request.parallel_tool_calls, max_tokens, request.max_tool_calls)

@@ -24,6 +24,9 @@ def parse_chat(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
         f"messages[{i}].content[{j}]" for i, message in enumerate(body.messages) for j in message.image_parts
     ]
     request.client_fields = client_fields(body)
+    request.metadata, request.safety_identifier = body.metadata, body.safety_identifier
+    request.prompt_cache_key = body.prompt_cache_key
+    request.reasoning_effort, request.verbosity = body.reasoning_effort, body.verbosity
     request.max_tokens = body.max_completion_tokens or body.max_tokens
     request.logprobs = body.logprobs
     request.top_logprobs = body.top_logprobs or 0
@@ -80,11 +83,6 @@ def _add_tools(request: GenerationRequest, body: ChatCompletionRequest) -> None:
             raise invalid(
                 f"'tool_choice' names '{choice.function.name}', which is not in 'tools'.", "tool_choice"
             )
-    if request.tool_choice in ("required", "function") and request.structured_outputs is not None:
-        other = request.structured_outputs[1]
-        raise invalid(
-            f"'tool_choice' {request.tool_choice!r} cannot be combined with '{other}'.", "tool_choice"
-        )
 
 
 class ChatFormat(ResponseFormat):
@@ -95,26 +93,7 @@ class ChatFormat(ResponseFormat):
     def _logprobs(self, events: list[TextEvent]) -> dict | None:
         if not self.request.logprobs:
             return None
-        content = []
-        for event in events:
-            for token in event.logprobs:
-                piece = self.piece(token.token_id)
-                content.append(
-                    {
-                        "token": piece,
-                        "logprob": token.logprob,
-                        "bytes": list(piece.encode()),
-                        "top_logprobs": [
-                            {
-                                "token": self.piece(t.token_id),
-                                "logprob": t.logprob,
-                                "bytes": list(self.piece(t.token_id).encode()),
-                            }
-                            for t in token.top_logprobs
-                        ],
-                    }
-                )
-        return {"content": content}
+        return {"content": self.token_logprobs(events)}
 
     def opening(self) -> list[dict]:
         return [

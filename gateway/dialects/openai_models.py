@@ -18,6 +18,18 @@ from gateway.structured_output_fields import ResponseFormat, StructuredOutputFie
 from gateway.tool_models import ToolCall, ToolChoice, ToolList
 
 MAX_N = 8
+MAX_METADATA_PAIRS, MAX_METADATA_KEY, MAX_METADATA_VALUE = 16, 64, 512  # OpenAI's limits
+MAX_IDENTIFIER = 256
+METADATA = Annotated[
+    dict[
+        Annotated[str, Field(max_length=MAX_METADATA_KEY)],
+        Annotated[str, Field(max_length=MAX_METADATA_VALUE)],
+    ],
+    Field(max_length=MAX_METADATA_PAIRS),
+]
+SERVICE_TIER = Literal["auto", "default", "flex", "priority"]
+REASONING_EFFORT = Literal["none", "minimal", "low", "medium", "high"]
+VERBOSITY = Literal["low", "medium", "high"]
 MAX_STOP_SEQUENCES = 4
 MAX_PROMPTS = 64  # prompts of one /v1/completions request
 INT64 = Annotated[JSONInt, Field(ge=-(2**63), lt=2**63)]
@@ -119,7 +131,7 @@ class SamplingFields(StructuredOutputFields):
     stop: str | STOP_LIST | None = None
     presence_penalty: Annotated[float, Field(ge=-2.0, le=2.0, allow_inf_nan=False)] = 0.0
     frequency_penalty: Annotated[float, Field(ge=-2.0, le=2.0, allow_inf_nan=False)] = 0.0
-    user: str | None = None
+    user: Annotated[str, Field(max_length=MAX_IDENTIFIER)] | None = None  # logged; a limit key
     # vLLM's extra parameters
     top_k: Annotated[JSONInt, Field(ge=-1)] = -1
     min_p: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 0.0
@@ -154,13 +166,14 @@ class ChatCompletionRequest(SamplingFields):
     modalities: list[str] | None = None
     prediction: dict | None = None
     web_search_options: dict | None = None
-    reasoning_effort: str | None = None
-    service_tier: str | None = None
-    store: bool | None = None
-    metadata: dict | None = None
-    verbosity: str | None = None
-    prompt_cache_key: str | None = None
-    safety_identifier: str | None = None
+    service_tier: SERVICE_TIER | None = None  # "priority" / "flex": run before / after others
+    store: bool | None = None  # nothing is stored: false (or absent) only
+    # with a defined meaning here (gateway/thinking_switch.py, cache_affinity.py, request_log.py)
+    metadata: METADATA | None = None  # logged with the request
+    safety_identifier: Annotated[str, Field(max_length=MAX_IDENTIFIER)] | None = None  # logged; a limit key
+    prompt_cache_key: Annotated[str, Field(min_length=1, max_length=MAX_IDENTIFIER)] | None = None
+    reasoning_effort: REASONING_EFFORT | None = None  # the chat template's thinking switch
+    verbosity: VERBOSITY | None = None
 
 
 TOKEN_IDS = Annotated[list[Annotated[JSONInt, Field(ge=0)]], Field(min_length=1)]
@@ -199,13 +212,7 @@ NOT_IMPLEMENTED: dict[str, tuple[Any, ...]] = {
     "modalities": (None, ["text"]),
     "prediction": (None,),
     "web_search_options": (None,),
-    "reasoning_effort": (None,),
-    "service_tier": (None, "auto", "default"),
     "store": (None, False),
-    "metadata": (None,),
-    "verbosity": (None,),
-    "prompt_cache_key": (None,),
-    "safety_identifier": (None,),
     "best_of": (None, 1),
     "suffix": (None,),
 }

@@ -1,106 +1,46 @@
-"""POST /v1/responses, minimal (what agent SDKs send): text or message items in, function tools,
-function calls and their outputs, `text.format` for structured output, streaming. The body is
-validated by its own declared model, then becomes the equivalent chat completion request, so
-everything downstream (template, tools, grammar, routing, privacy) is the chat path's.
+"""POST /v1/responses as the core request: text, image and message items in, function tools,
+function calls and their outputs, `text.format` for structured output, `reasoning.effort` and
+`text.verbosity` (the chat template's thinking switch), logprobs through `include`,
+`max_tool_calls`, `service_tier`, stored responses continued by `previous_response_id`
+(gateway/response_store.py), streaming. The body is validated by its own declared model
+(gateway/dialects/openai_responses_models.py), then becomes the equivalent chat completion
+request, so everything downstream (template, tools, grammar, routing, privacy) is the chat path's.
 
-Not implemented, refused by name: stored responses (`store: true`, `previous_response_id`),
-hosted tools (web search, file search, ...), `include`, `reasoning`, `background`.
+Refused by name: hosted tools (web search, file search, ...), `include` values naming their
+output, reasoning summaries, `background`, `conversation`, `prompt`, `context_management`.
 """
 
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import orjson
-from pydantic import Field
 
 from gateway.body_validation import validate_body
 from gateway.core_request import GenerationRequest
 from gateway.dialects.dialect import Dialect
 from gateway.dialects.openai_chat import parse_chat
 from gateway.dialects.openai_responses_events import ResponsesFormat
+from gateway.dialects.openai_responses_models import (
+    INCLUDABLE,
+    FunctionCallItem,
+    ImageContent,
+    MessageItem,
+    ResponsesRequest,
+    TextFormat,
+)
 from gateway.errors import invalid
-from gateway.strict_model import JSONInt, Strict
-from gateway.tool_models import FUNCTION_NAME, MAX_TOOLS
 
-
-class TextContent(Strict):
-    type: Literal["input_text", "output_text", "text"]
-    text: str
-    annotations: list | None = None
-
-
-class MessageItem(Strict):
-    type: Literal["message"] = "message"
-    role: Literal["user", "system", "developer", "assistant"]
-    content: str | list[TextContent]
-    id: str | None = None
-    status: str | None = None
-
-
-class FunctionCallItem(Strict):
-    type: Literal["function_call"]
-    call_id: Annotated[str, Field(min_length=1)]
-    name: FUNCTION_NAME
-    arguments: str
-    id: str | None = None
-    status: str | None = None
-
-
-class FunctionCallOutputItem(Strict):
-    type: Literal["function_call_output"]
-    call_id: Annotated[str, Field(min_length=1)]
-    output: str
-    id: str | None = None
-    status: str | None = None
-
-
-class FunctionTool(Strict):
-    type: Literal["function"]
-    name: FUNCTION_NAME
-    description: str | None = None
-    parameters: dict[str, Any] | None = None
-    strict: bool | None = None
-
-
-class NamedFunction(Strict):
-    type: Literal["function"]
-    name: FUNCTION_NAME
-
-
-class TextFormat(Strict):
-    type: Literal["text", "json_object", "json_schema"]
-    name: str | None = None
-    schema_definition: dict[str, Any] | None = Field(None, alias="schema")
-    description: str | None = None
-    strict: bool | None = None
-
-
-class TextOptions(Strict):
-    format: TextFormat | None = None
-
-
-Item = MessageItem | FunctionCallItem | FunctionCallOutputItem
-
-
-class ResponsesRequest(Strict):
-    model: Annotated[str, Field(min_length=1)]
-    input: Annotated[str, Field(min_length=1)] | Annotated[list[Item], Field(min_length=1)]
-    instructions: str | None = None
-    tools: Annotated[list[FunctionTool], Field(max_length=MAX_TOOLS)] | None = None
-    tool_choice: Literal["none", "auto", "required"] | NamedFunction | None = None
-    parallel_tool_calls: bool = True
-    text: TextOptions | None = None
-    stream: bool = False
-    max_output_tokens: Annotated[JSONInt, Field(ge=1)] | None = None
-    temperature: Annotated[float, Field(ge=0.0, le=2.0, allow_inf_nan=False)] = 1.0
-    top_p: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] = 1.0
-    user: str | None = None
-    metadata: dict[str, str] | None = None
-    truncation: Literal["disabled"] | None = None
-    store: Literal[False] | None = None  # nothing is stored: true is a 400 (so is previous_response_id)
+# declared and not implemented: (the value that is accepted, why the others are refused)
+REFUSED = {
+    "background": (False, "background responses are not supported"),
+    "conversation": (None, "conversations are not stored; send the items, or previous_response_id"),
+    "prompt": (None, "prompt templates are not supported"),
+    "context_management": (None, "context management is not supported"),
+}
 
 
 def parse_responses(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
     body: ResponsesRequest = validate_body(ResponsesRequest, raw)
+    _refuse_unsupported(body)
     chat: dict[str, Any] = {
         "model": body.model,
         "messages": _messages(body),
@@ -109,10 +49,62 @@ def parse_responses(raw: bytes, allow_unknown: bool = False) -> GenerationReques
         "top_p": body.top_p,
         "parallel_tool_calls": body.parallel_tool_calls,
     }
+    optional = {
+        "max_tokens": body.max_output_tokens,
+        "metadata": body.metadata,
+        "user": body.user,
+        "safety_identifier": body.safety_identifier,
+        "prompt_cache_key": body.prompt_cache_key,
+        "service_tier": body.service_tier,
+        "reasoning_effort": body.reasoning.effort if body.reasoning is not None else None,
+        "verbosity": body.text.verbosity if body.text is not None else None,
+    }
+    chat.update({name: value for name, value in optional.items() if value is not None})
     if body.stream:
         chat["stream_options"] = {"include_usage": True}
-    if body.max_output_tokens is not None:
-        chat["max_tokens"] = body.max_output_tokens
+    if body.include and "message.output_text.logprobs" in body.include:
+        chat["logprobs"], chat["top_logprobs"] = True, body.top_logprobs or 0
+    _add_tools(chat, body)
+    if body.text is not None and body.text.format is not None:
+        chat["response_format"] = _response_format(body.text.format)
+    try:
+        encoded = orjson.dumps(chat)
+    except TypeError:  # an integer past 64 bits inside free-form JSON (a tool's parameters schema)
+        raise invalid("The request holds an integer outside the signed 64-bit range.") from None
+    request = parse_chat(encoded)
+    request.previous_response_id = body.previous_response_id
+    request.store = body.store is not False
+    request.max_tool_calls = body.max_tool_calls
+    request.instructions = body.instructions or None
+    return request
+
+
+def _refuse_unsupported(body: ResponsesRequest) -> None:
+    for name, (accepted, why) in REFUSED.items():
+        if getattr(body, name) not in (None, accepted):
+            raise invalid(f"'{name}' is not supported: {why}.", name, "unsupported_parameter")
+    for index, value in enumerate(body.include or ()):
+        if value not in INCLUDABLE:
+            raise invalid(f"'include[{index}]': unknown value {value!r}.", f"include[{index}]")
+        if not INCLUDABLE[value]:
+            message = (
+                f"'include[{index}]': {value!r} cannot be included: this server produces no such output."
+            )
+            raise invalid(message, f"include[{index}]", "unsupported_parameter")
+    reasoning = body.reasoning
+    if reasoning is not None and (reasoning.summary or reasoning.generate_summary):
+        name = "reasoning.summary" if reasoning.summary else "reasoning.generate_summary"
+        raise invalid(
+            f"'{name}' is not supported: no reasoning summaries are made.", name, "unsupported_parameter"
+        )
+    if body.top_logprobs and "message.output_text.logprobs" not in (body.include or ()):
+        raise invalid("'top_logprobs' needs 'include': ['message.output_text.logprobs'].", "top_logprobs")
+    if body.prompt_cache_retention == "24h":
+        message = "'prompt_cache_retention' '24h' is not supported: prefixes are cached in memory only."
+        raise invalid(message, "prompt_cache_retention", "unsupported_parameter")
+
+
+def _add_tools(chat: dict, body: ResponsesRequest) -> None:
     if body.tools:
         chat["tools"] = [
             {"type": "function", "function": t.model_dump(exclude_none=True, exclude={"type"})}
@@ -123,23 +115,15 @@ def parse_responses(raw: bytes, allow_unknown: bool = False) -> GenerationReques
         chat["tool_choice"] = (
             choice if isinstance(choice, str) else {"type": "function", "function": {"name": choice.name}}
         )
-    if body.text is not None and body.text.format is not None:
-        chat["response_format"] = _response_format(body.text.format)
-    try:
-        encoded = orjson.dumps(chat)
-    except TypeError:  # an integer past 64 bits inside free-form JSON (a tool's parameters schema)
-        raise invalid("The request holds an integer outside the signed 64-bit range.") from None
-    return parse_chat(encoded)
 
 
 def _messages(body: ResponsesRequest) -> list[dict]:
     """The items as chat messages: consecutive function calls become one assistant turn."""
     messages = [{"role": "system", "content": body.instructions}] if body.instructions else []
     items = [MessageItem(role="user", content=body.input)] if isinstance(body.input, str) else body.input
-    for item in items:
+    for index, item in enumerate(items):
         if isinstance(item, MessageItem):
-            text = item.content if isinstance(item.content, str) else "".join(p.text for p in item.content)
-            messages.append({"role": item.role, "content": text})
+            messages.append({"role": item.role, "content": _content(item, index)})
         elif isinstance(item, FunctionCallItem):
             call = {
                 "id": item.call_id,
@@ -152,10 +136,33 @@ def _messages(body: ResponsesRequest) -> list[dict]:
             else:
                 messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
         else:
-            messages.append({"role": "tool", "tool_call_id": item.call_id, "content": item.output})
+            output = item.output if isinstance(item.output, str) else "".join(p.text for p in item.output)
+            messages.append({"role": "tool", "tool_call_id": item.call_id, "content": output})
     if not messages:
         raise invalid("'input' holds no message.", "input")
     return messages
+
+
+def _content(item: MessageItem, index: int) -> str | list[dict]:
+    """A message's content as chat's: text, or text and image_url parts."""
+    if isinstance(item.content, str):
+        return item.content
+    if not any(isinstance(part, ImageContent) for part in item.content):
+        return "".join(part.text for part in item.content)
+    parts = []
+    for number, part in enumerate(item.content):
+        if not isinstance(part, ImageContent):
+            parts.append({"type": "text", "text": part.text})
+        elif part.image_url is None:
+            where = f"input[{index}].content[{number}].file_id"
+            raise invalid(
+                "Images by file_id are not supported: send image_url.", where, "unsupported_parameter"
+            )
+        else:
+            parts.append(
+                {"type": "image_url", "image_url": {"url": part.image_url, "detail": part.detail or "auto"}}
+            )
+    return parts
 
 
 def _response_format(fmt: TextFormat) -> dict:

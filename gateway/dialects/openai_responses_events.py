@@ -41,10 +41,16 @@ class ResponsesFormat(ResponseFormat):
 
     def stream_event(self, event: TextEvent) -> bytes:
         out = []
-        if event.text:
+        logprobs = self.token_logprobs([event]) if self.request.logprobs else None
+        if event.text or logprobs:
             out.append(self._open_message() if self.message is None else b"")
-            self.message["content"][0]["text"] += event.text
-            out.append(self._event("response.output_text.delta", **self._where(), delta=event.text))
+            part = self.message["content"][0]
+            part["text"] += event.text
+            delta = {"delta": event.text}
+            if logprobs is not None:
+                part["logprobs"] += logprobs
+                delta["logprobs"] = logprobs
+            out.append(self._event("response.output_text.delta", **self._where(), **delta))
         for call in event.tool_calls:
             out.append(self._close_message())
             out.append(self._function_call(_call_item(call)))
@@ -57,11 +63,11 @@ class ResponsesFormat(ResponseFormat):
             "id": f"msg_{secrets.token_hex(12)}",
             "status": "in_progress",
             "role": "assistant",
-            "content": [{"type": "output_text", "text": "", "annotations": []}],
+            "content": [{"type": "output_text", "text": "", "annotations": [], "logprobs": []}],
         }
         index = len(self.items)
         empty = {**self.message, "content": []}
-        part = {"type": "output_text", "text": "", "annotations": []}
+        part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
         return self._event("response.output_item.added", output_index=index, item=empty) + self._event(
             "response.content_part.added", **self._where(), part=part
         )
@@ -112,6 +118,28 @@ class ResponsesFormat(ResponseFormat):
         status = "incomplete" if self.finish == "length" else "completed"
         return self._response(status, self.items, generation)
 
+    def _text_format(self) -> dict:
+        return _text_format_of(self.request.client_fields.get("response_format"))
+
+    def answer_messages(self) -> list[dict]:
+        """The output items as chat turns: its text, and its function calls as one turn."""
+        text = "".join(
+            part["text"] for item in self.items if item["type"] == "message" for part in item["content"]
+        )
+        calls = [
+            {
+                "id": item["call_id"],
+                "type": "function",
+                "function": {"name": item["name"], "arguments": item["arguments"]},
+            }
+            for item in self.items
+            if item["type"] == "function_call"
+        ]
+        turn: dict = {"role": "assistant", "content": text or None}
+        if calls:
+            turn["tool_calls"] = calls
+        return [turn] if text or calls else []
+
     def _response(self, status: str, output: list[dict], generation: Generation | None) -> dict:
         request = self.request
         return {
@@ -123,8 +151,8 @@ class ResponsesFormat(ResponseFormat):
             "output": output,
             "error": None,
             "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
-            "instructions": None,
-            "metadata": {},
+            "instructions": request.instructions,
+            "metadata": request.metadata or {},
             "parallel_tool_calls": request.parallel_tool_calls,
             "temperature": request.temperature,
             "top_p": request.top_p,
@@ -132,9 +160,27 @@ class ResponsesFormat(ResponseFormat):
             if request.tool_choice != "function"
             else {"type": "function", "name": request.tool_name},
             "tools": [{"type": "function", **t["function"]} for t in request.tools],
-            "store": False,
+            "store": request.store,
+            "previous_response_id": request.previous_response_id,
+            "max_tool_calls": request.max_tool_calls,
+            "max_output_tokens": request.max_tokens,
+            "top_logprobs": request.top_logprobs,
+            "service_tier": request.service_tier or "default",
+            "reasoning": {"effort": request.reasoning_effort, "summary": None},
+            "text": {"format": self._text_format(), "verbosity": request.verbosity or "medium"},
+            "truncation": "disabled",
+            "user": request.user,
+            "safety_identifier": request.safety_identifier,
+            "prompt_cache_key": request.prompt_cache_key,
             "usage": None if generation is None else _usage(generation),
         }
+
+
+def _text_format_of(response_format: dict | None) -> dict:
+    """`text.format` as the request gave it (its chat form, kept in the core request)."""
+    if not response_format or response_format.get("type") != "json_schema":
+        return {"type": (response_format or {}).get("type", "text")}
+    return {"type": "json_schema", **response_format.get("json_schema", {})}
 
 
 def _call_item(call) -> dict:
@@ -144,7 +190,7 @@ def _call_item(call) -> dict:
         "call_id": call.id,
         "name": call.name,
         "arguments": call.arguments,
-        "status": "completed",
+        "status": "incomplete" if call.cut else "completed",
     }
 
 

@@ -7,6 +7,8 @@ from gateway.errors import invalid
 from gateway.structured_output_fields import structured_outputs_of
 
 GREEDIEST_TOP_P = 1e-9  # top_p 0 (OpenAI accepts it): only the most likely token is kept
+# OpenAI's service tiers as vLLM's `priority` (lower runs first where a node has requests waiting)
+TIER_PRIORITY = {"priority": -1, "flex": 1}
 
 
 def sampling_request(body: SamplingFields, messages, prompts) -> GenerationRequest:
@@ -36,7 +38,8 @@ def sampling_request(body: SamplingFields, messages, prompts) -> GenerationReque
         presence_penalty=body.presence_penalty,
         frequency_penalty=body.frequency_penalty,
         user=body.user,
-        priority=body.priority,
+        priority=body.priority or TIER_PRIORITY.get(getattr(body, "service_tier", None), 0),
+        service_tier=getattr(body, "service_tier", None),
         ignore_eos=body.ignore_eos,
         structured_outputs=structured_outputs_of(body),
         logit_bias={int(k): v for k, v in (body.logit_bias or {}).items()},

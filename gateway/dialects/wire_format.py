@@ -84,6 +84,31 @@ class ResponseFormat:
     def piece(self, token_id: int) -> str:
         return self.model.tokenizer.piece(token_id)
 
+    def token_logprobs(self, events: list[TextEvent]) -> list[dict]:
+        """OpenAI's per-token logprobs (chat's `logprobs.content`, Responses' output_text's
+        `logprobs`): each token's text, logprob, UTF-8 bytes and its top alternatives."""
+        entries = []
+        for event in events:
+            for token in event.logprobs:
+                piece = self.piece(token.token_id)
+                top = [
+                    {
+                        "token": (alt := self.piece(t.token_id)),
+                        "logprob": t.logprob,
+                        "bytes": list(alt.encode()),
+                    }
+                    for t in token.top_logprobs
+                ]
+                entries.append(
+                    {
+                        "token": piece,
+                        "logprob": token.logprob,
+                        "bytes": list(piece.encode()),
+                        "top_logprobs": top,
+                    }
+                )
+        return entries
+
     def delta(self, event: TextEvent) -> dict | None:
         """The stream chunk's choice for one event (None when it carries nothing to send)."""
         return None
@@ -107,6 +132,10 @@ class ResponseFormat:
         head = orjson.dumps(self._envelope(self.chunk_object_name, choices=[]))
         assert head.endswith(b'"choices":[]}')
         return b"data: " + head[: -len(b"]}")]
+
+    def answer_messages(self) -> list[dict]:
+        """The answer as chat's assistant turns (what a stored response keeps), once written."""
+        return []
 
     def choice(self, events: list[TextEvent]) -> dict:
         """The fields of one complete choice of a non-streamed response, from its events."""

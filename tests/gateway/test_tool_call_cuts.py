@@ -12,7 +12,7 @@ from gateway.dialects.openai_chat import parse_chat
 from gateway.models import ServedModel
 from gateway.tool_call_formats import HERMES, LLAMA3_JSON, MISTRAL, ParsedCall
 from gateway.tool_call_parser import ToolCallParser
-from gateway.tool_request import tool_constraint
+from gateway.tool_request import output_constraint, tool_constraint
 from gateway.tool_schema import closed_objects
 from tests.fixtures.edge_node import long_context_node  # noqa: F401 - a fixture
 from tests.fixtures.gateway_app import Gateway
@@ -26,10 +26,20 @@ CUT = [
         HERMES,
         'Let me check.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Pa',
         "Let me check.\n",
-        [ParsedCall("get_weather", '{"city": "Pa')],
+        [ParsedCall("get_weather", '{"city": "Pa', cut=True)],
     ),
-    (HERMES, '<tool_call>\n{"name": "get_weather", "arguments":', "", [ParsedCall("get_weather", "")]),
-    (HERMES, '<tool_call>\n{"name": "get_w', "", [ParsedCall("get_weather", "")]),  # the only such name
+    (
+        HERMES,
+        '<tool_call>\n{"name": "get_weather", "arguments":',
+        "",
+        [ParsedCall("get_weather", "", cut=True)],
+    ),
+    (
+        HERMES,
+        '<tool_call>\n{"name": "get_w',
+        "",
+        [ParsedCall("get_weather", "", cut=True)],
+    ),  # the only such name
     (HERMES, '<tool_call>\n{"name": "get_', "", []),  # get_weather or get_time: no call, no markup
     (HERMES, "<tool_call>\n", "", []),
     (HERMES, "Sure. <tool_call>\n{", "Sure. ", []),
@@ -37,27 +47,27 @@ CUT = [
         HERMES,
         f'<tool_call>\n{WEATHER}\n</tool_call>\n<tool_call>\n{{"name": "get_time", "arguments":',
         "",
-        [ParsedCall("get_weather", '{"city": "Paris"}'), ParsedCall("get_time", "")],
+        [ParsedCall("get_weather", '{"city": "Paris"}')],  # the cut one after it: dropped
     ),
     (HERMES, f"<tool_call>\n{WEATHER}", "", [ParsedCall("get_weather", '{"city": "Paris"}')]),  # no end tag
     (
         MISTRAL,
         f'[TOOL_CALLS] [{WEATHER}, {{"name": "add", "arguments": {{"a": 1',
         "",
-        [ParsedCall("get_weather", '{"city": "Paris"}'), ParsedCall("add", '{"a": 1')],
+        [ParsedCall("get_weather", '{"city": "Paris"}')],
     ),
     (MISTRAL, "[TOOL_CALLS] [", "", []),
     (
         LLAMA3_JSON,
         '<|python_tag|>{"name": "add", "parameters": {"a": 1, "b"',
         "",
-        [ParsedCall("add", '{"a": 1, "b"')],
+        [ParsedCall("add", '{"a": 1, "b"', cut=True)],
     ),
     (
         LLAMA3_JSON,
         '{"name": "add", "parameters": {"a": 1}}; {"name": "get_time", "parameters": {',
         "",
-        [ParsedCall("add", '{"a": 1}'), ParsedCall("get_time", "{")],
+        [ParsedCall("add", '{"a": 1}')],
     ),
     (HERMES, '{"answer": 42', '{"answer": 42', []),  # JSON content, no declared function: content
     (HERMES, '{"name": "rm_rf", "arguments": {', '{"name": "rm_rf", "arguments": {', []),
@@ -75,7 +85,7 @@ def test_a_call_the_answer_ends_inside_is_a_call_never_content(fmt, text, conten
             released, found = released + piece, found + more
         rest, more = parser.finish()
         assert released + rest == content
-        assert [ParsedCall(c.name, c.arguments) for c in found + more] == calls
+        assert [ParsedCall(c.name, c.arguments, c.cut) for c in found + more] == calls
 
 
 def _feed(parser: ToolCallParser, pieces: list[tuple[str, int]]) -> list[bool]:
@@ -223,3 +233,39 @@ async def test_on_a_real_node_no_answer_carries_call_markup_in_its_content(
             assert calls and finish in ("tool_calls", "length")
             if finish == "tool_calls":  # stopped after the calls that could finish: each is whole JSON
                 assert all(isinstance(json.loads(c.function.arguments), dict) for c in calls)
+
+
+def test_max_tool_calls_keeps_that_many_and_stops():
+    parser = ToolCallParser(HERMES, NAMES, parallel=True, max_tokens=10_000, max_calls=1)
+    clock = '{"name": "get_time", "arguments": {}}'
+    two = f"<tool_call>\n{WEATHER}\n</tool_call>\n<tool_call>\n{clock}\n</tool_call>"
+    _, calls = parser.push(two, 40)
+    assert [c.name for c in calls] == ["get_weather"] and parser.enough
+
+
+def test_tools_and_an_output_format_together_mean_what_openai_says(served):
+    schema = {"type": "object", "properties": {"sky": {"enum": ["rain", "sun"]}}, "required": ["sky"]}
+    tools = [{"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}}]
+    fmt = {"type": "json_schema", "json_schema": {"name": "report", "schema": schema}}
+    base = {
+        "model": "tiny",
+        "messages": [{"role": "user", "content": "?"}],
+        "tools": tools,
+        "response_format": fmt,
+    }
+
+    def accepts(choice, text: str) -> bool:
+        params, _ = output_constraint(
+            served, parse_chat(json.dumps({**base, "tool_choice": choice}).encode())
+        )
+        matcher = served.grammars.matcher(params)
+        ok = matcher.accept_all(served.tokenizer.encode(text, add_special=False))
+        return ok and (
+            matcher.is_finished or bool(matcher.allowed()[sorted(served.tokenizer.stop_token_ids)].all())
+        )
+
+    call = '<tool_call>\n{"name": "add", "arguments": {}}\n</tool_call>'
+    answer = '{"sky": "rain"}'
+    assert accepts("required", call) and not accepts("required", answer)  # forced: the call alone
+    assert accepts("auto", call) and accepts("auto", answer)  # auto: either
+    assert not accepts("auto", '{"sky": "snow"}') and not accepts("auto", "plain text")
