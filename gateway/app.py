@@ -15,6 +15,7 @@ from gateway.backends.edge import EdgeBackend
 from gateway.backends.upstream import UpstreamBackend
 from gateway.config import GatewayConfig
 from gateway.cors import install_cors
+from gateway.dialects.anthropic_messages import ANTHROPIC_MESSAGES
 from gateway.dialects.openai_chat import OPENAI_CHAT
 from gateway.dialects.openai_completions import OPENAI_COMPLETIONS
 from gateway.dialects.openai_responses import OPENAI_RESPONSES
@@ -28,6 +29,7 @@ from gateway.privacy.ledger_redis import open_redis_ledger, stream_key
 from gateway.rate_limit import LocalRateLimiter, RedisRateLimiter
 from gateway.request_core import Endpoint
 from gateway.response_store import LocalResponseStore, RedisResponseStore
+from gateway.token_count_endpoint import CountTokens
 from shared import redis_client
 from shared.redis_keys import RedisKeys
 from shared.structured_output import GrammarError
@@ -59,6 +61,8 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     app.router.add_post("/v1/chat/completions", Endpoint(OPENAI_CHAT))
     app.router.add_post("/v1/completions", Endpoint(OPENAI_COMPLETIONS))
     app.router.add_post("/v1/responses", Endpoint(OPENAI_RESPONSES))
+    app.router.add_post("/v1/messages", Endpoint(ANTHROPIC_MESSAGES))
+    app.router.add_post("/v1/messages/count_tokens", CountTokens())
     app.router.add_post("/v1/embeddings", embeddings.create_embeddings)
     app.router.add_get("/v1/models", model_endpoints.list_models)
     app.router.add_get("/v1/models/{model}", model_endpoints.retrieve_model)

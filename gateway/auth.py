@@ -50,9 +50,11 @@ class KeyStore:
         header = request.headers.get("Authorization", "")
         scheme, _, secret = header.partition(" ")
         if scheme.lower() != "bearer" or not secret:
+            secret = request.headers.get("x-api-key", "")  # Anthropic's clients send the key here
+        if not secret.strip():
             raise APIError(
                 401,
-                "You didn't provide an API key (Authorization: Bearer <key>).",
+                "You didn't provide an API key (Authorization: Bearer <key>, or x-api-key: <key>).",
                 "invalid_request_error",
                 code="missing_api_key",
             )

@@ -136,6 +136,8 @@ async def _prepare(
     app = request.app
     config = app[app_keys.CONFIG]
     app[app_keys.KEYS].authenticate(request)  # before the body is read
+    if dialect.check_headers is not None:
+        dialect.check_headers(request.headers)
     raw = await request.read()
     body = dialect.parse(raw, config.allow_unknown_params)
     key, model = authorized_model(request, body.model)

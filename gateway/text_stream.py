@@ -14,6 +14,7 @@ class TextStream:
         self.stop = stop
         self.pending = ""
         self.stopped = False
+        self.matched: str | None = None  # the stop string it stopped at
         self.unchecked_tokens = min_tokens
 
     def push(self, token_id: int) -> str:
@@ -37,9 +38,11 @@ class TextStream:
         return self._release(final=True)
 
     def _release(self, final: bool) -> str:
-        cut = min((i for i in (self.pending.find(s) for s in self.stop) if i >= 0), default=-1)
+        cut, matched = min(
+            ((i, s) for s in self.stop if (i := self.pending.find(s)) >= 0), default=(-1, None)
+        )
         if cut >= 0:
-            self.stopped = True
+            self.stopped, self.matched = True, matched
             text, self.pending = self.pending[:cut], ""
             return text
         keep = 0 if final else self._longest_stop_prefix_suffix()

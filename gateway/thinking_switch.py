@@ -1,7 +1,8 @@
 """`reasoning_effort` and `verbosity` as the model's chat template takes them: templates with a
 thinking switch (Qwen3's `enable_thinking`, and templates that read `reasoning_effort` themselves,
 as gpt-oss's does) get it set; a model whose template has no such switch refuses both by name,
-rather than accept a setting that would change nothing.
+rather than accept a setting that would change nothing (asking it for no reasoning, "none" or
+"minimal", is what it does already).
 
     reasoning_effort "none" | "minimal"      -> enable_thinking = false
     reasoning_effort "low" | "medium" | "high" -> enable_thinking = true
@@ -32,6 +33,8 @@ def thinking_variables(model: ServedModel, request: GenerationRequest) -> dict:
     if not asked:
         return {}
     if not has_thinking_switch(model):
+        if request.reasoning_effort in NO_THINKING and request.verbosity is None:
+            return {}  # no reasoning asked of a model that has none: nothing to switch
         name = next(iter(asked))
         raise invalid(
             f"'{name}' is not supported by the model '{model.name}': its chat template has no "

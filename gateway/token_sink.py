@@ -33,6 +33,7 @@ class TextEvent:
     tool_calls: Sequence[ToolCallDelta] = ()  # calls completed by this event's text
     prompt_logprobs: Sequence[pb.GeneratedToken] | None = None  # the first event's, when asked
     num_tokens: int = 0  # the tokens whose text this is
+    stop_sequence: str | None = None  # the stop string the choice ended at
 
 
 class EventSink(Protocol):
@@ -142,6 +143,7 @@ class ChoiceSink:
             event.finish_reason = self.finish_reason = (
                 "stop" if text.stopped else FINISH_NAMES.get(chunk.finish_reason, "stop")
             )
+            event.stop_sequence = text.matched
             self.cached_tokens = chunk.usage.cached_tokens
         if self.tools is not None:
             self._read_tool_calls(event, finished)

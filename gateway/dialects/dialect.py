@@ -8,7 +8,7 @@ usage, finish, error) into its bytes, streamed and not (gateway/dialects/wire_fo
 sinks and logging are the core's, once for every dialect.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from gateway.core_request import GenerationRequest
@@ -28,3 +28,4 @@ class Dialect:
     writer: type[ResponseFormat]
     error_body: Callable[[APIError], dict] = openai_error_body
     stream_media_type: str = "text/event-stream"
+    check_headers: Callable[[Mapping[str, str]], None] | None = None  # its required headers
