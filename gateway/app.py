@@ -8,7 +8,15 @@ from pathlib import Path
 
 from aiohttp import web
 
-from gateway import app_keys, embeddings, model_endpoints, openapi, service_endpoints, status
+from gateway import (
+    app_keys,
+    embeddings,
+    model_endpoints,
+    ollama_endpoints,
+    openapi,
+    service_endpoints,
+    status,
+)
 from gateway.auth import KeyStore
 from gateway.backends.cloud import CloudBackend
 from gateway.backends.edge import EdgeBackend
@@ -27,9 +35,9 @@ from gateway.privacy import stage_status
 from gateway.privacy.ledger import PrivacyLedger, default_ledger_path, load_or_create_key
 from gateway.privacy.ledger_redis import open_redis_ledger, stream_key
 from gateway.rate_limit import LocalRateLimiter, RedisRateLimiter
-from gateway.request_core import Endpoint
+from gateway.request_core import endpoint
 from gateway.response_store import LocalResponseStore, RedisResponseStore
-from gateway.token_count_endpoint import CountTokens
+from gateway.token_count_endpoint import count_tokens
 from shared import redis_client
 from shared.redis_keys import RedisKeys
 from shared.structured_output import GrammarError
@@ -58,11 +66,12 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     app[app_keys.LIMITER] = LocalRateLimiter()  # replaced by the Redis limiter when Redis is configured
     app[app_keys.RESPONSES] = LocalResponseStore(config.responses_retention_hours * 3600)  # or Redis's
     app.cleanup_ctx.append(_backends)
-    app.router.add_post("/v1/chat/completions", Endpoint(OPENAI_CHAT))
-    app.router.add_post("/v1/completions", Endpoint(OPENAI_COMPLETIONS))
-    app.router.add_post("/v1/responses", Endpoint(OPENAI_RESPONSES))
-    app.router.add_post("/v1/messages", Endpoint(ANTHROPIC_MESSAGES))
-    app.router.add_post("/v1/messages/count_tokens", CountTokens())
+    app.router.add_post("/v1/chat/completions", endpoint(OPENAI_CHAT))
+    app.router.add_post("/v1/completions", endpoint(OPENAI_COMPLETIONS))
+    app.router.add_post("/v1/responses", endpoint(OPENAI_RESPONSES))
+    app.router.add_post("/v1/messages", endpoint(ANTHROPIC_MESSAGES))
+    app.router.add_post("/v1/messages/count_tokens", endpoint(ANTHROPIC_MESSAGES, count_tokens))
+    ollama_endpoints.add_routes(app)  # /api/chat, /api/generate, /api/tags, ...
     app.router.add_post("/v1/embeddings", embeddings.create_embeddings)
     app.router.add_get("/v1/models", model_endpoints.list_models)
     app.router.add_get("/v1/models/{model}", model_endpoints.retrieve_model)

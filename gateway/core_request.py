@@ -53,5 +53,6 @@ class GenerationRequest:
     store: bool = False  # Responses: kept for a later previous_response_id (gateway/response_store.py)
     instructions: str | None = None  # Responses: the system turn first in `messages` (not stored)
     continues_private: bool = False  # it continues a stored response that was private
+    num_ctx: int | None = None  # Ollama's options.num_ctx: the window the client expects (at most ours)
     # the client's own fields an upstream may take as they are (gateway/client_fields.py)
     client_fields: dict = field(default_factory=dict)

@@ -10,6 +10,7 @@ fallback elsewhere.
 import base64
 import random
 import time
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 import numpy as np
@@ -46,31 +47,43 @@ class EmbeddingRequest(Strict):
 
 
 async def create_embeddings(request: web.Request) -> web.Response:
-    app = request.app
-    app[app_keys.KEYS].authenticate(request)  # before the body is read
+    request.app[app_keys.KEYS].authenticate(request)  # before the body is read
     body: EmbeddingRequest = validate_body(EmbeddingRequest, await request.read())
-    key, model = authorized_model(request, body.model)
-    inputs = _inputs(body)
+    if body.dimensions is not None:
+        raise invalid("'dimensions' is not supported: embeddings have the model's own size.", "dimensions")
+    embedded = await embed(request, body.model, _inputs(body))
+    data = [
+        {"object": "embedding", "index": i, "embedding": _encoded(v, body.encoding_format)}
+        for i, v in enumerate(embedded.vectors)
+    ]
+    usage = {"prompt_tokens": embedded.num_tokens, "total_tokens": embedded.num_tokens}
+    answer = {"object": "list", "data": data, "model": body.model, "usage": usage}
+    return web.Response(body=orjson.dumps(answer), content_type="application/json", headers=embedded.where)
+
+
+@dataclass(frozen=True, slots=True)
+class Embedded:
+    vectors: list[list[float]]
+    num_tokens: int
+    where: dict[str, str]  # the response headers naming the node
+
+
+async def embed(request: web.Request, model_name: str, inputs: list[str | list[int]]) -> Embedded:
+    """The inputs' embeddings from an edge node, once authorized and admitted (every API's
+    embeddings endpoint: OpenAI's /v1/embeddings, Ollama's /api/embed)."""
+    app = request.app
+    key, model = authorized_model(request, model_name)
     ids = [list(i) if isinstance(i, list) else model.tokenizer.encode(i, add_special=True) for i in inputs]
-    _check(ids, model, body)
+    _check(ids, model)
     await admit(app, key, sum(map(len, ids)))
-    backend = _edge_node(app, body.model, max(map(len, ids)))
+    backend = _edge_node(app, model_name, max(map(len, ids)))
     try:
-        vectors = await backend.embed(body.model, ids, EMBED_TIMEOUT_S)
+        vectors = await backend.embed(model_name, ids, EMBED_TIMEOUT_S)
     except BackendError as error:
         kind = "server_error" if error.status >= 500 else "invalid_request_error"
         raise APIError(error.status, str(error), kind) from None
-    data = [
-        {"object": "embedding", "index": i, "embedding": _encoded(v, body.encoding_format)}
-        for i, v in enumerate(vectors)
-    ]
-    usage = {"prompt_tokens": sum(map(len, ids)), "total_tokens": sum(map(len, ids))}
-    answer = {"object": "list", "data": data, "model": model.name, "usage": usage}
-    return web.Response(
-        body=orjson.dumps(answer),
-        content_type="application/json",
-        headers={"X-Hybridgw-Target": "edge", "X-Hybridgw-Node": backend.state.node_id},
-    )
+    where = {"X-Hybridgw-Target": "edge", "X-Hybridgw-Node": backend.state.node_id}
+    return Embedded(vectors, sum(map(len, ids)), where)
 
 
 def _inputs(body: EmbeddingRequest) -> list[str | list[int]]:
@@ -80,10 +93,8 @@ def _inputs(body: EmbeddingRequest) -> list[str | list[int]]:
     return list(given)
 
 
-def _check(ids: list[list[int]], model, body: EmbeddingRequest) -> None:
+def _check(ids: list[list[int]], model) -> None:
     vocab = model.tokenizer.vocab_size
-    if body.dimensions is not None:
-        raise invalid("'dimensions' is not supported: embeddings have the model's own size.", "dimensions")
     for index, prompt in enumerate(ids):
         if not prompt or max(prompt) >= vocab:
             raise invalid(f"input[{index}] must be non-empty text or token ids below {vocab}.", "input")

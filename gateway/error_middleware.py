@@ -47,6 +47,6 @@ def _rejected(request: web.Request, error: APIError, started: float) -> web.Resp
             "duration_ms": round((time.perf_counter() - started) * 1000, 1),
         }
         logger.info(json.dumps(record))
-    dialect = getattr(request.match_info.handler, "dialect", None)  # gateway/request_core.py: Endpoint
+    dialect = getattr(request.match_info.handler, "dialect", None)  # request_core.endpoint sets it
     body = error.body() if dialect is None else dialect.error_body(error)
     return web.json_response(body, status=error.status, headers=error.headers)

@@ -8,6 +8,7 @@ from formats.chat_template import ChatTemplate, chat_template_for
 from formats.gguf_reader import GGUFReader
 from formats.model_config import ModelConfig
 from formats.tokenizer import GGUFTokenizer
+from gateway.model_facts import ModelFacts
 from shared.grammar_matcher import GrammarCompiler
 
 
@@ -19,6 +20,7 @@ class ServedModel:
     context_length: int
     created: int
     grammars: GrammarCompiler  # checks structured-output constraints against the vocabulary
+    facts: ModelFacts | None = None  # its file: size, digest, architecture (gateway/model_facts.py)
 
     @staticmethod
     def load(name: str, gguf_path: str | Path, context_length: int | None = None) -> "ServedModel":
@@ -34,4 +36,5 @@ class ServedModel:
             grammars=GrammarCompiler(
                 tokenizer.to_hf_json, tokenizer.vocab.end_of_generation_ids, config.vocab_size
             ),
+            facts=ModelFacts.read(reader, gguf_path),
         )

@@ -90,17 +90,17 @@ def prompt_chars(request: GenerationRequest) -> int:
 
 def prepare(model: ServedModel, request: GenerationRequest) -> tuple[tuple[list[int], ...], int]:
     """Every prompt's ids and the number of tokens to generate, checked against the context
-    window and the vocabulary."""
+    window (the model's, or a smaller one the request asks for) and the vocabulary."""
+    window = context_window(model, request)
     prompts = prompt_ids(model, request)
     longest = max(prompts, key=len)
     param = "messages" if request.messages else "prompt"
-    room = model.context_length - len(longest)
+    room = window - len(longest)
     if not all(prompts):
         raise invalid("A prompt must not be empty.", param)
     if room < 1:
         raise invalid(
-            f"This model's maximum context length is {model.context_length} tokens; the prompt has "
-            f"{len(longest)} tokens.",
+            f"This model's maximum context length is {window} tokens; the prompt has {len(longest)} tokens.",
             param,
             "context_length_exceeded",
         )
@@ -109,13 +109,26 @@ def prepare(model: ServedModel, request: GenerationRequest) -> tuple[tuple[list[
     if max_tokens > room:
         raise invalid(
             f"max_tokens ({max_tokens}) plus the prompt ({len(longest)} tokens) exceeds the context length "
-            f"of {model.context_length}.",
+            f"of {window}.",
             "max_tokens",
             "context_length_exceeded",
         )
     if request.min_tokens > max_tokens:
         raise invalid(f"'min_tokens' ({request.min_tokens}) exceeds max_tokens ({max_tokens}).", "min_tokens")
     return tuple(prompts), max_tokens
+
+
+def context_window(model: ServedModel, request: GenerationRequest) -> int:
+    """The model's window, or the smaller one Ollama's options.num_ctx asks for (a larger one
+    cannot be given: a 400 naming it)."""
+    if request.num_ctx is None:
+        return model.context_length
+    if request.num_ctx > model.context_length:
+        message = (
+            f"'options.num_ctx' ({request.num_ctx}) exceeds the model's window of {model.context_length}."
+        )
+        raise invalid(message, "options.num_ctx")
+    return request.num_ctx
 
 
 def _check_token_ids(model: ServedModel, request: GenerationRequest, prompts: list[list[int]]) -> None:

@@ -37,15 +37,17 @@ from gateway.tool_request import output_constraint
 from shared.telemetry import extract_context, forwarded_context, recording, tracer
 
 
-class Endpoint:
-    """The aiohttp handler of one dialect's generation endpoint (its errors take the dialect's
-    shape: gateway/error_middleware.py reads `dialect`)."""
+def endpoint(dialect: Dialect, handler=None):
+    """The aiohttp handler of one dialect's generation endpoint (`handler`: one of its own that
+    ends in `serve`); it carries the dialect, whose shape its errors take (gateway/
+    error_middleware.py reads `dialect`)."""
 
-    def __init__(self, dialect: Dialect):
-        self.dialect = dialect
+    async def handle(request: web.Request) -> web.StreamResponse:
+        return await serve(request, dialect)
 
-    async def __call__(self, request: web.Request) -> web.StreamResponse:
-        return await serve(request, self.dialect)
+    chosen = handler or handle
+    chosen.dialect = dialect
+    return chosen
 
 
 async def serve(request: web.Request, dialect: Dialect) -> web.StreamResponse:

@@ -1,6 +1,7 @@
 """POST /v1/messages/count_tokens (Anthropic's): the number of prompt tokens a Messages request
 would have, its system, turns and tools rendered by the model's chat template as for
-generation, behind the same keys, model permissions and Anthropic error shapes."""
+generation, behind the same keys and model permissions (app.py gives it Anthropic's error
+shapes)."""
 
 import orjson
 from aiohttp import web
@@ -12,16 +13,12 @@ from gateway.off_loop import off_loop
 from gateway.prepared_request import prompt_chars, prompt_ids, refuse_beyond_any_context
 
 
-class CountTokens:
-    dialect = ANTHROPIC_MESSAGES  # errors in its shape (gateway/error_middleware.py)
-
-    async def __call__(self, request: web.Request) -> web.Response:
-        request.app[app_keys.KEYS].authenticate(request)
-        ANTHROPIC_MESSAGES.check_headers(request.headers)
-        raw = await request.read()
-        body = parse_count_tokens(raw)
-        _, model = authorized_model(request, body.model)
-        refuse_beyond_any_context(model, prompt_chars(body), "messages")
-        prompts = await off_loop(len(raw), prompt_ids, model, body)
-        answer = {"input_tokens": len(prompts[0])}
-        return web.Response(body=orjson.dumps(answer), content_type="application/json")
+async def count_tokens(request: web.Request) -> web.Response:
+    request.app[app_keys.KEYS].authenticate(request)
+    ANTHROPIC_MESSAGES.check_headers(request.headers)
+    raw = await request.read()
+    body = parse_count_tokens(raw)
+    _, model = authorized_model(request, body.model)
+    refuse_beyond_any_context(model, prompt_chars(body), "messages")
+    prompts = await off_loop(len(raw), prompt_ids, model, body)
+    return web.Response(body=orjson.dumps({"input_tokens": len(prompts[0])}), content_type="application/json")

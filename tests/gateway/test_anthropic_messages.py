@@ -149,6 +149,12 @@ async def test_errors_take_anthropics_shape(gateway):
                 answer = await response.json()
                 assert response.status == status and answer["type"] == "error", answer
                 assert answer["error"]["type"] == kind and answer["error"]["message"]
+    count_url = f"{gateway.url}/v1/messages/count_tokens"
+    async with aiohttp.ClientSession() as session:
+        payload = {"model": "nope", "messages": body["messages"]}
+        async with session.post(count_url, json=payload, headers=headers) as response:
+            answer = await response.json()
+    assert response.status == 404 and answer["error"]["type"] == "not_found_error"
     with pytest.raises(anthropic.NotFoundError):
         await gateway.anthropic.messages.create(
             model="nope", max_tokens=4, messages=[{"role": "user", "content": "hi"}]

@@ -1,11 +1,12 @@
-"""POST /v1/embeddings with the openai SDK against a real edge node: each vector is the edge
-engine's own embedding of the input's tokens, floats or base64, text or token ids; what cannot
-be served is a clear error."""
+"""POST /v1/embeddings with the openai SDK, and Ollama's /api/embed and /api/embeddings with the
+ollama client, against a real edge node: each vector is the edge engine's own embedding of the
+input's tokens, floats or base64, text or token ids; what cannot be served is a clear error."""
 
 import base64
 
 import aiohttp
 import numpy as np
+import ollama
 import pytest
 
 from edge.engine import EdgeEngine, EngineConfig
@@ -49,6 +50,22 @@ async def test_embeddings_are_the_engines_own(model_path, edge_node):
             ):
                 async with session.post(f"{gw.url}/v1/embeddings", json={"model": "tiny", **bad}) as response:
                     assert response.status == 400 and (await response.json())["error"]["param"] == param
+
+
+async def test_ollamas_embed_endpoints_give_the_same_vectors(model_path, edge_node):
+    tokenizer = GGUFTokenizer.from_file(model_path)
+    ids = [tokenizer.encode(text, add_special=True) for text in TEXTS]
+    async with Gateway(edge_config(model_path, edge_node)) as gw:
+        client = ollama.AsyncClient(host=gw.url)
+        answer = await client.embed(model="tiny", input=TEXTS)
+        assert answer.prompt_eval_count == sum(map(len, ids))
+        for vector, prompt in zip(answer.embeddings, ids, strict=True):
+            np.testing.assert_allclose(vector, _direct(model_path, prompt), atol=1e-6)
+        legacy = await client.embeddings(model="tiny", prompt=TEXTS[0])
+        assert list(legacy.embedding) == list(answer.embeddings[0])
+        with pytest.raises(ollama.ResponseError) as caught:
+            await client.embed(model="tiny", input=TEXTS[0], truncate=True)
+        assert caught.value.status_code == 400 and "truncate" in caught.value.error
 
 
 async def test_no_edge_node_is_503(model_path):
