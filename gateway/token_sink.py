@@ -34,6 +34,7 @@ class TextEvent:
     prompt_logprobs: Sequence[pb.GeneratedToken] | None = None  # the first event's, when asked
     num_tokens: int = 0  # the tokens whose text this is
     stop_sequence: str | None = None  # the stop string the choice ended at
+    call_pieces: Sequence[ToolCallDelta] = ()  # a forced call's arguments as written (streams)
 
 
 class EventSink(Protocol):
@@ -165,6 +166,7 @@ class ChoiceSink:
         """The event's text split into content and the calls it completes; an answer that
         called tools and stopped finishes with "tool_calls", as OpenAI's do."""
         event.text, calls = self.tools.push(event.text, self.completion_tokens)
+        event.call_pieces = self.tools.take_pieces()
         if finished:
             rest, more = self.tools.finish()
             event.text, calls = event.text + rest, calls + more

@@ -10,8 +10,11 @@ import secrets
 from dataclasses import dataclass
 
 from gateway.tool_call_formats import ParsedCall, ToolCallFormat
+from gateway.tool_call_stream import OpenCall
 
 PYTHON_TAG = "<|python_tag|>"
+# another call is begun only with this much room over the longest so far (calls vary in length)
+BUDGET_MARGIN, BUDGET_SLACK = 1.5, 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +24,8 @@ class ToolCallDelta:
     name: str
     arguments: str
     cut: bool = False  # cut by max_tokens: its arguments are as far as written
+    sent: int = 0  # a whole call's argument characters already handed out as pieces (streaming)
+    first: bool = False  # a piece that announces its call (its id and name go out with it)
 
     def as_openai(self, streamed: bool) -> dict:
         call = {
@@ -44,15 +49,22 @@ class ToolCallParser:
         parallel: bool = True,
         max_tokens: int | None = None,
         max_calls: int | None = None,
+        stream_arguments: bool = False,
     ):
-        """`max_calls`: the Responses API's max_tool_calls (decoding stops at that many)."""
+        """`max_calls`: the Responses API's max_tool_calls (decoding stops at that many);
+        `stream_arguments`: hand out the first call's arguments as they are written (a forced
+        call, whose grammar makes them valid JSON: an "auto" call is read whole at its end,
+        where it may turn out to be no call at all)."""
         self.format, self.names = fmt, names
+        self.stream_arguments = stream_arguments
         self.parallel, self.max_tokens, self.max_calls = parallel, max_tokens, max_calls
         self.held = ""  # text not released yet
         self.in_calls = False  # a call has opened: everything from here is held and parsed
         self.released_any = False
         self.calls: list[ToolCallDelta] = []
         self.enough = False
+        self.pieces: list[ToolCallDelta] = []  # argument pieces of the call being written (Hermes)
+        self._open: OpenCall | None = None
         self._mark = 0  # the tokens generated when the current call opened
         self._longest = 0  # the most tokens one call took
 
@@ -67,12 +79,47 @@ class ToolCallParser:
             if start is not None and start in self.held:
                 head, _, rest = self.held.partition(start)
                 self.in_calls, self.held, self._mark = True, start + rest, tokens
-                return self._release(head), self._counted(self._closed_calls(), tokens)
+                return self._release(head), self._in_calls(tokens)
             keep = _prefix_overlap(self.held, start) if start is not None else 0
             released = self.held[: len(self.held) - keep]
             self.held = self.held[len(released) :]
             return self._release(released), []
-        return "", self._counted(self._closed_calls(), tokens)
+        return "", self._in_calls(tokens)
+
+    def _in_calls(self, tokens: int) -> list[ToolCallDelta]:
+        """The calls closed so far; then the arguments of the one being written, as pieces."""
+        calls = self._counted(self._closed_calls(), tokens)
+        self._stream_open_call()
+        return calls
+
+    def _stream_open_call(self) -> None:
+        """Hermes: the open block's call, announced once its head is whole, then its arguments
+        piece by piece (`pieces`, taken by the choice's sink after each push)."""
+        start, end = self.format.start, self.format.end
+        if end is None or self.enough or not self.stream_arguments:
+            return
+        if self._open is None:
+            if self.calls:  # the first call only: later ones go whole, and may still be dropped
+                return
+            at = self.held.find(start)
+            if at < 0 or end in self.held[at:]:
+                return
+            self._open = OpenCall.opening(self.held, at + len(start), self.names, len(self.calls))
+            if self._open is None:
+                return
+        call = self._open
+        first = not call.announced
+        piece = call.advance(self.held)
+        if first and piece[:1] not in ("{", ""):  # arguments as a JSON string: read whole at the end
+            self._open, self.stream_arguments = None, False
+            return
+        if (piece or first) and call.scanned:
+            call.announced = True
+            self.pieces.append(ToolCallDelta(call.index, call.id, call.name, piece, first=first))
+
+    def take_pieces(self) -> list[ToolCallDelta]:
+        pieces, self.pieces = self.pieces, []
+        return pieces
 
     def _counted(self, calls: list[ToolCallDelta], tokens: int) -> list[ToolCallDelta]:
         """The calls just completed, less repeats of earlier ones; whether that is `enough`."""
@@ -80,7 +127,8 @@ class ToolCallParser:
             return calls
         before = self.calls[: -len(calls)]
         earlier = {(c.name, c.arguments) for c in before}
-        fresh = [c for c in calls if (c.name, c.arguments) not in earlier]
+        fresh = [c for c in calls if c.sent or (c.name, c.arguments) not in earlier]
+        self.enough = self.enough or any((c.name, c.arguments) in earlier for c in calls)
         if self.max_calls is not None:
             fresh = fresh[: max(0, self.max_calls - len(before))]
         if len(fresh) < len(calls):
@@ -89,13 +137,18 @@ class ToolCallParser:
         self._longest = max(self._longest, (tokens - self._mark + len(calls) - 1) // len(calls))
         self._mark = tokens
         left = None if self.max_tokens is None else self.max_tokens - tokens
-        self.enough = self.enough or not self.parallel or (left is not None and left < self._longest)
+        room = left is not None and left < self._longest * BUDGET_MARGIN + BUDGET_SLACK
+        self.enough = self.enough or not self.parallel or room
         self.enough = self.enough or (self.max_calls is not None and len(self.calls) >= self.max_calls)
         return fresh
 
     def finish(self) -> tuple[str, list[ToolCallDelta]]:
         """At the end of the answer: the rest, as calls where it parses, else as content. A call
         cut after whole ones is dropped (`enough` then: the answer is the calls that finished)."""
+        if self._open is not None:  # announced, its pieces sent: the call it is, cut where it ends
+            opened, self._open = self._open, None
+            written, self.held = self._written(opened, self.held, cut=True), ""
+            return "", [written]
         content, calls = self.format.parse(self.held, self.names)
         self.held = ""
         if self.calls and any(call.cut for call in calls):  # after calls that finished: dropped
@@ -116,10 +169,25 @@ class ToolCallParser:
         if end is None or (last := self.held.rfind(end)) < 0:
             return []
         closed, self.held = self.held[: last + len(end)], self.held[last + len(end) :]
+        opened, self._open = self._open, None
         content, calls = self.format.parse(closed, self.names)
+        if opened is not None:  # announced while written: the call it is, whatever its JSON
+            written = self._written(opened, closed, cut=False)
+            return [written, *self._numbered(calls[1:])]
         if content:  # a block that held no valid call: kept, so it ends up as content
             self.held = content + self.held
         return self._numbered(calls)
+
+    def _written(self, opened: OpenCall, held: str, cut: bool) -> ToolCallDelta:
+        """The whole call that was announced and streamed in pieces (`sent`: how much was)."""
+        sent = opened.scanned
+        opened.advance(held)
+        arguments = opened.arguments(held)
+        written = ToolCallDelta(
+            opened.index, opened.id, opened.name, arguments, cut and not opened.closed, sent
+        )
+        self.calls.append(written)
+        return written
 
     def _numbered(self, calls: list[ParsedCall]) -> list[ToolCallDelta]:
         deltas = [

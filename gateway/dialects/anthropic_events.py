@@ -41,6 +41,7 @@ class AnthropicFormat(ResponseFormat):
         self.text_open = False
         self.finish: str | None = None
         self.stop_sequence: str | None = None
+        self.open_block: int | None = None  # a forced call's block, its input being streamed
         self._streaming = True  # False while a whole answer is assembled: no event bytes made
 
     def _event(self, kind: str, **fields) -> bytes:
@@ -83,6 +84,8 @@ class AnthropicFormat(ResponseFormat):
             self.blocks[-1]["text"] += event.text
             delta = {"type": "text_delta", "text": event.text}
             out.append(self._event("content_block_delta", index=len(self.blocks) - 1, delta=delta))
+        for piece in event.call_pieces:
+            out.append(self._input_piece(piece))
         for call in event.tool_calls:
             out.append(self._close_text())
             out.append(self._tool_use(call))
@@ -96,7 +99,32 @@ class AnthropicFormat(ResponseFormat):
         self.text_open = False
         return self._event("content_block_stop", index=len(self.blocks) - 1)
 
+    def _input_piece(self, piece) -> bytes:
+        """A forced call's input as written: its block opens with the first piece."""
+        out = b""
+        if piece.first:
+            out = self._close_text()
+            block = {
+                "type": "tool_use",
+                "id": f"toolu_{secrets.token_hex(12)}",
+                "name": piece.name,
+                "input": {},
+            }
+            self.blocks.append(block)
+            self.open_block = len(self.blocks) - 1
+            out += self._event("content_block_start", index=self.open_block, content_block=block)
+        delta = {"type": "input_json_delta", "partial_json": piece.arguments}
+        return out + self._event("content_block_delta", index=self.open_block, delta=delta)
+
     def _tool_use(self, call) -> bytes:
+        if call.sent and self.open_block is not None:  # streamed: the rest of its input, then its end
+            index, self.open_block = self.open_block, None
+            self.blocks[index]["input"] = _input(call.arguments)
+            out = b""
+            if call.arguments[call.sent :]:
+                delta = {"type": "input_json_delta", "partial_json": call.arguments[call.sent :]}
+                out = self._event("content_block_delta", index=index, delta=delta)
+            return out + self._event("content_block_stop", index=index)
         block = {
             "type": "tool_use",
             "id": f"toolu_{secrets.token_hex(12)}",

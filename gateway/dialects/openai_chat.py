@@ -112,11 +112,12 @@ class ChatFormat(ResponseFormat):
         ]
 
     def delta(self, event: TextEvent) -> dict | None:
-        if not (event.text or event.tool_calls) and event.finish_reason is None and not self.request.logprobs:
+        calls = streamed_calls(event)
+        if not (event.text or calls) and event.finish_reason is None and not self.request.logprobs:
             return None
         delta: dict = {"content": event.text} if event.text else {}
-        if event.tool_calls:
-            delta["tool_calls"] = [call.as_openai(streamed=True) for call in event.tool_calls]
+        if calls:
+            delta["tool_calls"] = calls
         return {
             "index": event.index,
             "delta": delta,
@@ -131,6 +132,26 @@ class ChatFormat(ResponseFormat):
         if calls:
             message.update(content=content or None, tool_calls=calls)
         return {"message": message, "logprobs": self._logprobs(events)}
+
+
+def streamed_calls(event: TextEvent) -> list[dict]:
+    """The event's tool-call deltas as OpenAI streams them: a call's first with its id, type and
+    name, then its arguments as written; a whole call at once, or what of it was not yet sent."""
+    deltas = []
+    for piece in event.call_pieces:
+        deltas.append(
+            piece.as_openai(streamed=True) if piece.first else _arguments_delta(piece.index, piece.arguments)
+        )
+    for call in event.tool_calls:
+        if not call.sent:
+            deltas.append(call.as_openai(streamed=True))
+        elif call.arguments[call.sent :]:
+            deltas.append(_arguments_delta(call.index, call.arguments[call.sent :]))
+    return deltas
+
+
+def _arguments_delta(index: int, arguments: str) -> dict:
+    return {"index": index, "function": {"arguments": arguments}}
 
 
 OPENAI_CHAT = Dialect("openai.chat", "chat", parse_chat, ChatFormat)

@@ -23,6 +23,7 @@ class ResponsesFormat(ResponseFormat):
         self.items: list[dict] = []  # output items closed so far
         self.message: dict | None = None  # the message item being streamed
         self.finish: str | None = None
+        self.open_call: dict | None = None  # a forced call whose arguments are being streamed
         self._streaming = True  # False while a whole answer is assembled: no event bytes made
 
     def _event(self, kind: str, **fields) -> bytes:
@@ -51,11 +52,25 @@ class ResponsesFormat(ResponseFormat):
                 part["logprobs"] += logprobs
                 delta["logprobs"] = logprobs
             out.append(self._event("response.output_text.delta", **self._where(), **delta))
+        for piece in event.call_pieces:
+            out.append(self._argument_piece(piece))
         for call in event.tool_calls:
             out.append(self._close_message())
-            out.append(self._function_call(_call_item(call)))
+            out.append(self._function_call(_call_item(call), call.sent))
         self.finish = event.finish_reason or self.finish
         return b"".join(out)
+
+    def _argument_piece(self, piece) -> bytes:
+        """A forced call's arguments as written: the item opens with its first piece."""
+        out = b""
+        if piece.first:
+            out = self._close_message()
+            self.open_call = {**_call_item(piece), "arguments": "", "status": "in_progress"}
+            out += self._event(
+                "response.output_item.added", output_index=len(self.items), item=self.open_call
+            )
+        where = {"item_id": self.open_call["id"], "output_index": len(self.items)}
+        return out + self._event("response.function_call_arguments.delta", **where, delta=piece.arguments)
 
     def _open_message(self) -> bytes:
         self.message = {
@@ -87,10 +102,21 @@ class ResponsesFormat(ResponseFormat):
         self.message = None
         return out
 
-    def _function_call(self, item: dict) -> bytes:
+    def _function_call(self, item: dict, sent: int = 0) -> bytes:
+        """A whole call's events, or, `sent` of its arguments streamed already, the rest."""
+        if sent and self.open_call is not None:
+            item = {**item, "id": self.open_call["id"]}
+            self.open_call = None
         index, where = len(self.items), {"item_id": item["id"], "output_index": len(self.items)}
-        out = self._event("response.output_item.added", output_index=index, item={**item, "arguments": ""})
-        out += self._event("response.function_call_arguments.delta", **where, delta=item["arguments"])
+        out = b""
+        if not sent:
+            out = self._event(
+                "response.output_item.added", output_index=index, item={**item, "arguments": ""}
+            )
+        if item["arguments"][sent:]:
+            out += self._event(
+                "response.function_call_arguments.delta", **where, delta=item["arguments"][sent:]
+            )
         out += self._event("response.function_call_arguments.done", **where, arguments=item["arguments"])
         out += self._event("response.output_item.done", output_index=index, item=item)
         self.items.append(item)

@@ -104,7 +104,7 @@ async def test_a_tool_loop(gateway, streamed):
             ]
             called = await stream.get_final_message()
         (use,) = [block for block in called.content if block.type == "tool_use"]
-        assert json.loads("".join(deltas)) == use.input
+        assert len(deltas) > 2 and json.loads("".join(deltas)) == use.input  # as generated
     else:
         called = await gateway.anthropic.messages.create(**ask, messages=messages, tool_choice=forced)
         (use,) = [block for block in called.content if block.type == "tool_use"]

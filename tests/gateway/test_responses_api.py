@@ -60,6 +60,19 @@ async def test_function_tools_round_trip(long_context_gateway):
     )
     (call,) = [item for item in called.output if item.type == "function_call"]
     assert call.name == "get_weather" and json.loads(call.arguments)["city"] in ("Paris", "Oslo")
+    stream = await client.responses.create(
+        model="tiny",
+        input="Weather in Oslo?",
+        tools=[WEATHER],
+        tool_choice={"type": "function", "name": "get_weather"},
+        max_output_tokens=200,
+        stream=True,
+    )
+    events = [event async for event in stream]
+    pieces = [e.delta for e in events if e.type == "response.function_call_arguments.delta"]
+    (done,) = [e for e in events if e.type == "response.output_item.done"]
+    assert len(pieces) > 2 and "".join(pieces) == done.item.arguments  # as generated
+    assert [e.item.id for e in events if e.type == "response.output_item.added"] == [done.item.id]
     follow_up = [
         {"role": "user", "content": "Weather in Oslo?"},
         {"type": "function_call", "call_id": call.call_id, "name": call.name, "arguments": call.arguments},

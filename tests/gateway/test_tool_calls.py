@@ -274,8 +274,12 @@ async def test_forced_calls_on_a_real_node_parse_match_their_schema_and_stream_a
         )
         chunks = [chunk async for chunk in stream]
         deltas = [d for c in chunks for d in c.choices[0].delta.tool_calls or ()]
-        assert [d.index for d in deltas] == [0] and deltas[0].function.name == "get_weather"
-        assert set(json.loads(deltas[0].function.arguments)) == {"city"}
+        assert {d.index for d in deltas} == {0} and deltas[0].function.name == "get_weather"
+        assert deltas[0].id.startswith("call_") and all(
+            d.id is None and d.function.name is None for d in deltas[1:]
+        )
+        assert len(deltas) > 2  # the arguments as they are generated, not one final chunk
+        assert set(json.loads("".join(d.function.arguments for d in deltas))) == {"city"}
         assert chunks[-1].choices[0].finish_reason == "tool_calls"
         free = await gw.client.chat.completions.create(
             model="tiny", messages=HISTORY, tools=TOOLS, max_tokens=8, temperature=0
