@@ -51,23 +51,17 @@ async def test_text_in_and_out_streamed_and_not(long_context_gateway):
 
 async def test_function_tools_round_trip(long_context_gateway):
     client = long_context_gateway.client
-    called = await client.responses.create(
-        model="tiny",
-        input="Weather in Oslo?",
-        tools=[WEATHER],
-        tool_choice={"type": "function", "name": "get_weather"},
-        max_output_tokens=200,
-    )
+    forced = {
+        "model": "tiny",
+        "input": "Weather in Oslo?",
+        "tools": [WEATHER],
+        "tool_choice": {"type": "function", "name": "get_weather"},
+        "max_output_tokens": 200,
+    }
+    called = await client.responses.create(**forced)
     (call,) = [item for item in called.output if item.type == "function_call"]
     assert call.name == "get_weather" and json.loads(call.arguments)["city"] in ("Paris", "Oslo")
-    stream = await client.responses.create(
-        model="tiny",
-        input="Weather in Oslo?",
-        tools=[WEATHER],
-        tool_choice={"type": "function", "name": "get_weather"},
-        max_output_tokens=200,
-        stream=True,
-    )
+    stream = await client.responses.create(**forced, stream=True)
     events = [event async for event in stream]
     pieces = [e.delta for e in events if e.type == "response.function_call_arguments.delta"]
     (done,) = [e for e in events if e.type == "response.output_item.done"]
