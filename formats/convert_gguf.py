@@ -49,7 +49,7 @@ def gguf_to_safetensors(gguf_path: Path, out_dir: Path, progress: bool = True) -
             bar.update(tensor.nbytes)
     write_safetensors(out_dir / "model.safetensors", tensors, metadata={"format": "pt"})
     (out_dir / "config.json").write_text(json.dumps(config, indent=2))
-    _write_tokenizer(reader, out_dir)
+    write_tokenizer(reader, out_dir)
 
 
 def _hf_config(reader: GGUFReader, arch: str) -> dict[str, Any]:
@@ -84,7 +84,9 @@ def _hf_config(reader: GGUFReader, arch: str) -> dict[str, Any]:
     return config
 
 
-def _write_tokenizer(reader: GGUFReader, out_dir: Path) -> None:
+def write_tokenizer(reader: GGUFReader, out_dir: Path) -> None:
+    """tokenizer.json and tokenizer_config.json (chat template, special tokens, window): what
+    Hugging Face's AutoTokenizer loads, offline (`hybridgw model export-tokenizer`)."""
     tokenizer = GGUFTokenizer.from_metadata(reader.metadata)
     (out_dir / "tokenizer.json").write_text(tokenizer.to_hf_json())
     vocab = tokenizer.vocab

@@ -1,9 +1,11 @@
-"""`hybridgw model pull|list|inspect|path`."""
+"""`hybridgw model pull|list|inspect|path|export-tokenizer`."""
 
 import argparse
 import json
 from pathlib import Path
 
+from formats.convert_gguf import write_tokenizer
+from formats.gguf_reader import GGUFReader
 from formats.model_fetch import fetch, list_models
 from formats.model_pull import DEFAULT_MODEL, DEMO_MODELS, PullError, model_path, pull
 from formats.model_summary import format_summary, summarize
@@ -43,6 +45,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     inspect_parser.add_argument("--json", action="store_true", help="machine-readable output")
     inspect_parser.set_defaults(handler=_inspect)
 
+    export_parser = actions.add_parser(
+        "export-tokenizer",
+        help="a GGUF file's tokenizer as Hugging Face files (tokenizer.json, tokenizer_config.json), "
+        "for tools that want one offline (guidellm --tokenizer, transformers' AutoTokenizer)",
+    )
+    export_parser.add_argument("file", type=Path, help="the model's .gguf file")
+    export_parser.add_argument("--out", type=Path, required=True, help="the directory to write (created)")
+    export_parser.set_defaults(handler=_export_tokenizer)
+
 
 def _pull(args: argparse.Namespace) -> None:
     if args.name in DEMO_MODELS:
@@ -66,3 +77,9 @@ def _list(args: argparse.Namespace) -> None:
 def _inspect(args: argparse.Namespace) -> None:
     summary = summarize(args.file)
     print(json.dumps(summary, indent=2) if args.json else format_summary(summary))
+
+
+def _export_tokenizer(args: argparse.Namespace) -> None:
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_tokenizer(GGUFReader(args.file), args.out)
+    print(args.out)

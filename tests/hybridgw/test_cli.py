@@ -173,3 +173,17 @@ def test_quantize_to_q4_k_m_mixes_types_as_llama_cpp(capsys, tiny_model, tmp_pat
         expected_type = GGMLType.Q6_K if name in more_bits else GGMLType.Q4_K
         assert result.ggml_type == expected_type, name
         assert result.data.tobytes() == quants.quantize(np.asarray(tensor.data), expected_type).tobytes()
+
+
+def test_export_tokenizer_writes_files_transformers_loads_offline(capsys, tiny_model, tmp_path):
+    from transformers import AutoTokenizer
+
+    path = tiny_model(GGMLType.Q8_0)
+    code, out, _ = run_cli(capsys, "model", "export-tokenizer", str(path), "--out", str(tmp_path / "tok"))
+    assert code == 0 and out.strip() == str(tmp_path / "tok")
+    exported = AutoTokenizer.from_pretrained(tmp_path / "tok", local_files_only=True)
+    ours = GGUFTokenizer.from_file(path)
+    for text in ("Hello world", "  two  spaces\nand a line", "naïve café 東京 🙂", "x = f(3) ** 2"):
+        assert exported.encode(text, add_special_tokens=False) == ours.encode(text, add_special=False)
+    config = json.loads((tmp_path / "tok" / "tokenizer_config.json").read_text())
+    assert config["tokenizer_class"] == "PreTrainedTokenizerFast"

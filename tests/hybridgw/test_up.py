@@ -231,12 +231,9 @@ def test_guidellm_benchmarks_a_live_up_unchanged(demo_model_path, tmp_path):
     stats, ignore_eos), with the demo model's tokenizer exported as Hugging Face files."""
     import json
 
-    from formats.tokenizer import GGUFTokenizer
-
     tokenizer_dir = tmp_path / "tokenizer"
-    tokenizer_dir.mkdir()
-    (tokenizer_dir / "tokenizer.json").write_text(GGUFTokenizer.from_file(demo_model_path).to_hf_json())
-    (tokenizer_dir / "tokenizer_config.json").write_text('{"tokenizer_class": "PreTrainedTokenizerFast"}')
+    export = [sys.executable, "-m", "hybridgw", "model", "export-tokenizer", str(demo_model_path)]
+    subprocess.run([*export, "--out", str(tokenizer_dir)], check=True, timeout=120)
     up = Up("--port", "0")
     url = up.wait_listening()
     up.wait_ready(url)
