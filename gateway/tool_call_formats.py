@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 
 from gateway.tool_call_cut import ParsedCall, declared_call, json_call_prefix
+from gateway.tool_call_stream import OpenCall
 
 DECODER = json.JSONDecoder()
 JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
@@ -50,9 +51,10 @@ class ToolCallFormat:
         return ("", finished_first(calls)) if calls else (text, [])
 
     def _blocks(self, text: str, names: frozenset[str]) -> tuple[str, list[ParsedCall], bool]:
-        """start ... end blocks and the text around them; a complete block that holds no valid
-        call stays text; a block the text ends inside is read as a cut call (third: whether
-        there was one)."""
+        """start ... end blocks and the text around them; a complete block whose head names a
+        declared function is its call, its arguments as written when they are not valid JSON
+        (as a stream announces it, gateway/tool_call_stream.py); one that names none stays text;
+        a block the text ends inside is read as a cut call (third: whether there was one)."""
         content, calls, position = [], [], 0
         while (start := text.find(self.start, position)) >= 0:
             end = text.find(self.end, start)
@@ -61,7 +63,8 @@ class ToolCallFormat:
                 content.append(text[position:start])
                 calls.extend(_json_calls(inside.strip(), names) or json_call_prefix(inside, names))
                 return "".join(content), calls, True
-            found = _json_calls(text[start + len(self.start) : end].strip(), names)
+            inside = text[start + len(self.start) : end]
+            found = _json_calls(inside.strip(), names) or _as_written(inside, names)
             content.append(text[position:start] if found else text[position : end + len(self.end)])
             calls.extend(found)
             position = end + len(self.end)
@@ -110,6 +113,15 @@ def tool_call_format(template_source: str) -> ToolCallFormat:
     if "<|python_tag|>" in template_source or "ipython" in template_source:
         return LLAMA3_JSON
     return HERMES
+
+
+def _as_written(inside: str, names: frozenset[str]) -> list[ParsedCall]:
+    """A block's call read as a stream reads it: a declared name, the arguments object's text."""
+    opened = OpenCall.opening(inside, 0, names, 0)
+    if opened is None:
+        return []
+    opened.advance(inside)
+    return [ParsedCall(opened.name, opened.arguments(inside))]
 
 
 def finished_first(calls: list[ParsedCall]) -> list[ParsedCall]:

@@ -52,9 +52,8 @@ class ToolCallParser:
         stream_arguments: bool = False,
     ):
         """`max_calls`: the Responses API's max_tool_calls (decoding stops at that many);
-        `stream_arguments`: hand out the first call's arguments as they are written (a forced
-        call, whose grammar makes them valid JSON: an "auto" call is read whole at its end,
-        where it may turn out to be no call at all)."""
+        `stream_arguments`: hand out the first call's arguments as they are written (Hermes
+        blocks; a streamed response's)."""
         self.format, self.names = fmt, names
         self.stream_arguments = stream_arguments
         self.parallel, self.max_tokens, self.max_calls = parallel, max_tokens, max_calls

@@ -117,5 +117,6 @@ def tool_parser(
         return None
     names = frozenset(t["function"]["name"] for t in request.tools)
     fmt = tool_call_format(model.chat_template.source)
-    forced = request.tool_choice in ("required", "function")
-    return ToolCallParser(fmt, names, request.parallel_tool_calls, max_tokens, request.max_tool_calls, forced)
+    return ToolCallParser(
+        fmt, names, request.parallel_tool_calls, max_tokens, request.max_tool_calls, stream_arguments=True
+    )

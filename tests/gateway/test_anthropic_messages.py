@@ -149,6 +149,19 @@ async def test_errors_take_anthropics_shape(gateway):
                 answer = await response.json()
                 assert response.status == status and answer["type"] == "error", answer
                 assert answer["error"]["type"] == kind and answer["error"]["message"]
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    with_image = {
+        **body,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "what?"}, image]}],
+    }
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(url, json=with_image, headers=headers) as response,
+    ):
+        answer = await response.json()
+    # routed as image_url parts: only nodes that take images (this edge does not, and it is private)
+    assert response.status == 400 and answer["error"]["type"] == "invalid_request_error"
+    assert "image" in answer["error"]["message"]
     count_url = f"{gateway.url}/v1/messages/count_tokens"
     async with aiohttp.ClientSession() as session:
         payload = {"model": "nope", "messages": body["messages"]}
