@@ -41,6 +41,9 @@ STOP_LIST = Annotated[list[Annotated[str, Field(min_length=1)]], Field(max_lengt
 class TextPart(Strict):
     type: Literal["text"]
     text: str
+    # OpenRouter's and LiteLLM's prompt-caching marker (Anthropic's, on OpenAI parts): prefix
+    # caching is automatic on every node here, so it is accepted and changes nothing
+    cache_control: dict[str, Any] | None = None
 
 
 class ImageURL(Strict):

@@ -80,5 +80,9 @@ class TestHybridgwChatOpenAI(ChatModelIntegrationTests):
         return False  # the demo model reads no images (a request with one is a 400 naming it)
 
     @property
-    def enable_vcr_tests(self) -> bool:
-        return False
+    def supports_anthropic_inputs(self) -> bool:
+        return True  # Anthropic-style content blocks, as langchain-openai converts them
+
+    @property
+    def model_override_value(self) -> str:
+        return "tiny"  # `model=` per call: the one model this gateway serves
