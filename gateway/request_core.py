@@ -151,7 +151,8 @@ async def _prepare(
     prompts, max_tokens = await off_loop(len(raw), prepare, model, body)
     grammar = await compiled_grammar(model, output_constraint(model, body))
     end_user = body.safety_identifier or body.user
-    await admit(app, key, sum(map(len, prompts)) + max_tokens * len(prompts) * body.n, end_user)
+    if key is not None:
+        await admit(app, key, sum(map(len, prompts)) + max_tokens * len(prompts) * body.n, end_user)
     return PreparedRequest(new_request_id(), model, body, prompts, max_tokens, context, forwarded, grammar)
 
 

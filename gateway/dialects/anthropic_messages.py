@@ -16,8 +16,6 @@ import json
 import re
 from typing import Any
 
-import orjson
-
 from gateway.body_validation import validate_body
 from gateway.core_request import GenerationRequest
 from gateway.dialects.anthropic_events import AnthropicFormat
@@ -32,6 +30,7 @@ from gateway.dialects.anthropic_models import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from gateway.dialects.chat_body import chat_body, refuse_declared
 from gateway.dialects.dialect import Dialect
 from gateway.dialects.openai_chat import parse_chat
 from gateway.errors import APIError, invalid
@@ -75,7 +74,7 @@ def check_headers(headers) -> None:
 
 def parse_messages(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
     body: MessagesRequest = validate_body(MessagesRequest, raw)
-    _refuse_unsupported(body)
+    refuse_declared(body, REFUSED)
     chat = chat_fields(body)
     chat.update(max_tokens=body.max_tokens, stream=body.stream, temperature=body.temperature)
     if body.speed == "fast":
@@ -92,20 +91,14 @@ def parse_messages(raw: bytes, allow_unknown: bool = False) -> GenerationRequest
     chat.update({name: value for name, value in optional.items() if value is not None})
     if body.stream:
         chat["stream_options"] = {"include_usage": True}
-    return parse_chat(_encoded(chat))
+    return parse_chat(chat_body(chat))
 
 
 def parse_count_tokens(raw: bytes) -> GenerationRequest:
     """A /v1/messages/count_tokens body: the prompt a Messages request with it would have."""
     body: CountTokensRequest = validate_body(CountTokensRequest, raw)
-    _refuse_unsupported(body)
-    return parse_chat(_encoded(chat_fields(body)))
-
-
-def _refuse_unsupported(body) -> None:
-    for name, why in REFUSED.items():
-        if getattr(body, name, None) is not None:
-            raise invalid(f"'{name}' is not supported: {why}.", name, "unsupported_parameter")
+    refuse_declared(body, REFUSED)
+    return parse_chat(chat_body(chat_fields(body)))
 
 
 def chat_fields(body) -> dict[str, Any]:
@@ -140,13 +133,6 @@ def chat_fields(body) -> dict[str, Any]:
         schema = output.format.schema_definition
         chat["response_format"] = {"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}
     return chat
-
-
-def _encoded(chat: dict) -> bytes:
-    try:
-        return orjson.dumps(chat)
-    except TypeError:  # an integer past 64 bits inside free-form JSON (a tool's input schema)
-        raise invalid("The request holds an integer outside the signed 64-bit range.") from None
 
 
 def _system(system) -> list[dict]:

@@ -27,6 +27,7 @@ import orjson
 
 from gateway.body_validation import validate_body
 from gateway.core_request import GenerationRequest
+from gateway.dialects.chat_body import chat_body, refuse_declared
 from gateway.dialects.dialect import Dialect
 from gateway.dialects.ollama_events import OllamaChatFormat, OllamaGenerateFormat
 from gateway.dialects.ollama_models import ChatRequest, GenerateRequest, Message, Options
@@ -68,9 +69,7 @@ def parse_ollama_chat(raw: bytes, allow_unknown: bool = False) -> GenerationRequ
 
 def parse_ollama_generate(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
     body: GenerateRequest = validate_body(GenerateRequest, raw)
-    for name, why in GENERATE_REFUSED.items():
-        if getattr(body, name) is not None:
-            raise invalid(f"'{name}' is not supported: {why}.", name, "unsupported_parameter")
+    refuse_declared(body, GENERATE_REFUSED)
     if not body.prompt:
         raise invalid("'prompt' is empty (an empty prompt only loads the model).", "prompt")
     if body.raw:
@@ -80,7 +79,7 @@ def parse_ollama_generate(raw: bytes, allow_unknown: bool = False) -> Generation
         completion = _common(body, None)
         del completion["messages"]
         num_ctx = completion.pop("num_ctx", None)
-        request = parse_completion(_encoded({**completion, "prompt": body.prompt}))
+        request = parse_completion(chat_body({**completion, "prompt": body.prompt}))
         request.num_ctx = num_ctx
         return request
     turns = [Message(role="system", content=body.system)] if body.system else []
@@ -90,7 +89,7 @@ def parse_ollama_generate(raw: bytes, allow_unknown: bool = False) -> Generation
 
 def _chat_request(fields: dict) -> GenerationRequest:
     num_ctx = fields.pop("num_ctx", None)
-    request = parse_chat(_encoded(fields))
+    request = parse_chat(chat_body(fields))
     request.num_ctx = num_ctx
     return request
 
@@ -201,13 +200,6 @@ def _content(message: Message) -> str | list[dict]:
         kind = next((mime for magic, mime in IMAGE_TYPES.items() if image.startswith(magic)), "image/png")
         parts.append({"type": "image_url", "image_url": {"url": f"data:{kind};base64,{image}"}})
     return parts
-
-
-def _encoded(fields: dict) -> bytes:
-    try:
-        return orjson.dumps(fields)
-    except TypeError:  # an integer past 64 bits inside free-form JSON (a tool's schema)
-        raise invalid("The request holds an integer outside the signed 64-bit range.") from None
 
 
 OLLAMA_CHAT = Dialect(

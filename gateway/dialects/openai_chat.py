@@ -112,7 +112,7 @@ class ChatFormat(ResponseFormat):
         ]
 
     def delta(self, event: TextEvent) -> dict | None:
-        calls = streamed_calls(event)
+        calls = streamed_calls(event) if event.tool_calls or event.call_pieces else ()
         if not (event.text or calls) and event.finish_reason is None and not self.request.logprobs:
             return None
         delta: dict = {"content": event.text} if event.text else {}

@@ -12,10 +12,9 @@ output, reasoning summaries, `background`, `conversation`, `prompt`, `context_ma
 
 from typing import Any
 
-import orjson
-
 from gateway.body_validation import validate_body
 from gateway.core_request import GenerationRequest
+from gateway.dialects.chat_body import chat_body, refuse_declared
 from gateway.dialects.dialect import Dialect
 from gateway.dialects.openai_chat import parse_chat
 from gateway.dialects.openai_responses_events import ResponsesFormat
@@ -29,12 +28,11 @@ from gateway.dialects.openai_responses_models import (
 )
 from gateway.errors import invalid
 
-# declared and not implemented: (the value that is accepted, why the others are refused)
-REFUSED = {
-    "background": (False, "background responses are not supported"),
-    "conversation": (None, "conversations are not stored; send the items, or previous_response_id"),
-    "prompt": (None, "prompt templates are not supported"),
-    "context_management": (None, "context management is not supported"),
+REFUSED = {  # declared, not implemented: the field and why
+    "background": "background responses are not supported",
+    "conversation": "conversations are not stored; send the items, or previous_response_id",
+    "prompt": "prompt templates are not supported",
+    "context_management": "context management is not supported",
 }
 
 
@@ -67,11 +65,7 @@ def parse_responses(raw: bytes, allow_unknown: bool = False) -> GenerationReques
     _add_tools(chat, body)
     if body.text is not None and body.text.format is not None:
         chat["response_format"] = _response_format(body.text.format)
-    try:
-        encoded = orjson.dumps(chat)
-    except TypeError:  # an integer past 64 bits inside free-form JSON (a tool's parameters schema)
-        raise invalid("The request holds an integer outside the signed 64-bit range.") from None
-    request = parse_chat(encoded)
+    request = parse_chat(chat_body(chat))
     request.previous_response_id = body.previous_response_id
     request.store = body.store is not False
     request.max_tool_calls = body.max_tool_calls
@@ -80,9 +74,7 @@ def parse_responses(raw: bytes, allow_unknown: bool = False) -> GenerationReques
 
 
 def _refuse_unsupported(body: ResponsesRequest) -> None:
-    for name, (accepted, why) in REFUSED.items():
-        if getattr(body, name) not in (None, accepted):
-            raise invalid(f"'{name}' is not supported: {why}.", name, "unsupported_parameter")
+    refuse_declared(body, REFUSED)
     for index, value in enumerate(body.include or ()):
         if value not in INCLUDABLE:
             raise invalid(f"'include[{index}]': unknown value {value!r}.", f"include[{index}]")
