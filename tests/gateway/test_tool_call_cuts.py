@@ -7,7 +7,6 @@ import json
 import pytest
 
 from formats.ggml_types import GGMLType
-from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from gateway.dialects.openai_chat import parse_chat
 from gateway.models import ServedModel
 from gateway.tool_call_formats import HERMES, LLAMA3_JSON, MISTRAL, ParsedCall
@@ -15,7 +14,6 @@ from gateway.tool_call_parser import ToolCallParser
 from gateway.tool_request import output_constraint, tool_constraint
 from gateway.tool_schema import closed_objects
 from tests.fixtures.edge_node import long_context_node  # noqa: F401 - a fixture
-from tests.fixtures.gateway_app import Gateway
 
 NAMES = frozenset({"get_weather", "get_time", "add"})
 WEATHER = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
@@ -174,14 +172,8 @@ def test_the_forced_call_grammar_refuses_undeclared_argument_keys(served):
 
 
 @pytest.mark.integration
-async def test_on_a_real_node_no_answer_carries_call_markup_in_its_content(
-    long_context_node,  # noqa: F811 - the fixture
-):
-    path, node = long_context_node
-    config = GatewayConfig(
-        models=[ModelEntry("tiny", str(path), context_length=2048)],
-        edge_nodes=[EdgeNodeEntry("edge-a", f"127.0.0.1:{node.port}", ["tiny"])],
-    )
+async def test_on_a_real_node_no_answer_carries_call_markup_in_its_content(long_context_gateway):
+    gw = long_context_gateway
     weather = {
         "type": "function",
         "function": {
@@ -196,43 +188,42 @@ async def test_on_a_real_node_no_answer_carries_call_markup_in_its_content(
     clock = {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}
     messages = [{"role": "user", "content": "Weather in Paris, and the time?"}]
     named = {"type": "function", "function": {"name": "get_weather"}}
-    async with Gateway(config) as gw:
-        cut_calls = []
-        for max_tokens in (12, 20, 28):
-            answer = await gw.client.chat.completions.create(
-                model="tiny",
-                messages=messages,
-                tools=[weather, clock],
-                tool_choice=named,
-                max_tokens=max_tokens,
-            )
-            choice = answer.choices[0]
-            assert "<tool_call>" not in (choice.message.content or "")
-            assert choice.finish_reason == "length"
-            cut_calls += choice.message.tool_calls or []
-        assert cut_calls and {c.function.name for c in cut_calls} == {"get_weather"}
-        for stream in (False, True):
-            answer = await gw.client.chat.completions.create(
-                model="tiny",
-                messages=messages,
-                tools=[weather, clock],
-                tool_choice="required",
-                max_tokens=300,
-                seed=3,
-                stream=stream,
-            )
-            if stream:
-                chunks = [c async for c in answer]
-                content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-                calls = [d for c in chunks if c.choices for d in c.choices[0].delta.tool_calls or ()]
-                finish = next(c.choices[0].finish_reason for c in reversed(chunks) if c.choices)
-            else:
-                content, calls = answer.choices[0].message.content or "", answer.choices[0].message.tool_calls
-                finish = answer.choices[0].finish_reason
-            assert "<tool_call>" not in content and "</tool_call>" not in content
-            assert calls and finish in ("tool_calls", "length")
-            if finish == "tool_calls":  # stopped after the calls that could finish: each is whole JSON
-                assert all(isinstance(json.loads(c.function.arguments), dict) for c in calls)
+    cut_calls = []
+    for max_tokens in (12, 20, 28):
+        answer = await gw.client.chat.completions.create(
+            model="tiny",
+            messages=messages,
+            tools=[weather, clock],
+            tool_choice=named,
+            max_tokens=max_tokens,
+        )
+        choice = answer.choices[0]
+        assert "<tool_call>" not in (choice.message.content or "")
+        assert choice.finish_reason == "length"
+        cut_calls += choice.message.tool_calls or []
+    assert cut_calls and {c.function.name for c in cut_calls} == {"get_weather"}
+    for stream in (False, True):
+        answer = await gw.client.chat.completions.create(
+            model="tiny",
+            messages=messages,
+            tools=[weather, clock],
+            tool_choice="required",
+            max_tokens=300,
+            seed=3,
+            stream=stream,
+        )
+        if stream:
+            chunks = [c async for c in answer]
+            content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+            calls = [d for c in chunks if c.choices for d in c.choices[0].delta.tool_calls or ()]
+            finish = next(c.choices[0].finish_reason for c in reversed(chunks) if c.choices)
+        else:
+            content, calls = answer.choices[0].message.content or "", answer.choices[0].message.tool_calls
+            finish = answer.choices[0].finish_reason
+        assert "<tool_call>" not in content and "</tool_call>" not in content
+        assert calls and finish in ("tool_calls", "length")
+        if finish == "tool_calls":  # stopped after the calls that could finish: each is whole JSON
+            assert all(isinstance(json.loads(c.function.arguments), dict) for c in calls)
 
 
 def test_max_tool_calls_keeps_that_many_and_stops():
