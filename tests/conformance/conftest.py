@@ -3,6 +3,8 @@ recorded-cassette runs are not collected: the suite would only skip them. Images
 nodes that take them, and refused by name where none does (tests/gateway/test_capabilities.py,
 test_anthropic_messages.py)."""
 
+from pathlib import Path
+
 NOT_APPLICABLE = {
     "test_pdf_inputs",
     "test_pdf_tool_message",
@@ -14,7 +16,14 @@ NOT_APPLICABLE = {
 
 
 def pytest_collection_modifyitems(config, items):
-    kept = [item for item in items if getattr(item, "originalname", item.name) not in NOT_APPLICABLE]
+    here = Path(__file__).parent
+
+    def applicable(item) -> bool:
+        return (
+            Path(item.fspath).parent != here or getattr(item, "originalname", item.name) not in NOT_APPLICABLE
+        )
+
+    kept = [item for item in items if applicable(item)]
     dropped = [item for item in items if item not in kept]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
