@@ -6,6 +6,7 @@ OpenAI API here. Ctrl-C (or SIGTERM) stops everything.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from hybridgw.compile_progress import human_line
 from hybridgw.logs import setup_logging
 from hybridgw.parent_watch import ENV
 from hybridgw.shared_cores import SharedCores
@@ -81,6 +83,7 @@ def _start(args: list[str], ready_text: str, name: str) -> tuple[subprocess.Pope
         if ready_text in line:
             ready = line
             break
+        _show_progress(line)
         if time.monotonic() > deadline:
             break
     if process.poll() is not None:
@@ -90,6 +93,20 @@ def _start(args: list[str], ready_text: str, name: str) -> tuple[subprocess.Pope
 
     threading.Thread(target=lambda: [sys.stderr.write(line) for line in process.stderr], daemon=True).start()
     return process, ready
+
+
+def _show_progress(line: str) -> None:
+    """A child's kernel-compiling progress (its first start), as a line for the terminal."""
+    if '"event": "compiling"' not in line:
+        return
+    with contextlib.suppress(ValueError, KeyError):
+        state = json.loads(line)
+        done = state["done"]
+        print(
+            human_line(state["kernel"], state["compiled"], state["elapsed_s"], done),
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _up(args: argparse.Namespace) -> int:
