@@ -1,5 +1,5 @@
 # The two quickstart commands: `make run` and `make test`.
-.PHONY: run test test-unit lint setup-all setup-edge setup-test system-tools demo-model
+.PHONY: run test test-unit lint setup-all setup-edge setup-test system-tools demo-model warm-kernels
 
 PY := .venv/bin/python
 HYBRIDGW := .venv/bin/hybridgw
@@ -21,8 +21,13 @@ system-tools: setup-test
 demo-model:
 	@$(HYBRIDGW) model pull smollm2-135m
 
+# the demo model's edge kernels compiled for this CPU, with progress (a first start's two minutes
+# happen here, once; later they load from the cache in about a second)
+warm-kernels: setup-all demo-model
+	@$(HYBRIDGW) model warm smollm2-135m
+
 # The whole platform on its embedded default (no Redis, no Docker): gateway + edge node + cloud engine.
-run: setup-all demo-model
+run: setup-all demo-model warm-kernels
 	@$(HYBRIDGW) up --port $(PORT)
 
 lint: setup-test

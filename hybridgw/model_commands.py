@@ -1,7 +1,8 @@
-"""`hybridgw model pull|list|inspect|path|export-tokenizer`."""
+"""`hybridgw model pull|list|inspect|path|export-tokenizer|warm`."""
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from formats.convert_gguf import write_tokenizer
@@ -54,6 +55,20 @@ def register(commands: argparse._SubParsersAction) -> None:
     export_parser.add_argument("--out", type=Path, required=True, help="the directory to write (created)")
     export_parser.set_defaults(handler=_export_tokenizer)
 
+    warm_parser = actions.add_parser(
+        "warm",
+        help="compile (or load) every edge kernel a model's node runs, with progress: a first start "
+        "compiles them for this CPU, later ones load them from the cache (`make run` does this first)",
+    )
+    warm_parser.add_argument(
+        "model",
+        nargs="?",
+        default=DEFAULT_MODEL,
+        help="a demo model's name (pulled if missing) or a .gguf path",
+    )
+    warm_parser.add_argument("--threads", type=int, default=None)
+    warm_parser.set_defaults(handler=_warm)
+
 
 def _pull(args: argparse.Namespace) -> None:
     if args.name in DEMO_MODELS:
@@ -83,3 +98,18 @@ def _export_tokenizer(args: argparse.Namespace) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     write_tokenizer(GGUFReader(args.file), args.out)
     print(args.out)
+
+
+def _warm(args: argparse.Namespace) -> None:
+    import time
+
+    from edge.engine import EdgeEngine, EngineConfig
+    from hybridgw.compile_progress import human_line, report_compile_progress
+
+    path = pull(args.model, progress=False) if args.model in DEMO_MODELS else args.model
+    started = time.perf_counter()
+    report_compile_progress(lambda *state: print(human_line(*state), file=sys.stderr, flush=True))
+    threads = {"num_threads": args.threads} if args.threads else {}
+    engine = EdgeEngine(EngineConfig(str(path), num_slots=2, context_size=512, **threads))
+    engine.prepare_to_serve()  # every kernel a serving node runs before its first request
+    print(f"kernels ready for {Path(path).name} in {time.perf_counter() - started:.1f} s", file=sys.stderr)

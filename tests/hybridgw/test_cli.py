@@ -187,3 +187,8 @@ def test_export_tokenizer_writes_files_transformers_loads_offline(capsys, tiny_m
         assert exported.encode(text, add_special_tokens=False) == ours.encode(text, add_special=False)
     config = json.loads((tmp_path / "tok" / "tokenizer_config.json").read_text())
     assert config["tokenizer_class"] == "PreTrainedTokenizerFast"
+
+
+def test_model_warm_loads_every_kernel_a_node_runs(capsys, tiny_model):
+    code, _, err = run_cli(capsys, "model", "warm", str(tiny_model(GGMLType.Q8_0)), "--threads", "2")
+    assert code == 0 and "kernels ready for" in err.splitlines()[-1]
