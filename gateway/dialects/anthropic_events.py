@@ -168,6 +168,3 @@ class AnthropicFormat(ResponseFormat):
         for event in events[0]:
             self.stream_event(event)
         return self._message(self.blocks, self._usage(generation), self._stop_reason())
-
-    def answer_messages(self) -> list[dict]:
-        return []

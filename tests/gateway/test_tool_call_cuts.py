@@ -14,6 +14,7 @@ from gateway.tool_call_parser import ToolCallParser
 from gateway.tool_request import output_constraint, tool_constraint
 from gateway.tool_schema import closed_objects
 from tests.fixtures.edge_node import long_context_node  # noqa: F401 - a fixture
+from tests.fixtures.tool_streams import streamed
 
 NAMES = frozenset({"get_weather", "get_time", "add"})
 WEATHER = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
@@ -76,14 +77,9 @@ CUT = [
 def test_a_call_the_answer_ends_inside_is_a_call_never_content(fmt, text, content, calls):
     assert fmt.parse(text, NAMES) == (content, calls)
     for size in (1, 3, len(text)):
-        parser = ToolCallParser(fmt, NAMES)
-        released, found = "", []
-        for start in range(0, len(text), size):
-            piece, more = parser.push(text[start : start + size])
-            released, found = released + piece, found + more
-        rest, more = parser.finish()
-        assert released + rest == content
-        assert [ParsedCall(c.name, c.arguments, c.cut) for c in found + more] == calls
+        released, found = streamed(fmt, NAMES, text, size)
+        assert released == content
+        assert [ParsedCall(c.name, c.arguments, c.cut) for c in found] == calls
 
 
 def _feed(parser: ToolCallParser, pieces: list[tuple[str, int]]) -> list[bool]:

@@ -20,6 +20,7 @@ from gateway.tool_request import template_input, tool_constraint
 from shared.structured_output import GrammarError
 from tests.fixtures.edge_node import long_context_node  # noqa: F401 - a fixture
 from tests.fixtures.gateway_app import Gateway
+from tests.fixtures.tool_streams import streamed
 
 NAMES = frozenset({"get_weather", "add"})
 WEATHER = ParsedCall("get_weather", '{"city": "Paris"}')
@@ -106,13 +107,7 @@ def test_formats_read_calls_of_declared_functions_only(fmt, text, content, calls
 @pytest.mark.parametrize(("fmt", "text", "content", "calls"), ANSWERS)
 def test_streamed_in_any_pieces_reads_the_same_as_whole(fmt, text, content, calls):
     for size in (1, 2, 3, 7, len(text)):
-        parser = ToolCallParser(fmt, NAMES)
-        released, found = "", []
-        for start in range(0, len(text), size):
-            piece, more = parser.push(text[start : start + size])
-            released, found = released + piece, found + more
-        rest, more = parser.finish()
-        released, found = released + rest, found + more
+        released, found = streamed(fmt, NAMES, text, size)
         assert released == (text if content is None else content)
         assert [ParsedCall(c.name, c.arguments) for c in found] == calls
         assert [c.index for c in found] == list(range(len(calls)))
