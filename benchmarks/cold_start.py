@@ -126,12 +126,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--model", help="the second file (default: the demo model as Q4_K_M)")
     parser.add_argument("--only", choices=("run", "up"), help="measure one command")
+    parser.add_argument("--demo-only", action="store_true", help="no second file")
     args = parser.parse_args()
     from formats.model_pull import DEFAULT_MODEL, model_path
 
     demo = str(model_path(DEFAULT_MODEL))
     work = Path(tempfile.mkdtemp(prefix="cold-start-"))
-    files = {"demo": demo, "second": args.model or second_model(demo, work)}
+    files = {"demo": demo}
+    if not args.demo_only:
+        files["second"] = args.model or second_model(demo, work)
     commands = {"run": time_run, "up": time_up}
     if args.only:
         commands = {args.only: commands[args.only]}
