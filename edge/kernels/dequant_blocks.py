@@ -187,9 +187,11 @@ def _row_q6_k(row, out):
                 out[dst + 96 + j] = d * np.float32(np.int8(row[sc + group + 6])) * np.float32(q4)
 
 
-# each type's decoder as a function of its own: the switch calls it (LLVM inlines where it pays)
-_ROW_DECODERS = {
-    ggml_type: numba.njit(decoder.py_func)
+# each type's decoder as a function of its own: the switch calls it (LLVM inlines where it pays);
+# exact for the embedding gather, with fastmath (FMA-contracted d * q + m) for the products, the
+# arithmetic each had when the decoders were inlined into them
+_DECODERS = {
+    ggml_type: decoder
     for ggml_type, decoder in (
         (F32, _row_f32),
         (F16, _row_f16),
@@ -204,6 +206,8 @@ _ROW_DECODERS = {
         (Q6_K, _row_q6_k),
     )
 }
+_ROW_DECODERS = {t: numba.njit(decoder.py_func) for t, decoder in _DECODERS.items()}
+_FAST_ROW_DECODERS = {t: numba.njit(fastmath=True)(decoder.py_func) for t, decoder in _DECODERS.items()}
 
 
 def dequantize_row(kinds, row, ggml_type, out):
@@ -215,6 +219,21 @@ def dequantize_row(kinds, row, ggml_type, out):
 @overload(dequantize_row, inline="always")
 def _dequantize_row(kinds, row, ggml_type, out):
     switch = type_switch(_ROW_DECODERS, kinds.ids)
+
+    def decode(kinds, row, ggml_type, out):
+        switch(ggml_type, row, out)
+
+    return decode
+
+
+def dequantize_row_fast(kinds, row, ggml_type, out):
+    """dequantize_row with fastmath arithmetic (the weight products' tiles). Jitted code only."""
+    raise TypeError("dequantize_row_fast runs in jitted code only")
+
+
+@overload(dequantize_row_fast, inline="always")
+def _dequantize_row_fast(kinds, row, ggml_type, out):
+    switch = type_switch(_FAST_ROW_DECODERS, kinds.ids)
 
     def decode(kinds, row, ggml_type, out):
         switch(ggml_type, row, out)

@@ -12,7 +12,7 @@ No dequantized copy of a whole matrix is ever kept.
 import numba
 import numpy as np
 
-from edge.kernels.dequant_blocks import F16, check_kind, dequantize_row
+from edge.kernels.dequant_blocks import F16, check_kind, dequantize_row_fast
 from edge.kernels.f16_vectors import dot_f16_row, prefetch_row
 from edge.kernels.vector_ir import PREFETCH_BYTES
 
@@ -43,7 +43,7 @@ def _decoded_rows(kinds, w, ggml_type, x, first, stop, out):
     n, k = x.shape
     decoded = np.empty(k, np.float32)
     for r in range(first, stop):
-        dequantize_row(kinds, w[r], ggml_type, decoded)
+        dequantize_row_fast(kinds, w[r], ggml_type, decoded)
         for t in range(n):
             acc = np.float32(0.0)
             for i in range(k):
@@ -70,4 +70,4 @@ def dequantize_rows(kinds, w, ggml_type, first_row, out):
     weight_types(ggml_type)."""
     check_kind(kinds, ggml_type)
     for r in range(out.shape[0]):
-        dequantize_row(kinds, w[first_row + r], ggml_type, out[r])
+        dequantize_row_fast(kinds, w[first_row + r], ggml_type, out[r])
