@@ -35,6 +35,7 @@ def stream_rate(type_name: str, threads: int) -> float:
     import numpy as np
 
     from edge.kernels.int8_matmul import matmul_q8_group
+    from edge.kernels.weight_types import weight_types
     from formats import quants
     from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
 
@@ -46,12 +47,13 @@ def stream_rate(type_name: str, threads: int) -> float:
     weights = [np.ascontiguousarray(template).view(np.uint8).reshape(ROWS, -1).copy() for _ in range(WEIGHTS)]
     x = rng.standard_normal((1, width)).astype(np.float32)
     out = (np.empty((1, ROWS), np.float32),)
-    matmul_q8_group((weights[0],), (int(ggml_type),), x, out, False)  # compile
+    kinds = weight_types(ggml_type)
+    matmul_q8_group(kinds, (weights[0],), (int(ggml_type),), x, out, False)  # compile
     passes = []
     for _ in range(3):
         started = time.perf_counter()
         for weight in weights:
-            matmul_q8_group((weight,), (int(ggml_type),), x, out, False)
+            matmul_q8_group(kinds, (weight,), (int(ggml_type),), x, out, False)
         passes.append(time.perf_counter() - started)
     return sum(w.nbytes for w in weights) / min(passes) / 1e9
 

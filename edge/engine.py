@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from edge.embedding import check_input, embed, pooling_type
+from edge.fused_decode import FusedDecode
 from edge.kv_cache import KVCache
 from edge.linear import BLAS_MIN_ROWS
 from edge.model import LlamaModel
@@ -45,6 +46,9 @@ class EngineConfig:
     max_batch_tokens: int = 512
     backend: str = "numba"  # or "onnxruntime": the same weights through MatMulNBits (edge/onnx_model.py)
     enable_prefix_caching: bool = True  # reuse a free slot's cached prompt prefix (edge/slot_prefixes.py)
+    # an uncached fused decode layer compiles in another process while this one serves without it
+    # (edge/fused_decode.py); else it compiles here, on the first decode step
+    background_compile: bool = False
 
     def __post_init__(self) -> None:
         if self.num_slots < 1 or self.num_threads < 1:
@@ -78,6 +82,10 @@ class EdgeEngine:
             self.model = OnnxLlamaModel(self.model_config, weights, config.num_threads)
         else:
             self.model = LlamaModel(self.model_config, weights, config.num_threads)
+        self.fused_decode = None
+        if config.background_compile and isinstance(self.model, LlamaModel):
+            self.fused_decode = FusedDecode(self.model, config.model_path)
+            self.fused_decode.start()
         self.slot_context = min(config.context_size // config.num_slots, self.model_config.context_length)
         self.cache = KVCache(self.model_config, config.num_slots, self.slot_context)
         self.free_slots: deque[int] = deque(range(config.num_slots))  # freed longest ago first
@@ -266,6 +274,8 @@ class EdgeEngine:
         )
 
     def close(self) -> None:
+        if self.fused_decode is not None:
+            self.fused_decode.close()
         self.model.linear.close()
 
     @property
@@ -292,6 +302,7 @@ class EdgeEngine:
             ),
             cached_block_hashes=self.prefixes.cached_block_hashes(),
             prefix_block_size=PREFIX_BLOCK_SIZE,
+            compiling=() if self.fused_decode is None or self.model.fused_ready else ("decode_layer",),
         )
 
 

@@ -21,6 +21,7 @@ from edge.kernels.int8_matmul import INT8_TYPES, gated_q8, matmul_q8_group
 from edge.kernels.layers import gelu_tanh_mul, silu_mul
 from edge.kernels.matmul import dequantize_rows, matmul
 from edge.kernels.vector_ir import USE_VNNI
+from edge.kernels.weight_types import WeightTypes, weight_types
 from edge.weights import Linear
 from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
 
@@ -35,6 +36,11 @@ TILE_ROWS = 256
 def _packed_prefill(layer: Linear) -> bool:
     """Prompt chunks of this weight on the packed integer path (int8_gemm.py), where VNNI runs it."""
     return USE_VNNI and layer.ggml_type in PACKED_TYPES and layer.data.ndim == 2
+
+
+def _kinds(layer: Linear) -> WeightTypes:
+    """The weight's type as the kernels' type set (edge/kernels/weight_types.py)."""
+    return weight_types(int(layer.ggml_type))
 
 
 def _row_kernels(x: np.ndarray, forced: bool | None) -> bool:
@@ -61,7 +67,8 @@ class LinearRunner:
         if row_kernels and self._integer_types(layers):
             outputs = tuple(np.empty((x.shape[0], layer.out_features), dtype=np.float32) for layer in layers)
             weights = tuple(layer.data for layer in layers)
-            matmul_q8_group(weights, tuple(int(layer.ggml_type) for layer in layers), x, outputs, False)
+            types = tuple(int(layer.ggml_type) for layer in layers)
+            matmul_q8_group(weight_types(*types), weights, types, x, outputs, False)
             for layer, out in zip(layers, outputs, strict=True):
                 if layer.bias is not None:
                     out += layer.bias
@@ -93,7 +100,7 @@ class LinearRunner:
         n = x.shape[0]
         out = np.empty((n, layer.out_features), dtype=np.float32)
         if row_kernels:
-            matmul(layer.data, int(layer.ggml_type), x, out)
+            matmul(_kinds(layer), layer.data, int(layer.ggml_type), x, out)
         else:
             starts = range(0, layer.out_features, TILE_ROWS)
             list(self._pool.map(lambda start: self._tile(layer, x, start, out), starts))
@@ -107,7 +114,7 @@ class LinearRunner:
         """residual (n, out_features) += x @ W.T (+ bias): the integer path writes it in place."""
         row_kernels = _row_kernels(x, row_kernels)
         if row_kernels and self._integer_types([layer]):
-            matmul_q8_group((layer.data,), (int(layer.ggml_type),), x, (residual,), True)
+            matmul_q8_group(_kinds(layer), (layer.data,), (int(layer.ggml_type),), x, (residual,), True)
             if layer.bias is not None:
                 residual += layer.bias
         else:
@@ -132,7 +139,8 @@ class LinearRunner:
         fused = gate.bias is None and up.bias is None
         if row_kernels and self._integer_types(layers) and fused:
             out = np.empty((x.shape[0], gate.out_features), dtype=np.float32)  # (n, ffn)
-            gated_q8(gate.data, int(gate.ggml_type), up.data, int(up.ggml_type), x, out)
+            kinds = weight_types(int(gate.ggml_type), int(up.ggml_type))
+            gated_q8(kinds, gate.data, int(gate.ggml_type), up.data, int(up.ggml_type), x, out)
             return out
         gate_out, up_out = self.many(layers, x, row_kernels)
         silu_mul(gate_out, up_out, gate_out)
@@ -161,13 +169,13 @@ class LinearRunner:
     def warm_tiles(layer: Linear) -> None:
         """Decode one row, so the tile kernel for this weight's type is loaded."""
         one_row = np.empty((1, layer.in_features), dtype=np.float32)
-        dequantize_rows(layer.data, int(layer.ggml_type), 0, one_row)
+        dequantize_rows(_kinds(layer), layer.data, int(layer.ggml_type), 0, one_row)
 
     @staticmethod
     def _tile(layer: Linear, x: np.ndarray, start: int, out: np.ndarray) -> None:
         rows = min(TILE_ROWS, layer.out_features - start)
         decoded = np.empty((rows, layer.in_features), dtype=np.float32)  # (rows, in_features)
-        dequantize_rows(layer.data, int(layer.ggml_type), start, decoded)
+        dequantize_rows(_kinds(layer), layer.data, int(layer.ggml_type), start, decoded)
         np.matmul(x, decoded.T, out=out[:, start : start + rows])
 
     def close(self) -> None:

@@ -12,6 +12,7 @@ from edge.batch_rows import BatchRows
 from edge.kernels.attention import attention
 from edge.kernels.decode_layer import decode_layer
 from edge.kernels.layers import embed, rms_norm, rope
+from edge.kernels.weight_types import weight_types
 from edge.kv_cache import KVCache
 from edge.linear import LinearRunner
 from edge.prefill_attention import MIN_CHUNK, attend_chunk, token_runs
@@ -34,6 +35,9 @@ class LlamaModel:
         self.decode_layers = [
             self._decode_arguments(index, layer) for index, layer in enumerate(weights.layers)
         ]
+        # whether decode steps take the fused layer: set False while it compiles in the
+        # background on a first start (edge/fused_decode.py); the layer-by-layer path meanwhile
+        self.fused_ready = True
 
     def _decode_arguments(self, index: int, layer) -> tuple | None:
         """What `decode_layer` takes for this layer, or None where it must go layer by layer:
@@ -48,7 +52,7 @@ class LlamaModel:
         rotary = (inv_freq, config.num_heads, config.head_dim, config.is_neox_rope, self.scale, window)
         weights = tuple(linear.data for linear in linears)
         types = tuple(int(linear.ggml_type) for linear in linears)
-        return weights, types, (layer.attn_norm, layer.ffn_norm), rotary
+        return weight_types(*types), weights, types, (layer.attn_norm, layer.ffn_norm), rotary
 
     def _attention(self, q, cache: KVCache, layer: int, slot_ids, positions, runs) -> np.ndarray:
         """Long chunks of one slot through BLAS; everything else through the numba kernel."""
@@ -144,7 +148,8 @@ class LlamaModel:
         config, weights = self.config, self.weights
         use_numba_threads(self.num_threads)  # this thread's kernels on the engine's threads only
         x = np.empty((len(token_ids), config.hidden_size), dtype=np.float32)  # (n, hidden)
-        embed(weights.token_embedding.data, int(weights.token_embedding.ggml_type), token_ids, x)
+        embedding = weights.token_embedding
+        embed(weight_types(int(embedding.ggml_type)), embedding.data, int(embedding.ggml_type), token_ids, x)
         if config.embedding_scale != 1.0:  # Gemma: by sqrt(hidden)
             x *= np.float32(config.embedding_scale)
         normed = np.empty_like(x)
@@ -152,7 +157,8 @@ class LlamaModel:
         batch = BatchRows(self.linear, runs, len(token_ids))
         members = numba.get_num_threads()  # the decode layers' thread team (7 us a call: once a step)
         for index, layer in enumerate(weights.layers):
-            if batch.uniform and self._decode_layer(index, x, slot_ids, positions, cache, members):
+            fused = batch.uniform and self.fused_ready
+            if fused and self._decode_layer(index, x, slot_ids, positions, cache, members):
                 continue  # a decode-sized step: the layer in one call
             rms_norm(x, layer.attn_norm, config.rms_eps, normed)
             # q (n, num_heads*head_dim), k and v (n, num_kv_heads*head_dim)
@@ -172,12 +178,28 @@ class LlamaModel:
         arguments = self.decode_layers[index]
         if arguments is None:
             return False
-        weights, types, norms, rotary = arguments
+        kinds, weights, types, norms, rotary = arguments
         k_cache, v_cache = cache.k[index], cache.v[index]
         eps = self.config.rms_eps
         return decode_layer(
-            x, weights, types, norms, k_cache, v_cache, slot_ids, positions, rotary, eps, members
+            kinds, x, weights, types, norms, k_cache, v_cache, slot_ids, positions, rotary, eps, members
         )
+
+    def decode_layer_calls(self, cache: KVCache) -> list[tuple]:
+        """One `decode_layer` argument tuple per distinct signature among the layers (a file
+        mixing weight types has several), for a one-token step of slot 0 into `cache` (a small
+        scratch cache: the arguments have the types a real decode step's have)."""
+        token = np.zeros(1, dtype=np.int32)  # slot ids and positions, as the engine's steps
+        x = np.zeros((1, self.config.hidden_size), dtype=np.float32)
+        calls, seen = [], set()
+        for index, arguments in enumerate(self.decode_layers):
+            if arguments is None or arguments[0] in seen:  # the same weight types: the same code
+                continue
+            seen.add(arguments[0])
+            kinds, weights, types, norms, rotary = arguments
+            step = (cache.k[index], cache.v[index], token, token, rotary, self.config.rms_eps)
+            calls.append((kinds, x, weights, types, norms, *step, numba.get_num_threads()))
+        return calls
 
     def _rotate(self, q, k, positions, index: int, layer) -> None:
         """Per-head norms of q and k where the family has them (Qwen3, Gemma 3), then RoPE with

@@ -12,6 +12,7 @@ import onnxruntime
 from onnx import numpy_helper
 
 from edge.kernels.layers import embed
+from edge.kernels.weight_types import weight_types
 from edge.kv_cache import KVCache
 from edge.onnx_graph import build_graph
 from edge.prefill_attention import token_runs
@@ -62,7 +63,8 @@ class OnnxLlamaModel:
         the cache filled at (slot_ids, positions)."""
         config = self.config
         x = np.empty((len(token_ids), config.hidden_size), dtype=np.float32)  # (n, hidden)
-        embed(self.weights.token_embedding.data, int(self.weights.token_embedding.ggml_type), token_ids, x)
+        embedding = self.weights.token_embedding
+        embed(weight_types(int(embedding.ggml_type)), embedding.data, int(embedding.ggml_type), token_ids, x)
         logits = np.empty((len(logits_rows), config.vocab_size), dtype=np.float32)  # (m, vocab)
         wanted_rows = np.asarray(logits_rows, dtype=np.int64)
         for start, end in token_runs(slot_ids, positions):

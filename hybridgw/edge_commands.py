@@ -76,6 +76,7 @@ def _run(args: argparse.Namespace) -> int:
             context_size=args.ctx_size,
             num_threads=args.threads,
             backend=args.backend,
+            background_compile=True,
         )
     )
     engine.warmup()
@@ -138,6 +139,7 @@ def _edge(args: argparse.Namespace) -> int:
             num_threads=args.threads,
             backend=args.backend,
             enable_prefix_caching=not args.no_prefix_caching,
+            background_compile=True,
         )
     )
     async_engine = AsyncEngine(engine, prepare=engine.prepare_to_serve)

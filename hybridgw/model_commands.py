@@ -110,6 +110,9 @@ def _warm(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     report_compile_progress(lambda *state: print(human_line(*state), file=sys.stderr, flush=True))
     threads = {"num_threads": args.threads} if args.threads else {}
-    engine = EdgeEngine(EngineConfig(str(path), num_slots=2, context_size=512, **threads))
+    config = EngineConfig(str(path), num_slots=2, context_size=512, background_compile=True, **threads)
+    engine = EdgeEngine(config)  # the fused decode layer compiles in a second process meanwhile
     engine.prepare_to_serve()  # every kernel a serving node runs before its first request
+    if engine.fused_decode is not None:
+        engine.fused_decode.wait()
     print(f"kernels ready for {Path(path).name} in {time.perf_counter() - started:.1f} s", file=sys.stderr)

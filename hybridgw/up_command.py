@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from hybridgw.compile_progress import human_line
@@ -152,7 +153,14 @@ def _up(args: argparse.Namespace) -> int:
     cores = SharedCores(os.cpu_count() or 1, cloud_threads)
     children: list[subprocess.Popen] = []
     extra_backends = []
+    # the cloud engines load beside the edge nodes' starts (an edge compiles on one core at first)
+    loader, cloud_loads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cloud-load"), []
     try:
+        if not config.redis_url and not args.no_cloud:
+            caching = not args.no_prefix_caching
+            for name, model_path in served.items():
+                load = loader.submit(_local_cloud, model_path, name, cores.cloud_threads, caching)
+                cloud_loads.append(load)
         for name, model_path in served.items():
             edge, edge_port = _start_edge(args, model_path, edge_threads, edge_ids[name])
             children.append(edge)
@@ -161,10 +169,7 @@ def _up(args: argparse.Namespace) -> int:
                     node.address = f"127.0.0.1:{edge_port}"  # the port it bound (it was given 0)
             if config.redis_url:
                 children.append(_start_cloud_worker(args, model_path, config, cloud_threads))
-            elif not args.no_cloud:
-                extra_backends.append(
-                    _local_cloud(model_path, name, cores.cloud_threads, not args.no_prefix_caching)
-                )
+        extra_backends = [load.result() for load in cloud_loads]
         keyed = bool(config.api_keys)
         app = create_app(config, extra_backends)
         cores.edges = [b.state for b in app[app_keys.BACKENDS] if b.state.node_id in edge_ids.values()]
@@ -177,8 +182,10 @@ def _up(args: argparse.Namespace) -> int:
         )
     finally:
         _stop(children)
-        for backend in extra_backends:
-            backend.engine.close()
+        loader.shutdown(cancel_futures=True)
+        for load in cloud_loads:
+            if load.done() and not load.cancelled() and load.exception() is None:
+                load.result().engine.close()
         print("hybridgw: stopped", file=sys.stderr)
     return 0
 

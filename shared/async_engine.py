@@ -150,6 +150,7 @@ class AsyncEngine:
             if not self.engine.has_work():
                 self._wake.wait(timeout=0.5)
                 self._wake.clear()
+                self.stats = self.engine.stats()  # idle: what changed beside the steps (kernels loaded)
                 continue
             try:
                 result = self.engine.step()

@@ -84,6 +84,7 @@ class NodeStats:
     num_waiting_prompt_tokens: int = 0  # prompt tokens still to compute
     cached_block_hashes: tuple[int, ...] = field(default=(), repr=False)
     prefix_block_size: int = 0
+    compiling: tuple[str, ...] = ()  # kernels still compiling in the background (a first start)
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,6 +73,9 @@ def create_node_app(
             return web.json_response({"status": "draining"}, status=503)
         if ready_check is not None and not ready_check():
             return web.json_response({"status": "not_ready", "node_id": node_id}, status=503)
+        if engine.stats.compiling:  # serving, while faster kernels still compile (a first start)
+            compiling = list(engine.stats.compiling)
+            return web.json_response({"status": "compiling", "node_id": node_id, "compiling": compiling})
         return web.json_response({"status": "ready", "node_id": node_id})
 
     app = web.Application()

@@ -7,6 +7,10 @@ from pathlib import Path
 import pytest
 
 from formats.ggml_types import GGMLType
+
+# The suite runs every weight type: each kernel compiles once for all of them, not once per type
+# (edge/kernels/weight_types.py; tests/edge/test_first_start.py checks the per-type compile).
+os.environ.setdefault("HYBRIDGW_KERNEL_TYPES", "all")
 from formats.model_pull import DEFAULT_MODEL, model_path, pull
 from tests.fixtures.report import TABLES
 from tests.fixtures.tiny_models import write_tiny_model

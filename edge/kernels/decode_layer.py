@@ -41,7 +41,7 @@ def _check_step(x, k_cache, slot_ids, positions):
 
 
 @njit(cache=True)
-def _buffers(x, weights, types, k_cache):
+def _buffers(kinds, x, weights, types, k_cache):
     """The layer's intermediate arrays and its products' task tables (checked against x)."""
     n, hidden = x.shape
     wq, wk, wv, wo, w_gate, w_up, w_down = weights
@@ -53,10 +53,10 @@ def _buffers(x, weights, types, k_cache):
     attended = np.empty_like(q)
     activated = np.empty((n, w_gate.shape[0]), np.float32)  # (n, ffn)
     # each group's task table, and whether a K-quant among it needs Q8_K activation blocks
-    qkv_tasks, qkv_k = group_tasks((wq, wk, wv), (types[0], types[1], types[2]), hidden, (q, k, v))
-    out_tasks, out_k = group_tasks((wo,), (types[3],), attended.shape[1], (x,))
-    down_tasks, down_k = group_tasks((w_down,), (types[6],), activated.shape[1], (x,))
-    gated_k = group_tasks((w_gate, w_up), (types[4], types[5]), hidden, (activated, activated))[1]
+    qkv_tasks, qkv_k = group_tasks(kinds, (wq, wk, wv), (types[0], types[1], types[2]), hidden, (q, k, v))
+    out_tasks, out_k = group_tasks(kinds, (wo,), (types[3],), attended.shape[1], (x,))
+    down_tasks, down_k = group_tasks(kinds, (w_down,), (types[6],), activated.shape[1], (x,))
+    gated_k = group_tasks(kinds, (w_gate, w_up), (types[4], types[5]), hidden, (activated, activated))[1]
     hidden_blocks = activation_blocks(n, hidden, qkv_k or gated_k)
     attended_blocks = activation_blocks(n, attended.shape[1], out_k)
     activated_blocks = activation_blocks(n, activated.shape[1], down_k)
@@ -80,38 +80,51 @@ def _blocks_of(blocks, which):
 
 
 @njit(cache=True)
-def decode_layer(x, weights, types, norms, k_cache, v_cache, slot_ids, positions, rotary, eps, members):
+def decode_layer(
+    kinds, x, weights, types, norms, k_cache, v_cache, slot_ids, positions, rotary, eps, members
+):
     """x (n, hidden) f32 through one layer, in place, by a team of `members` threads; False
     (x and the cache untouched) if the team could not run together. weights: (wq, wk, wv, wo,
-    w_gate, w_up, w_down) uint8 rows of the integer types `types`; norms: (attn_norm,
-    ffn_norm) (hidden,) f32; k_cache/v_cache: this layer's (num_slots, max_ctx, num_kv_heads,
-    head_dim) float16 bits; rotary: (inv_freq, num_heads, head_dim, is_neox, scale, window)."""
+    w_gate, w_up, w_down) uint8 rows of the integer types `types` (kinds: their weight_types);
+    norms: (attn_norm, ffn_norm) (hidden,) f32; k_cache/v_cache: this layer's (num_slots,
+    max_ctx, num_kv_heads, head_dim) float16 bits; rotary: (inv_freq, num_heads, head_dim,
+    is_neox, scale, window)."""
     _check_step(x, k_cache, slot_ids, positions)
-    arrays, tasks, blocks = _buffers(x, weights, types, k_cache)
+    arrays, tasks, blocks = _buffers(kinds, x, weights, types, k_cache)
     step = (slot_ids, positions, k_cache, v_cache)
-    return _run_team(x, weights, types, norms, step, rotary, eps, arrays, tasks, blocks, members)
+    return _run_team(kinds, x, weights, types, norms, step, rotary, eps, arrays, tasks, blocks, members)
 
 
 @njit(cache=True, parallel=True)
-def _run_team(x, weights, types, norms, step, rotary, eps, arrays, tasks, blocks, members):
+def _run_team(kinds, x, weights, types, norms, step, rotary, eps, arrays, tasks, blocks, members):
     counters, cancelled = np.zeros(1, np.int64), np.zeros(1, np.int64)
     for member in prange(members):
-        team = (member, members, counters)
-        first, stop = share(x.shape[0], member, members)
-        for t in range(first, stop):  # normed = rms_norm(x), then its int8 blocks
-            rms_norm_row(x, norms[0], eps, arrays[0], t)
-        hidden_q8, hidden_q8_k = _blocks_of(blocks, 0)
-        quantize_rows(arrays[0], hidden_q8, hidden_q8_k, first, stop)
-        if join(counters, members):
-            _attention_phases(team, x, weights, types, step, rotary, arrays, tasks, blocks)
-            _mlp_phases(team, x, weights, types, norms, eps, arrays, tasks, blocks)
-        else:
+        # the body is one call: numba types and compiles a parallel loop's body twice
+        layer = (kinds, x, weights, types, norms, step, rotary, eps, arrays, tasks, blocks)
+        if not _member(layer, (np.int64(member), members, counters)):
             cancelled[0] = 1
     return cancelled[0] == 0
 
 
 @njit(cache=True)
-def _attention_phases(team, x, weights, types, step, rotary, arrays, tasks, blocks):
+def _member(layer, team):
+    """One member's share of every phase; False if the team was cancelled before any output."""
+    kinds, x, weights, types, norms, step, rotary, eps, arrays, tasks, blocks = layer
+    member, members, counters = team
+    first, stop = share(x.shape[0], member, members)
+    for t in range(first, stop):  # normed = rms_norm(x), then its int8 blocks
+        rms_norm_row(x, norms[0], eps, arrays[0], t)
+    hidden_q8, hidden_q8_k = _blocks_of(blocks, 0)
+    quantize_rows(arrays[0], hidden_q8, hidden_q8_k, first, stop)
+    if not join(counters, members):
+        return False
+    _attention_phases(team, kinds, x, weights, types, step, rotary, arrays, tasks, blocks)
+    _mlp_phases(team, kinds, x, weights, types, norms, eps, arrays, tasks, blocks)
+    return True
+
+
+@njit(cache=True, inline="always")
+def _attention_phases(team, kinds, x, weights, types, step, rotary, arrays, tasks, blocks):
     """q, k, v products; RoPE and the cache store; attention; its int8 blocks; x += @ W_o.T."""
     member, members, counters = team
     slot_ids, positions, k_cache, v_cache = step
@@ -122,26 +135,27 @@ def _attention_phases(team, x, weights, types, step, rotary, arrays, tasks, bloc
     hidden_q8, hidden_q8_k = _blocks_of(blocks, 0)
     attended_q8, attended_q8_k = _blocks_of(blocks, 1)
     for task in range(*share(tasks[0][-1], member, members)):
-        group_task(qkv_weights, qkv_types, tasks[0], hidden_q8, hidden_q8_k, (q, k, v), no, task)
-    barrier(counters, members, 2)
+        group_task(kinds, qkv_weights, qkv_types, tasks[0], hidden_q8, hidden_q8_k, (q, k, v), no, task)
+    _barrier(counters, members, 2)
     first, stop = share(x.shape[0], member, members)
     for t in range(first, stop):
         rope_row(q, positions, inv_freq, num_heads, head_dim, is_neox, t)
         rope_row(k, positions, inv_freq, k_cache.shape[2], head_dim, is_neox, t)
         _store_row(k_cache, v_cache, slot_ids[t], positions[t], k[t], v[t])
-    barrier(counters, members, 3)
+    _barrier(counters, members, 3)
     for job in range(*share(x.shape[0] * num_heads, member, members)):
         attend_head(q, k_cache, v_cache, slot_ids, positions, num_heads, scale, window, attended, job)
-    barrier(counters, members, 4)
+    _barrier(counters, members, 4)
     quantize_rows(attended, attended_q8, attended_q8_k, first, stop)
-    barrier(counters, members, 5)
+    _barrier(counters, members, 5)
     for task in range(*share(tasks[1][-1], member, members)):
-        group_task((weights[3],), (types[3],), tasks[1], attended_q8, attended_q8_k, (x,), not no, task)
-    barrier(counters, members, 6)
+        out_weight, out_type = (weights[3],), (types[3],)
+        group_task(kinds, out_weight, out_type, tasks[1], attended_q8, attended_q8_k, (x,), not no, task)
+    _barrier(counters, members, 6)
 
 
-@njit(cache=True)
-def _mlp_phases(team, x, weights, types, norms, eps, arrays, tasks, blocks):
+@njit(cache=True, inline="always")
+def _mlp_phases(team, kinds, x, weights, types, norms, eps, arrays, tasks, blocks):
     """normed = rms_norm(x) and its blocks; the gated product; its blocks; x += @ W_down.T."""
     member, members, counters = team
     normed, activated = arrays[0], arrays[5]
@@ -151,15 +165,21 @@ def _mlp_phases(team, x, weights, types, norms, eps, arrays, tasks, blocks):
     hidden_q8, hidden_q8_k = _blocks_of(blocks, 0)
     activated_q8, activated_q8_k = _blocks_of(blocks, 2)
     quantize_rows(normed, hidden_q8, hidden_q8_k, first, stop)
-    barrier(counters, members, 7)
+    _barrier(counters, members, 7)
     for task in range(*share(task_count(weights[4].shape[0]), member, members)):
-        gated_task(weights[4], types[4], weights[5], types[5], hidden_q8, hidden_q8_k, activated, task)
-    barrier(counters, members, 8)
+        gated_task(kinds, weights[4], types[4], weights[5], types[5], hidden_q8, hidden_q8_k, activated, task)
+    _barrier(counters, members, 8)
     quantize_rows(activated, activated_q8, activated_q8_k, first, stop)
-    barrier(counters, members, 9)
+    _barrier(counters, members, 9)
     add = np.bool_(True)
     for task in range(*share(tasks[2][-1], member, members)):
-        group_task((weights[6],), (types[6],), tasks[2], activated_q8, activated_q8_k, (x,), add, task)
+        group_task(kinds, (weights[6],), (types[6],), tasks[2], activated_q8, activated_q8_k, (x,), add, task)
+
+
+@njit(inline="always")
+def _barrier(counters, members, generation):
+    """`barrier` with the generation as a variable: a literal would compile it once per number."""
+    barrier(counters, members, np.int64(generation))
 
 
 @njit(cache=True, inline="always")

@@ -7,8 +7,10 @@ formats/quants (the numpy reference), which the tests check these against.
 
 import numba
 import numpy as np
+from numba.extending import overload
 
 from edge.kernels.f16_table import F16_TO_F32
+from edge.kernels.weight_types import type_switch
 from formats.ggml_types import GGMLType
 
 _F16 = F16_TO_F32
@@ -185,28 +187,76 @@ def _row_q6_k(row, out):
                 out[dst + 96 + j] = d * np.float32(np.int8(row[sc + group + 6])) * np.float32(q4)
 
 
+# each type's decoder as a function of its own: the switch calls it (LLVM inlines where it pays);
+# exact for the embedding gather, with fastmath (FMA-contracted d * q + m) for the products, the
+# arithmetic each had when the decoders were inlined into them
+_DECODERS = {
+    ggml_type: decoder
+    for ggml_type, decoder in (
+        (F32, _row_f32),
+        (F16, _row_f16),
+        (BF16, _row_bf16),
+        (Q4_0, _row_q4_0),
+        (Q4_1, _row_q4_1),
+        (Q5_0, _row_q5_0),
+        (Q5_1, _row_q5_1),
+        (Q8_0, _row_q8_0),
+        (Q4_K, _row_q4_k),
+        (Q5_K, _row_q5_k),
+        (Q6_K, _row_q6_k),
+    )
+}
+_ROW_DECODERS = {t: numba.njit(decoder.py_func) for t, decoder in _DECODERS.items()}
+_FAST_ROW_DECODERS = {t: numba.njit(fastmath=True)(decoder.py_func) for t, decoder in _DECODERS.items()}
+
+
+def dequantize_row(kinds, row, ggml_type, out):
+    """Decode one stored row of type `ggml_type`, one of the set `kinds` (weight_types.py),
+    into out (k,) float32: only the set's decoders are compiled. In jitted code only."""
+    raise TypeError("dequantize_row runs in jitted code only")
+
+
+@overload(dequantize_row, inline="always")
+def _dequantize_row(kinds, row, ggml_type, out):
+    switch = type_switch(_ROW_DECODERS, kinds.ids)
+
+    def decode(kinds, row, ggml_type, out):
+        switch(ggml_type, row, out)
+
+    return decode
+
+
+def dequantize_row_fast(kinds, row, ggml_type, out):
+    """dequantize_row with fastmath arithmetic (the weight products' tiles). Jitted code only."""
+    raise TypeError("dequantize_row_fast runs in jitted code only")
+
+
+@overload(dequantize_row_fast, inline="always")
+def _dequantize_row_fast(kinds, row, ggml_type, out):
+    switch = type_switch(_FAST_ROW_DECODERS, kinds.ids)
+
+    def decode(kinds, row, ggml_type, out):
+        switch(ggml_type, row, out)
+
+    return decode
+
+
 @numba.njit(cache=True, inline="always")
-def dequantize_row(row, ggml_type, out):
-    """Decode one stored row of any kernel type into out (k,) float32."""
-    if ggml_type == Q4_1:
-        _row_q4_1(row, out)
-    elif ggml_type == Q4_0:
-        _row_q4_0(row, out)
-    elif ggml_type == Q8_0:
-        _row_q8_0(row, out)
-    elif ggml_type == Q4_K:
-        _row_q4_k(row, out)
-    elif ggml_type == Q6_K:
-        _row_q6_k(row, out)
-    elif ggml_type == Q5_K:
-        _row_q5_k(row, out)
-    elif ggml_type == Q5_0:
-        _row_q5_0(row, out)
-    elif ggml_type == Q5_1:
-        _row_q5_1(row, out)
-    elif ggml_type == F16:
-        _row_f16(row, out)
-    elif ggml_type == BF16:
-        _row_bf16(row, out)
-    else:
-        _row_f32(row, out)
+def check_kind(kinds, ggml_type):
+    """A type outside the call's set is an error (the switch would run another type's code)."""
+    if not _in_set(kinds, ggml_type):
+        raise ValueError("kernel called with a weight type outside its weight_types")
+
+
+def _in_set(kinds, ggml_type):
+    raise TypeError("jitted code only")
+
+
+@overload(_in_set, inline="always")
+def _in_set_impl(kinds, ggml_type):
+    ids = kinds.ids
+
+    def member(kinds, ggml_type):
+        return ggml_type in ids
+
+    return member

@@ -7,9 +7,10 @@ import math
 
 import numpy as np
 from numba import njit, prange
+from numba.extending import overload
 
 from edge.kernels.activation_quant import quantize_q8_k_rows, quantize_q8_rows
-from edge.kernels.dequant_blocks import Q4_1, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, Q8_0
+from edge.kernels.dequant_blocks import Q4_0, Q4_1, Q4_K, Q5_0, Q5_1, Q5_K, Q6_K, Q8_0, check_kind
 from edge.kernels.int8_dot import (
     BLOCK_BYTES,
     ROWS_AT_ONCE,
@@ -33,6 +34,7 @@ from edge.kernels.kquant_dot import (
     dot_q6_k_q8_k,
     dot_q6_k_q8_k_rows,
 )
+from edge.kernels.weight_types import type_switch
 from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
 
 INT8_TYPES = frozenset(BLOCK_BYTES) | frozenset(SUPER_BLOCK_BYTES)
@@ -58,16 +60,26 @@ def _block(ggml_type):
     return _BLOCK_ELEMENTS[ggml_type], _BLOCK_BYTES[ggml_type]
 
 
-def _task_loop(dot_one, dot_rows):
+@njit(inline="always")
+def _q8_blocks(q8, q8_k):
+    return q8
+
+
+@njit(inline="always")
+def _q8_k_blocks(q8, q8_k):
+    return q8_k
+
+
+def _task_loop(dot_one, dot_rows, activation_blocks):
     """The products of one weight type over a task's rows, its kernels called directly: a type
     test per row, with every type's kernel inlined beside the others, ran them at ~60% speed."""
 
     @njit
-    def task_loop(w, activations, start, stop, into, column, accumulate):
+    def task_loop(w, q8, q8_k, start, stop, into, column, accumulate):
         """into[:, column + r - start] = (or +=) weight rows start..stop times every activation
         row: ROWS_AT_ONCE activation rows per pass over a weight row, the rest one by one on
         views made once for the task."""
-        xq, xd, xs = activations
+        xq, xd, xs = activation_blocks(q8, q8_k)
         n = xq.shape[0]
         t = 0
         while t + ROWS_AT_ONCE <= n:
@@ -88,38 +100,34 @@ def _task_loop(dot_one, dot_rows):
     return task_loop
 
 
-_q4_0_loop = _task_loop(dot_q4_0_q8, dot_q4_0_q8_rows)
-_q4_1_loop = _task_loop(dot_q4_1_q8, dot_q4_1_q8_rows)
-_q5_0_loop = _task_loop(dot_q5_0_q8, dot_q5_0_q8_rows)
-_q5_1_loop = _task_loop(dot_q5_1_q8, dot_q5_1_q8_rows)
-_q8_0_loop = _task_loop(dot_q8_0_q8, dot_q8_0_q8_rows)
-_q4_k_loop = _task_loop(dot_q4_k_q8_k, dot_q4_k_q8_k_rows)
-_q5_k_loop = _task_loop(dot_q5_k_q8_k, dot_q5_k_q8_k_rows)
-_q6_k_loop = _task_loop(dot_q6_k_q8_k, dot_q6_k_q8_k_rows)
+_TASK_LOOPS = {
+    Q4_0: _task_loop(dot_q4_0_q8, dot_q4_0_q8_rows, _q8_blocks),
+    Q4_1: _task_loop(dot_q4_1_q8, dot_q4_1_q8_rows, _q8_blocks),
+    Q5_0: _task_loop(dot_q5_0_q8, dot_q5_0_q8_rows, _q8_blocks),
+    Q5_1: _task_loop(dot_q5_1_q8, dot_q5_1_q8_rows, _q8_blocks),
+    Q8_0: _task_loop(dot_q8_0_q8, dot_q8_0_q8_rows, _q8_blocks),
+    Q4_K: _task_loop(dot_q4_k_q8_k, dot_q4_k_q8_k_rows, _q8_k_blocks),
+    Q5_K: _task_loop(dot_q5_k_q8_k, dot_q5_k_q8_k_rows, _q8_k_blocks),
+    Q6_K: _task_loop(dot_q6_k_q8_k, dot_q6_k_q8_k_rows, _q8_k_blocks),
+}
 
 
-@njit(cache=True, inline="always")
-def task_products(w, ggml_type, q8, q8_k, start, stop, into, column, accumulate):
+def task_products(kinds, w, ggml_type, q8, q8_k, start, stop, into, column, accumulate):
     """into[:, column + r - start] = (or +=) weight rows start..stop times every activation row,
-    by the weight's type: the type is tested once per task, not once per row. Column and flag
-    are cast so that a caller's constants (literal types) do not compile the loops again."""
-    column, accumulate = np.int64(column), np.bool_(accumulate)
-    if ggml_type == Q4_K:
-        _q4_k_loop(w, q8_k, start, stop, into, column, accumulate)
-    elif ggml_type == Q6_K:
-        _q6_k_loop(w, q8_k, start, stop, into, column, accumulate)
-    elif ggml_type == Q5_K:
-        _q5_k_loop(w, q8_k, start, stop, into, column, accumulate)
-    elif ggml_type == Q4_1:
-        _q4_1_loop(w, q8, start, stop, into, column, accumulate)
-    elif ggml_type == Q8_0:
-        _q8_0_loop(w, q8, start, stop, into, column, accumulate)
-    elif ggml_type == Q5_0:
-        _q5_0_loop(w, q8, start, stop, into, column, accumulate)
-    elif ggml_type == Q5_1:
-        _q5_1_loop(w, q8, start, stop, into, column, accumulate)
-    else:
-        _q4_0_loop(w, q8, start, stop, into, column, accumulate)
+    by the weight's type, one of the set `kinds` (weight_types.py; only its loops are compiled):
+    the type is tested once per task, not once per row. In jitted code only."""
+    raise TypeError("task_products runs in jitted code only")
+
+
+@overload(task_products, inline="always")
+def _task_products(kinds, w, ggml_type, q8, q8_k, start, stop, into, column, accumulate):
+    switch = type_switch(_TASK_LOOPS, kinds.ids)
+
+    def products(kinds, w, ggml_type, q8, q8_k, start, stop, into, column, accumulate):
+        # cast, so that a caller's constants (literal types) do not compile the loops again
+        switch(ggml_type, w, q8, q8_k, start, stop, into, np.int64(column), np.bool_(accumulate))
+
+    return products
 
 
 @njit(cache=True, inline="always")
@@ -170,7 +178,7 @@ def task_count(rows):
 
 
 @njit(cache=True, inline="always")
-def group_task(weights, ggml_types, first_task, q8, q8_k, outs, accumulate, task):
+def group_task(kinds, weights, ggml_types, first_task, q8, q8_k, outs, accumulate, task):
     """One task of a group of weights: weight i owns tasks [first_task[i], first_task[i+1])."""
     i = 0
     while task >= first_task[i + 1]:
@@ -178,17 +186,18 @@ def group_task(weights, ggml_types, first_task, q8, q8_k, outs, accumulate, task
     w, ggml_type, out = weights[i], ggml_types[i], outs[i]
     start = (task - first_task[i]) * _ROWS_PER_TASK
     stop = min(w.shape[0], start + _ROWS_PER_TASK)
-    task_products(w, ggml_type, q8, q8_k, start, stop, out, start, accumulate)
+    task_products(kinds, w, ggml_type, q8, q8_k, start, stop, out, start, accumulate)
 
 
 @njit(cache=True, inline="always")
-def group_tasks(weights, ggml_types, k, outs):
+def group_tasks(kinds, weights, ggml_types, k, outs):
     """first_task (count+1,) of a group, after checking every weight against the input width,
     and whether any weight is a K-quant."""
     n, count = outs[0].shape[0], len(weights)
     first_task = np.zeros(count + 1, np.int64)
     with_k_blocks = False
     for i in range(count):
+        check_kind(kinds, ggml_types[i])
         check_shapes(weights[i], ggml_types[i], k, outs[i], n)
         with_k_blocks = with_k_blocks or _is_k_quant(ggml_types[i])
         first_task[i + 1] = first_task[i] + task_count(weights[i].shape[0])
@@ -196,36 +205,46 @@ def group_tasks(weights, ggml_types, k, outs):
 
 
 @njit(cache=True, parallel=True)
-def matmul_q8_group(weights, ggml_types, x, outs, accumulate):
+def matmul_q8_group(kinds, weights, ggml_types, x, outs, accumulate):
     """Weights of the integer types on the same input in one parallel pass (one layer, or q, k
     and v): weights (rows_i, row_bytes_i) uint8 and outs (n, rows_i) f32 are tuples of arrays,
-    ggml_types a tuple of ints, x (n, k) f32, quantized here to int8 blocks as ggml does.
+    ggml_types a tuple of ints (kinds: their weight_types), x (n, k) f32, quantized here to
+    int8 blocks as ggml does.
     outs[i] = x @ weights[i].T, or += with `accumulate` (a residual connection)."""
-    first_task, with_k_blocks = group_tasks(weights, ggml_types, x.shape[1], outs)
+    first_task, with_k_blocks = group_tasks(kinds, weights, ggml_types, x.shape[1], outs)
     q8, q8_k = _quantized(x, with_k_blocks)
     for task in prange(first_task[len(weights)]):
-        group_task(weights, ggml_types, first_task, q8, q8_k, outs, accumulate, task)
+        _group_task(kinds, weights, ggml_types, first_task, q8, q8_k, outs, accumulate, np.int64(task))
+
+
+@njit(cache=True)
+def _group_task(kinds, weights, ggml_types, first_task, q8, q8_k, outs, accumulate, task):
+    """group_task as a function of its own: numba types and compiles a parallel loop's body
+    twice, so the body is this one call."""
+    group_task(kinds, weights, ggml_types, first_task, q8, q8_k, outs, accumulate, task)
 
 
 @njit(cache=True, parallel=True)
-def gated_q8(w_gate, gate_type, w_up, up_type, x, out):
+def gated_q8(kinds, w_gate, gate_type, w_up, up_type, x, out):
     """SwiGLU's first half in one pass: out (n, ffn) = silu(x @ W_gate.T) * (x @ W_up.T)."""
     n, k = x.shape
+    check_kind(kinds, gate_type)
+    check_kind(kinds, up_type)
     check_shapes(w_gate, gate_type, k, out, n)
     check_shapes(w_up, up_type, k, out, n)
     q8, q8_k = _quantized(x, _is_k_quant(gate_type) or _is_k_quant(up_type))
     for task in prange(task_count(w_gate.shape[0])):
-        gated_task(w_gate, gate_type, w_up, up_type, q8, q8_k, out, task)
+        gated_task(kinds, w_gate, gate_type, w_up, up_type, q8, q8_k, out, np.int64(task))
 
 
 @njit(cache=True)  # no fastmath: it would let LLVM reorder the inlined row sums
-def gated_task(w_gate, gate_type, w_up, up_type, q8, q8_k, out, task):
+def gated_task(kinds, w_gate, gate_type, w_up, up_type, q8, q8_k, out, task):
     """One task of gated_q8: its weight rows of both products, then the gate."""
     n, rows = out.shape[0], w_gate.shape[0]
     start, stop = task * _ROWS_PER_TASK, min(rows, (task + 1) * _ROWS_PER_TASK)
     up = np.empty((n, stop - start), np.float32)  # (n, rows of the task)
-    task_products(w_gate, gate_type, q8, q8_k, start, stop, out, start, False)
-    task_products(w_up, up_type, q8, q8_k, start, stop, up, 0, False)
+    task_products(kinds, w_gate, gate_type, q8, q8_k, start, stop, out, start, False)
+    task_products(kinds, w_up, up_type, q8, q8_k, start, stop, up, 0, False)
     for t in range(n):
         for r in range(start, stop):
             g = out[t, r]

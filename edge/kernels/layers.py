@@ -6,7 +6,7 @@ import math
 import numba
 import numpy as np
 
-from edge.kernels.dequant_blocks import dequantize_row
+from edge.kernels.dequant_blocks import check_kind, dequantize_row
 from shared.fast_math import fast_exp
 
 
@@ -83,7 +83,9 @@ def gelu_tanh_mul(gate, up, out):
 
 
 @numba.njit(cache=True, parallel=True)
-def embed(w, ggml_type, token_ids, out):
-    """Rows token_ids of the (possibly quantized) embedding matrix -> out (n, d) f32."""
+def embed(kinds, w, ggml_type, token_ids, out):
+    """Rows token_ids of the (possibly quantized) embedding matrix -> out (n, d) f32; kinds:
+    weight_types(ggml_type)."""
+    check_kind(kinds, ggml_type)
     for t in numba.prange(token_ids.shape[0]):
-        dequantize_row(w[token_ids[t]], ggml_type, out[t])
+        dequantize_row(kinds, w[token_ids[t]], ggml_type, out[t])

@@ -12,7 +12,7 @@ No dequantized copy of a whole matrix is ever kept.
 import numba
 import numpy as np
 
-from edge.kernels.dequant_blocks import F16, dequantize_row
+from edge.kernels.dequant_blocks import F16, check_kind, dequantize_row_fast
 from edge.kernels.f16_vectors import dot_f16_row, prefetch_row
 from edge.kernels.vector_ir import PREFETCH_BYTES
 
@@ -20,8 +20,10 @@ _ROWS_PER_TASK = 16
 
 
 @numba.njit(cache=True, parallel=True, fastmath=True)
-def matmul(w, ggml_type, x, out):
-    """w (rows, row_bytes) uint8, x (n, k) f32 -> out (n, rows) f32 = x @ W.T."""
+def matmul(kinds, w, ggml_type, x, out):
+    """w (rows, row_bytes) uint8, x (n, k) f32 -> out (n, rows) f32 = x @ W.T; kinds:
+    weight_types(ggml_type)."""
+    check_kind(kinds, ggml_type)
     rows = w.shape[0]
     if ggml_type == F16 and w.shape[1] != 2 * x.shape[1]:
         raise ValueError("matmul: float16 weight rows and activations disagree in size")
@@ -32,16 +34,16 @@ def matmul(w, ggml_type, x, out):
         if ggml_type == F16:
             _f16_rows(w, x, first, stop, out)
         else:
-            _decoded_rows(w, ggml_type, x, first, stop, out)
+            _decoded_rows(kinds, w, ggml_type, x, first, stop, out)
 
 
 @numba.njit(cache=True, fastmath=True)
-def _decoded_rows(w, ggml_type, x, first, stop, out):
+def _decoded_rows(kinds, w, ggml_type, x, first, stop, out):
     """out[:, first:stop]: each weight row decoded once into L1, then dotted with every x row."""
     n, k = x.shape
     decoded = np.empty(k, np.float32)
     for r in range(first, stop):
-        dequantize_row(w[r], ggml_type, decoded)
+        dequantize_row_fast(kinds, w[r], ggml_type, decoded)
         for t in range(n):
             acc = np.float32(0.0)
             for i in range(k):
@@ -63,7 +65,9 @@ def _f16_rows(w, x, first, stop, out):
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
-def dequantize_rows(w, ggml_type, first_row, out):
-    """Decode rows [first_row, first_row + out.shape[0]) of w into out (num_rows, k) f32."""
+def dequantize_rows(kinds, w, ggml_type, first_row, out):
+    """Decode rows [first_row, first_row + out.shape[0]) of w into out (num_rows, k) f32; kinds:
+    weight_types(ggml_type)."""
+    check_kind(kinds, ggml_type)
     for r in range(out.shape[0]):
-        dequantize_row(w[first_row + r], ggml_type, out[r])
+        dequantize_row_fast(kinds, w[first_row + r], ggml_type, out[r])

@@ -213,7 +213,7 @@ class StatsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class NodeStats(_message.Message):
-    __slots__ = ("node_id", "kind", "model", "num_running", "num_waiting", "max_running", "kv_usage", "prefill_tokens_per_s", "decode_tokens_per_s", "context_length", "draining", "requests_total", "tokens_generated_total", "decode_steps", "num_waiting_prompt_tokens", "cached_block_hashes", "prefix_block_size")
+    __slots__ = ("node_id", "kind", "model", "num_running", "num_waiting", "max_running", "kv_usage", "prefill_tokens_per_s", "decode_tokens_per_s", "context_length", "draining", "requests_total", "tokens_generated_total", "decode_steps", "num_waiting_prompt_tokens", "cached_block_hashes", "prefix_block_size", "compiling")
     NODE_ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -231,6 +231,7 @@ class NodeStats(_message.Message):
     NUM_WAITING_PROMPT_TOKENS_FIELD_NUMBER: _ClassVar[int]
     CACHED_BLOCK_HASHES_FIELD_NUMBER: _ClassVar[int]
     PREFIX_BLOCK_SIZE_FIELD_NUMBER: _ClassVar[int]
+    COMPILING_FIELD_NUMBER: _ClassVar[int]
     node_id: str
     kind: str
     model: str
@@ -248,7 +249,8 @@ class NodeStats(_message.Message):
     num_waiting_prompt_tokens: int
     cached_block_hashes: _containers.RepeatedScalarFieldContainer[int]
     prefix_block_size: int
-    def __init__(self, node_id: _Optional[str] = ..., kind: _Optional[str] = ..., model: _Optional[str] = ..., num_running: _Optional[int] = ..., num_waiting: _Optional[int] = ..., max_running: _Optional[int] = ..., kv_usage: _Optional[float] = ..., prefill_tokens_per_s: _Optional[float] = ..., decode_tokens_per_s: _Optional[float] = ..., context_length: _Optional[int] = ..., draining: _Optional[bool] = ..., requests_total: _Optional[int] = ..., tokens_generated_total: _Optional[int] = ..., decode_steps: _Optional[_Iterable[_Union[DecodeStep, _Mapping]]] = ..., num_waiting_prompt_tokens: _Optional[int] = ..., cached_block_hashes: _Optional[_Iterable[int]] = ..., prefix_block_size: _Optional[int] = ...) -> None: ...
+    compiling: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, node_id: _Optional[str] = ..., kind: _Optional[str] = ..., model: _Optional[str] = ..., num_running: _Optional[int] = ..., num_waiting: _Optional[int] = ..., max_running: _Optional[int] = ..., kv_usage: _Optional[float] = ..., prefill_tokens_per_s: _Optional[float] = ..., decode_tokens_per_s: _Optional[float] = ..., context_length: _Optional[int] = ..., draining: _Optional[bool] = ..., requests_total: _Optional[int] = ..., tokens_generated_total: _Optional[int] = ..., decode_steps: _Optional[_Iterable[_Union[DecodeStep, _Mapping]]] = ..., num_waiting_prompt_tokens: _Optional[int] = ..., cached_block_hashes: _Optional[_Iterable[int]] = ..., prefix_block_size: _Optional[int] = ..., compiling: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class DecodeStep(_message.Message):
     __slots__ = ("batch_size", "seconds")

@@ -85,10 +85,23 @@ def test_layers_with_biases_go_layer_by_layer(tiny_model):
 
 
 def _layer_call(engine: EdgeEngine, x: np.ndarray, cache: KVCache, members: int) -> bool:
-    weights, types, norms, rotary = engine.model.decode_layers[0]
+    kinds, weights, types, norms, rotary = engine.model.decode_layers[0]
     slots, positions = np.zeros(len(x), np.int32), np.arange(len(x), dtype=np.int32)
     k_cache, v_cache, eps = cache.k[0], cache.v[0], engine.model_config.rms_eps
-    return decode_layer(x, weights, types, norms, k_cache, v_cache, slots, positions, rotary, eps, members)
+    return decode_layer(
+        kinds,
+        x,
+        weights,
+        types,
+        norms,
+        k_cache,
+        v_cache,
+        slots,
+        positions,
+        rotary,
+        eps,
+        members,
+    )
 
 
 def test_a_team_that_cannot_meet_is_cancelled_having_written_nothing(tiny_model):

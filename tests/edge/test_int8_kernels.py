@@ -12,6 +12,7 @@ import pytest
 
 from edge.kernels.activation_quant import quantize_q8, quantize_q8_k, round_through_q8
 from edge.kernels.int8_matmul import gated_q8, matmul_q8_group
+from edge.kernels.weight_types import weight_types
 from formats import quants
 from formats.ggml_types import GGMLType
 from tests.fixtures.tiny_models import random_weight
@@ -34,7 +35,7 @@ def quantized_q8(x: np.ndarray):
 
 def matmul_q8(raw: np.ndarray, ggml_type: GGMLType, x: np.ndarray, out: np.ndarray) -> None:
     """One weight through the grouped kernel (the way LinearRunner runs a single layer)."""
-    matmul_q8_group((raw,), (int(ggml_type),), x, (out,), False)
+    matmul_q8_group(weight_types(ggml_type), (raw,), (int(ggml_type),), x, (out,), False)
 
 
 def test_quantize_q8_equals_ggml_q8_0_blocks_and_q8_1_sums():
@@ -116,7 +117,7 @@ def test_a_group_of_weights_of_mixed_types_and_sizes_runs_in_one_pass():
     data = [random_weight(RNG, (rows, 256), ggml_type) for ggml_type, rows in group]
     outs = tuple(np.empty((2, rows), dtype=np.float32) for _, rows in group)
     types = tuple(int(ggml_type) for ggml_type, _ in group)
-    matmul_q8_group(tuple(_raw(d) for d in data), types, x, outs, False)
+    matmul_q8_group(weight_types(*types), tuple(_raw(d) for d in data), types, x, outs, False)
     for (ggml_type, _), d, out in zip(group, data, outs, strict=True):
         expected = _expected(ggml_type, d, x)
         np.testing.assert_allclose(out, expected, rtol=2e-6, atol=2e-6 * np.abs(expected).max())
@@ -127,7 +128,7 @@ def test_accumulate_adds_the_product_to_the_residual():
     data = random_weight(RNG, (16, 256), GGMLType.Q4_1)
     residual = RNG.standard_normal((2, 16)).astype(np.float32)
     before = residual.copy()
-    matmul_q8_group((_raw(data),), (int(GGMLType.Q4_1),), x, (residual,), True)
+    matmul_q8_group(weight_types(GGMLType.Q4_1), (_raw(data),), (int(GGMLType.Q4_1),), x, (residual,), True)
     expected = before + _expected(GGMLType.Q4_1, data, x)
     np.testing.assert_allclose(residual, expected, rtol=2e-6, atol=2e-6 * np.abs(expected).max())
 
@@ -136,7 +137,15 @@ def test_gated_q8_is_silu_of_the_gate_times_the_up_projection():
     x = RNG.standard_normal((3, 256)).astype(np.float32)
     gate, up = random_weight(RNG, (48, 256), GGMLType.Q4_K), random_weight(RNG, (48, 256), GGMLType.Q8_0)
     out = np.empty((3, 48), dtype=np.float32)
-    gated_q8(_raw(gate), int(GGMLType.Q4_K), _raw(up), int(GGMLType.Q8_0), x, out)
+    gated_q8(
+        weight_types(GGMLType.Q4_K, GGMLType.Q8_0),
+        _raw(gate),
+        int(GGMLType.Q4_K),
+        _raw(up),
+        int(GGMLType.Q8_0),
+        x,
+        out,
+    )
     g, u = _expected(GGMLType.Q4_K, gate, x), _expected(GGMLType.Q8_0, up, x)
     expected = g / (1.0 + np.exp(-g)) * u
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
@@ -163,6 +172,7 @@ from tests.edge import test_int8_kernels as t
 from tests.edge.test_int8_kernels import INT8_TYPES, RNG, _expected, quantized_q8
 from tests.fixtures.tiny_models import random_weight
 from edge.kernels import vector_ir
+from edge.kernels.weight_types import weight_types
 assert not vector_ir.USE_AVX2 and not vector_ir.USE_F16C
 for ggml_type in (t.GGMLType.Q8_0, t.GGMLType.Q5_0, t.GGMLType.Q4_0):
     for scale in (3e-7, 6.0e-5, -1.5, 60000.0):  # f16 scales decoded with integer operations
@@ -175,7 +185,7 @@ for ggml_type in INT8_TYPES:
     raw = np.ascontiguousarray(data).view(np.uint8).reshape(24, -1)
     x = RNG.standard_normal((2, 256)).astype(np.float32)
     out = np.empty((2, 24), dtype=np.float32)
-    int8_matmul.matmul_q8_group((raw,), (int(ggml_type),), x, (out,), False)
+    int8_matmul.matmul_q8_group(weight_types(ggml_type), (raw,), (int(ggml_type),), x, (out,), False)
     expected = _expected(ggml_type, data, x)
     np.testing.assert_allclose(out, expected, rtol=2e-6, atol=2e-6 * np.abs(expected).max())
 from tests.edge.test_int8_gemm import PACKED_TYPES, packed_and_expected

@@ -11,6 +11,7 @@ from edge.kernels.attention import attention
 from edge.kernels.dequant_blocks import KERNEL_TYPES
 from edge.kernels.layers import embed, gelu_tanh_mul, rms_norm, rope, silu_mul
 from edge.kernels.matmul import dequantize_rows, matmul
+from edge.kernels.weight_types import weight_types
 from edge.kv_cache import KVCache
 from formats import quants
 from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
@@ -31,7 +32,7 @@ def _weight(ggml_type: GGMLType, rows: int = 12, cols: int = 512):
 def test_dequantize_rows_is_bit_exact(ggml_type):
     raw, expected = _weight(ggml_type)
     out = np.empty((5, 512), dtype=np.float32)
-    dequantize_rows(raw, int(ggml_type), 4, out)
+    dequantize_rows(weight_types(ggml_type), raw, int(ggml_type), 4, out)
     np.testing.assert_array_equal(out.view(np.uint32), expected[4:9].view(np.uint32))
 
 
@@ -41,7 +42,7 @@ def test_matmul_matches_dequantized_product(ggml_type, num_rows):
     raw, weight = _weight(ggml_type)
     x = RNG.standard_normal((num_rows, 512)).astype(np.float32)
     out = np.empty((num_rows, 12), dtype=np.float32)
-    matmul(raw, int(ggml_type), x, out)
+    matmul(weight_types(ggml_type), raw, int(ggml_type), x, out)
     expected = x.astype(np.float64) @ weight.T.astype(np.float64)
     np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
 
@@ -53,7 +54,7 @@ def test_float16_rows_are_dotted_from_their_bits_in_any_width(cols):
     raw, weight = _weight(GGMLType.F16, rows=40, cols=cols)
     x = RNG.standard_normal((cols, 3)).astype(np.float32).T  # (3, cols), not C-contiguous
     out = np.empty((3, 40), dtype=np.float32)
-    matmul(raw, int(GGMLType.F16), x, out)
+    matmul(weight_types(GGMLType.F16), raw, int(GGMLType.F16), x, out)
     expected = x.astype(np.float64) @ weight.T.astype(np.float64)
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
 
@@ -61,14 +62,20 @@ def test_float16_rows_are_dotted_from_their_bits_in_any_width(cols):
 def test_float16_rows_of_another_width_are_refused_before_any_read():
     raw, _ = _weight(GGMLType.F16, rows=4, cols=32)
     with pytest.raises(ValueError, match="disagree"):
-        matmul(raw, int(GGMLType.F16), np.ones((1, 40), np.float32), np.empty((1, 4), np.float32))
+        matmul(
+            weight_types(GGMLType.F16),
+            raw,
+            int(GGMLType.F16),
+            np.ones((1, 40), np.float32),
+            np.empty((1, 4), np.float32),
+        )
 
 
 def test_embed_gathers_dequantized_rows():
     raw, weight = _weight(GGMLType.Q4_1, rows=20, cols=64)
     ids = np.array([3, 0, 19, 3], dtype=np.int32)
     out = np.empty((4, 64), dtype=np.float32)
-    embed(raw, int(GGMLType.Q4_1), ids, out)
+    embed(weight_types(GGMLType.Q4_1), raw, int(GGMLType.Q4_1), ids, out)
     np.testing.assert_array_equal(out, weight[ids])
 
 
