@@ -26,7 +26,9 @@ SERVED: dict[str, str] = {}  # the live gateway's URL, once the module's fixture
 
 @pytest.fixture(scope="module", autouse=True)
 def live_gateway(demo_model_path):
-    node = EdgeNode(demo_model_path, slots=4, ctx_size=8192)
+    # no prompt-prefix reuse: each test's answer depends on its own request, not on what the tests
+    # before it left in the node's cache (a reused prefix changes the arithmetic, so the answer)
+    node = EdgeNode(demo_model_path, slots=4, ctx_size=8192, extra=("--no-prefix-caching",))
     gateway = GatewayProcess(demo_model_path, f"127.0.0.1:{node.port}")
     SERVED["url"] = gateway.url
     try:

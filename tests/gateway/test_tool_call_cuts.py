@@ -211,15 +211,19 @@ async def test_on_a_real_node_no_answer_carries_call_markup_in_its_content(long_
         if stream:
             chunks = [c async for c in answer]
             content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-            calls = [d for c in chunks if c.choices for d in c.choices[0].delta.tool_calls or ()]
+            arguments: dict[int, str] = {}  # each call's argument deltas, joined by its index
+            for delta in (d for c in chunks if c.choices for d in c.choices[0].delta.tool_calls or ()):
+                arguments[delta.index] = arguments.get(delta.index, "") + (delta.function.arguments or "")
+            calls = list(arguments.values())
             finish = next(c.choices[0].finish_reason for c in reversed(chunks) if c.choices)
         else:
-            content, calls = answer.choices[0].message.content or "", answer.choices[0].message.tool_calls
+            content = answer.choices[0].message.content or ""
+            calls = [c.function.arguments for c in answer.choices[0].message.tool_calls or ()]
             finish = answer.choices[0].finish_reason
         assert "<tool_call>" not in content and "</tool_call>" not in content
         assert calls and finish in ("tool_calls", "length")
         if finish == "tool_calls":  # stopped after the calls that could finish: each is whole JSON
-            assert all(isinstance(json.loads(c.function.arguments), dict) for c in calls)
+            assert all(isinstance(json.loads(call), dict) for call in calls)
 
 
 def test_max_tool_calls_keeps_that_many_and_stops():
