@@ -42,8 +42,11 @@ class OutboundRequest:
         return 2 * sum(request.ByteSize() for request in self.requests)
 
     def texts(self, decode) -> list[str]:
-        """Every string that would leave, token ids decoded (gateway/privacy/outbound.py)."""
-        return outbound_texts(self.requests, [self.client.fields, self.client.structured_outputs], decode)
+        """Every string that would leave, token ids decoded (gateway/privacy/outbound.py), but the
+        request ids: the gateway's own random digits, no client text."""
+        generated = {request.request_id for request in self.requests}
+        client = [self.client.fields, self.client.structured_outputs]
+        return outbound_texts(self.requests, client, decode, generated)
 
     def payload(self) -> bytes:
         """The bytes that would leave, for the privacy ledger's keyed hash (never stored)."""

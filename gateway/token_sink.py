@@ -122,7 +122,7 @@ class ChoiceSink:
             return
         tokens, text = chunk.tokens, self.text
         if len(tokens) == 1:
-            piece = text.push(tokens[0].token_id)
+            pieces = [text.push(tokens[0].token_id)]
         else:  # a chunk of several tokens: those after a stop string are not part of the answer
             pieces = []
             for taken, token in enumerate(tokens, start=1):
@@ -130,24 +130,24 @@ class ChoiceSink:
                 if text.stopped:
                     tokens = tokens[:taken]
                     break
-            piece = "".join(pieces)
         self.completion_tokens += len(tokens)
         self.token_ids += [token.token_id for token in tokens]
         event = TextEvent(
-            self.index, piece, list(tokens) if self.keep_logprobs else (), num_tokens=len(tokens)
+            self.index, "".join(pieces), list(tokens) if self.keep_logprobs else (), num_tokens=len(tokens)
         )
         if first and self.keep_logprobs:
             event.prompt_logprobs = list(chunk.prompt_logprobs)
         finished = chunk.finish_reason != UNSPECIFIED or text.stopped
         if finished:
-            event.text += text.finish()
+            pieces.append(text.finish())
+            event.text += pieces[-1]
             event.finish_reason = self.finish_reason = (
                 "stop" if text.stopped else FINISH_NAMES.get(chunk.finish_reason, "stop")
             )
             event.stop_sequence = text.matched
             self.cached_tokens = chunk.usage.cached_tokens
         if self.tools is not None:
-            self._read_tool_calls(event, finished)
+            self._read_tool_calls(event, finished, pieces)
             if not finished and self.tools.enough:  # the calls it can finish are out: stop here
                 event.finish_reason = self.finish_reason = "tool_calls"
         self.output.emit(event)
@@ -162,11 +162,19 @@ class ChoiceSink:
         self.output.emit(TextEvent(self.index, "", (), "length", prompt_logprobs=prompt))
         self._done.set_result(None)
 
-    def _read_tool_calls(self, event: TextEvent, finished: bool) -> None:
+    def _read_tool_calls(self, event: TextEvent, finished: bool, pieces: list[str]) -> None:
         """The event's text split into content and the calls it completes; an answer that
-        called tools and stopped finishes with "tool_calls", as OpenAI's do."""
-        event.text, calls = self.tools.push(event.text, self.completion_tokens)
-        event.call_pieces = self.tools.take_pieces()
+        called tools and stopped finishes with "tool_calls", as OpenAI's do. Token by token
+        (`pieces`, each token's text): a call's arguments go out as they were generated, one
+        piece per token, however the node's chunks grouped the tokens."""
+        content, calls, event.call_pieces = [], [], []
+        counted = self.completion_tokens - event.num_tokens
+        for taken, piece in enumerate(pieces, start=1):
+            released, completed = self.tools.push(piece, counted + min(taken, event.num_tokens))
+            content.append(released)
+            calls += completed
+            event.call_pieces += self.tools.take_pieces()
+        event.text = "".join(content)
         if finished:
             rest, more = self.tools.finish()
             event.text, calls = event.text + rest, calls + more

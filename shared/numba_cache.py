@@ -15,6 +15,7 @@ The base is `$NUMBA_CACHE_DIR` when set (the Docker image warms one at build tim
 `$HYBRIDGW_HOME/numba`, else `$XDG_CACHE_HOME/hybridgw/numba` or ~/.cache/hybridgw/numba.
 """
 
+import fcntl
 import functools
 import hashlib
 import os
@@ -63,6 +64,33 @@ def use_kernel_cache() -> None:
 
     numba.config.CACHE_DIR = str(kernel_cache_dir())
     load_registries_without_blas_probe()
+    serialize_cache_writes()
+
+
+def serialize_cache_writes() -> None:
+    """Saves to numba's cache, one process at a time per function.
+
+    numba numbers a function's compiled signatures' files by reading the function's index,
+    taking the first free number and writing the index back, without a lock. Two processes that
+    save different signatures of one function at once (a node and its background compiler,
+    edge/background_kernels.py, or a test beside a node) can both take number n: the index then
+    names one signature's file for the other's code, and a later start runs a kernel compiled
+    for other types (it computed zeros). Each save holds an exclusive lock on a file beside the
+    index while it reads, numbers and writes."""
+    from numba.core import caching
+
+    save = caching.IndexDataCacheFile.save
+    if getattr(save, "serialized", False):
+        return
+
+    def locked_save(self, key, data):
+        os.makedirs(self._cache_path, exist_ok=True)
+        with open(f"{self._index_path}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            save(self, key, data)
+
+    locked_save.serialized = True
+    caching.IndexDataCacheFile.save = locked_save
 
 
 def load_registries_without_blas_probe() -> None:

@@ -10,7 +10,7 @@ import numpy as np
 from numba.extending import overload
 
 from edge.kernels.f16_table import F16_TO_F32
-from edge.kernels.weight_types import type_switch
+from edge.kernels.weight_types import named, type_switch
 from formats.ggml_types import GGMLType
 
 _F16 = F16_TO_F32
@@ -206,8 +206,13 @@ _DECODERS = {
         (Q6_K, _row_q6_k),
     )
 }
-_ROW_DECODERS = {t: numba.njit(decoder.py_func) for t, decoder in _DECODERS.items()}
-_FAST_ROW_DECODERS = {t: numba.njit(fastmath=True)(decoder.py_func) for t, decoder in _DECODERS.items()}
+_ROW_DECODERS = {
+    t: numba.njit(named(decoder.py_func, f"{decoder.__name__}_exact")) for t, decoder in _DECODERS.items()
+}
+_FAST_ROW_DECODERS = {
+    t: numba.njit(fastmath=True)(named(decoder.py_func, f"{decoder.__name__}_fast"))
+    for t, decoder in _DECODERS.items()
+}
 
 
 def dequantize_row(kinds, row, ggml_type, out):
@@ -218,12 +223,12 @@ def dequantize_row(kinds, row, ggml_type, out):
 
 @overload(dequantize_row, inline="always")
 def _dequantize_row(kinds, row, ggml_type, out):
-    switch = type_switch(_ROW_DECODERS, kinds.ids)
+    switch = type_switch(_ROW_DECODERS, kinds.ids, "row_exact")
 
     def decode(kinds, row, ggml_type, out):
         switch(ggml_type, row, out)
 
-    return decode
+    return named(decode, f"dequantize_row_{'_'.join(map(str, kinds.ids))}")
 
 
 def dequantize_row_fast(kinds, row, ggml_type, out):
@@ -233,12 +238,12 @@ def dequantize_row_fast(kinds, row, ggml_type, out):
 
 @overload(dequantize_row_fast, inline="always")
 def _dequantize_row_fast(kinds, row, ggml_type, out):
-    switch = type_switch(_FAST_ROW_DECODERS, kinds.ids)
+    switch = type_switch(_FAST_ROW_DECODERS, kinds.ids, "row_fast")
 
     def decode(kinds, row, ggml_type, out):
         switch(ggml_type, row, out)
 
-    return decode
+    return named(decode, f"dequantize_row_fast_{'_'.join(map(str, kinds.ids))}")
 
 
 @numba.njit(cache=True, inline="always")
@@ -259,4 +264,4 @@ def _in_set_impl(kinds, ggml_type):
     def member(kinds, ggml_type):
         return ggml_type in ids
 
-    return member
+    return named(member, f"in_weight_types_{'_'.join(map(str, ids))}")

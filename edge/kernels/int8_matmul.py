@@ -34,7 +34,7 @@ from edge.kernels.kquant_dot import (
     dot_q6_k_q8_k,
     dot_q6_k_q8_k_rows,
 )
-from edge.kernels.weight_types import type_switch
+from edge.kernels.weight_types import named, type_switch
 from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
 
 INT8_TYPES = frozenset(BLOCK_BYTES) | frozenset(SUPER_BLOCK_BYTES)
@@ -70,11 +70,10 @@ def _q8_k_blocks(q8, q8_k):
     return q8_k
 
 
-def _task_loop(dot_one, dot_rows, activation_blocks):
+def _task_loop(dot_one, dot_rows, activation_blocks, type_name: str):
     """The products of one weight type over a task's rows, its kernels called directly: a type
     test per row, with every type's kernel inlined beside the others, ran them at ~60% speed."""
 
-    @njit
     def task_loop(w, q8, q8_k, start, stop, into, column, accumulate):
         """into[:, column + r - start] = (or +=) weight rows start..stop times every activation
         row: ROWS_AT_ONCE activation rows per pass over a weight row, the rest one by one on
@@ -97,18 +96,18 @@ def _task_loop(dot_one, dot_rows, activation_blocks):
                 into[t, c] = into[t, c] + value if accumulate else value
             t += 1
 
-    return task_loop
+    return njit(named(task_loop, f"task_loop_{type_name}"))
 
 
 _TASK_LOOPS = {
-    Q4_0: _task_loop(dot_q4_0_q8, dot_q4_0_q8_rows, _q8_blocks),
-    Q4_1: _task_loop(dot_q4_1_q8, dot_q4_1_q8_rows, _q8_blocks),
-    Q5_0: _task_loop(dot_q5_0_q8, dot_q5_0_q8_rows, _q8_blocks),
-    Q5_1: _task_loop(dot_q5_1_q8, dot_q5_1_q8_rows, _q8_blocks),
-    Q8_0: _task_loop(dot_q8_0_q8, dot_q8_0_q8_rows, _q8_blocks),
-    Q4_K: _task_loop(dot_q4_k_q8_k, dot_q4_k_q8_k_rows, _q8_k_blocks),
-    Q5_K: _task_loop(dot_q5_k_q8_k, dot_q5_k_q8_k_rows, _q8_k_blocks),
-    Q6_K: _task_loop(dot_q6_k_q8_k, dot_q6_k_q8_k_rows, _q8_k_blocks),
+    Q4_0: _task_loop(dot_q4_0_q8, dot_q4_0_q8_rows, _q8_blocks, "q4_0"),
+    Q4_1: _task_loop(dot_q4_1_q8, dot_q4_1_q8_rows, _q8_blocks, "q4_1"),
+    Q5_0: _task_loop(dot_q5_0_q8, dot_q5_0_q8_rows, _q8_blocks, "q5_0"),
+    Q5_1: _task_loop(dot_q5_1_q8, dot_q5_1_q8_rows, _q8_blocks, "q5_1"),
+    Q8_0: _task_loop(dot_q8_0_q8, dot_q8_0_q8_rows, _q8_blocks, "q8_0"),
+    Q4_K: _task_loop(dot_q4_k_q8_k, dot_q4_k_q8_k_rows, _q8_k_blocks, "q4_k"),
+    Q5_K: _task_loop(dot_q5_k_q8_k, dot_q5_k_q8_k_rows, _q8_k_blocks, "q5_k"),
+    Q6_K: _task_loop(dot_q6_k_q8_k, dot_q6_k_q8_k_rows, _q8_k_blocks, "q6_k"),
 }
 
 
@@ -121,13 +120,13 @@ def task_products(kinds, w, ggml_type, q8, q8_k, start, stop, into, column, accu
 
 @overload(task_products, inline="always")
 def _task_products(kinds, w, ggml_type, q8, q8_k, start, stop, into, column, accumulate):
-    switch = type_switch(_TASK_LOOPS, kinds.ids)
+    switch = type_switch(_TASK_LOOPS, kinds.ids, "task_loop")
 
     def products(kinds, w, ggml_type, q8, q8_k, start, stop, into, column, accumulate):
         # cast, so that a caller's constants (literal types) do not compile the loops again
         switch(ggml_type, w, q8, q8_k, start, stop, into, np.int64(column), np.bool_(accumulate))
 
-    return products
+    return named(products, f"task_products_{'_'.join(map(str, kinds.ids))}")
 
 
 @njit(cache=True, inline="always")

@@ -13,6 +13,7 @@ weight with its own code.
 
 import functools
 import os
+import types as types_module
 from collections.abc import Callable
 
 from numba import njit
@@ -68,32 +69,44 @@ def _unbox(typ, obj, c) -> NativeValue:
     return NativeValue(c.context.get_constant_null(typ))
 
 
-def type_switch(cases: dict[int, Callable], ids: tuple[int, ...]) -> Callable:
+def named(function: Callable, qualname: str) -> Callable:
+    """`function` under a qualname of its own, for a function made at run time (a closure, an
+    overload's implementation, a second compilation of the same code). numba names a compiled
+    function by its qualname and a per-process counter; a cached kernel carries the names of
+    what it calls, so two different closures under one qualname, compiled in different processes
+    (a node and its background compiler, or runs in another order), could be linked one in place
+    of the other when both load from the cache: a name must say what the code is."""
+    code, defaults, closure = function.__code__, function.__defaults__, function.__closure__
+    copy = types_module.FunctionType(code, function.__globals__, function.__name__, defaults, closure)
+    copy.__qualname__ = qualname
+    return copy
+
+
+def type_switch(cases: dict[int, Callable], ids: tuple[int, ...], name: str) -> Callable:
     """A jitted `switch(ggml_type, *args)` that runs `cases[ggml_type](*args)` for the types
     `ids` that have a case (the last without a test: callers check the type belongs to the set
-    first)."""
+    first). `name`: the table's, unique among tables (the switch's qualname says which cases)."""
     chain = tuple((i, cases[i]) for i in ids if i in cases)
     if not chain:
         raise ValueError(f"no kernel for any of the weight types {ids}")
-    return _switch(chain)
+    return _switch(name, chain)
 
 
 @functools.cache
-def _switch(chain: tuple) -> Callable:
+def _switch(name: str, chain: tuple) -> Callable:
     (first, case), rest = chain[0], chain[1:]
+    qualname = f"{name}_switch_" + "_".join(str(ggml_type) for ggml_type, _ in chain)
     if not rest:
 
-        @njit
         def last(ggml_type, *args):
             return case(*args)
 
-        return last
-    others = _switch(rest)
+        return njit(named(last, qualname))
+    others = _switch(name, rest)
 
-    @njit
     def switch(ggml_type, *args):
         if ggml_type == first:
             return case(*args)
         return others(ggml_type, *args)
 
-    return switch
+    return njit(named(switch, qualname))

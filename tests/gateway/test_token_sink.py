@@ -248,3 +248,33 @@ async def test_with_compression_on_the_stream_is_gzip_and_the_same_text(model_pa
         async with session.post(f"{gw.url}/v1/chat/completions", json=whole, headers=headers) as response:
             assert response.headers["Content-Encoding"] == "gzip"
             assert (await response.json())["choices"][0]["message"]["content"] == expected
+
+
+async def test_a_calls_arguments_stream_one_piece_per_token_however_the_chunks_group_them(tokenizer):
+    """A loaded gateway reads several tokens per chunk: the arguments still go out as they were
+    generated, a piece per token, and the pieces join to the call."""
+    from gateway.tool_call_formats import HERMES
+    from gateway.tool_call_parser import ToolCallParser
+
+    call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo", "days": 3}}\n</tool_call>'
+    ids = tokenizer.encode(call, add_special=False)
+    events: dict[str, list] = {}
+    for grouping in ("per token", "one chunk"):
+        collected = CollectingSink(1)
+        tools = ToolCallParser(HERMES, frozenset({"get_weather"}), stream_arguments=True)
+        sink = ChoiceSink(0, TextStream(tokenizer, []), collected, tools=tools)
+        chunks = [[token] for token in ids] if grouping == "per token" else [ids]
+        for i, chunk in enumerate(chunks):
+            last = i == len(chunks) - 1
+            sink.put(_chunk(*chunk, finish=pb.FINISH_REASON_STOP if last else pb.FINISH_REASON_UNSPECIFIED))
+        await sink.wait()
+        events[grouping] = collected.events[0]
+    for grouping, emitted in events.items():
+        pieces = [piece for event in emitted for piece in event.call_pieces]
+        (whole,) = [c for event in emitted for c in event.tool_calls]
+        assert "".join(p.arguments for p in pieces) == whole.arguments == '{"city": "Oslo", "days": 3}'
+        assert pieces[0].first and emitted[-1].finish_reason == "tool_calls", grouping
+        assert "".join(e.text for e in emitted) == "", grouping
+    by_token = [p.arguments for e in events["per token"] for p in e.call_pieces]
+    assert [p.arguments for e in events["one chunk"] for p in e.call_pieces] == by_token
+    assert len(by_token) > 2

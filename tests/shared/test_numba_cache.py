@@ -5,6 +5,7 @@ import shutil
 from pathlib import Path
 
 import numba
+import pytest
 
 from shared import numba_cache
 
@@ -44,3 +45,39 @@ def test_kernels_cache_under_the_digest(monkeypatch, tmp_path):
     monkeypatch.delenv("NUMBA_CACHE_DIR")
     monkeypatch.setenv("HYBRIDGW_HOME", str(tmp_path / "home"))
     assert numba_cache.cache_base() == tmp_path / "home" / "numba"
+
+
+RACE = """
+import sys
+from numba.core import caching
+from shared.numba_cache import serialize_cache_writes
+if sys.argv[3] == "locked":
+    serialize_cache_writes()
+cache = caching.IndexDataCacheFile(sys.argv[1], "race", ("stamp", 1))
+for i in range(150):
+    cache.save((sys.argv[2], i), f"{sys.argv[2]}-{i}")
+"""
+
+
+def race(directory: Path, mode: str) -> list[str]:
+    """Two processes saving different keys of one function's cache at once: the keys whose
+    entry does not hold what was saved for them."""
+    import subprocess
+    import sys
+
+    from numba.core import caching
+
+    writers = [
+        subprocess.Popen([sys.executable, "-c", RACE, str(directory), name, mode]) for name in ("a", "b")
+    ]
+    assert [writer.wait(timeout=120) for writer in writers] == [0, 0]
+    cache = caching.IndexDataCacheFile(str(directory), "race", ("stamp", 1))
+    keys = [(name, i) for name in ("a", "b") for i in range(150)]
+    return [key for key in keys if cache.load(key) != f"{key[0]}-{key[1]}"]
+
+
+@pytest.mark.integration
+def test_processes_saving_one_functions_signatures_at_once_keep_each_its_own(tmp_path):
+    """numba alone numbers the data files unlocked: two processes can take one number, and a
+    signature's entry then holds the other's code (seen: a gated kernel computing zeros)."""
+    assert race(tmp_path, "locked") == []
