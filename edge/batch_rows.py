@@ -13,9 +13,11 @@ from edge.weights import Linear
 
 
 class BatchRows:
-    def __init__(self, linear: LinearRunner, runs: list[tuple[int, int]], num_rows: int):
-        short = np.zeros(num_rows, dtype=bool)
-        for start, end in runs:
+    def __init__(self, linear: LinearRunner, runs: list[tuple[int, int]], num_rows: int, tiles: bool = True):
+        """`tiles`: False sends every row through the per-row kernels (the tiles' kernels are not
+        compiled yet: edge/background_kernels.py)."""
+        short = np.ones(num_rows, dtype=bool)
+        for start, end in runs if tiles else ():
             short[start:end] = end - start < BLAS_MIN_ROWS
         self.linear = linear
         self.row_rows = np.flatnonzero(short)  # through the per-row kernels

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from edge.background_kernels import BackgroundKernels
 from edge.embedding import check_input, embed, pooling_type
-from edge.fused_decode import FusedDecode
 from edge.kv_cache import KVCache
 from edge.linear import BLAS_MIN_ROWS
 from edge.model import LlamaModel
@@ -46,8 +46,8 @@ class EngineConfig:
     max_batch_tokens: int = 512
     backend: str = "numba"  # or "onnxruntime": the same weights through MatMulNBits (edge/onnx_model.py)
     enable_prefix_caching: bool = True  # reuse a free slot's cached prompt prefix (edge/slot_prefixes.py)
-    # an uncached fused decode layer compiles in another process while this one serves without it
-    # (edge/fused_decode.py); else it compiles here, on the first decode step
+    # uncached, the fused decode layer and the long-prompt paths compile in another process while
+    # this one serves without them (edge/background_kernels.py); else here, on their first use
     background_compile: bool = False
 
     def __post_init__(self) -> None:
@@ -82,10 +82,10 @@ class EdgeEngine:
             self.model = OnnxLlamaModel(self.model_config, weights, config.num_threads)
         else:
             self.model = LlamaModel(self.model_config, weights, config.num_threads)
-        self.fused_decode = None
+        self.background = None
         if config.background_compile and isinstance(self.model, LlamaModel):
-            self.fused_decode = FusedDecode(self.model, config.model_path)
-            self.fused_decode.start()
+            self.background = BackgroundKernels(self.model, config.model_path)
+            self.background.start()
         self.slot_context = min(config.context_size // config.num_slots, self.model_config.context_length)
         self.cache = KVCache(self.model_config, config.num_slots, self.slot_context)
         self.free_slots: deque[int] = deque(range(config.num_slots))  # freed longest ago first
@@ -115,6 +115,8 @@ class EdgeEngine:
             started = time.perf_counter()
             self.model.forward(zeros, slot_ids, zeros, np.arange(batch_size), self.cache)
             self.rates.record_decode(batch_size, time.perf_counter() - started)
+        if self.background is not None:
+            self.background.release()  # the decode path's kernels are cached: it compiles the rest
         thread = threading.Thread(target=self.model.load_prefill_kernels, name="edge-warmup", daemon=True)
         thread.start()
         return thread
@@ -274,8 +276,8 @@ class EdgeEngine:
         )
 
     def close(self) -> None:
-        if self.fused_decode is not None:
-            self.fused_decode.close()
+        if self.background is not None:
+            self.background.close()
         self.model.linear.close()
 
     @property
@@ -302,7 +304,7 @@ class EdgeEngine:
             ),
             cached_block_hashes=self.prefixes.cached_block_hashes(),
             prefix_block_size=PREFIX_BLOCK_SIZE,
-            compiling=() if self.fused_decode is None or self.model.fused_ready else ("decode_layer",),
+            compiling=() if self.background is None else self.background.pending,
         )
 
 

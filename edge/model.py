@@ -35,9 +35,11 @@ class LlamaModel:
         self.decode_layers = [
             self._decode_arguments(index, layer) for index, layer in enumerate(weights.layers)
         ]
-        # whether decode steps take the fused layer: set False while it compiles in the
-        # background on a first start (edge/fused_decode.py); the layer-by-layer path meanwhile
+        # whether decode steps take the fused layer, and long prompt chunks their own paths (the
+        # packed product or BLAS tiles, the chunk attention): False while they compile in the
+        # background on a first start (edge/background_kernels.py); the per-row kernels meanwhile
         self.fused_ready = True
+        self.prefill_ready = True
 
     def _decode_arguments(self, index: int, layer) -> tuple | None:
         """What `decode_layer` takes for this layer, or None where it must go layer by layer:
@@ -58,7 +60,8 @@ class LlamaModel:
         """Long chunks of one slot through BLAS; everything else through the numba kernel."""
         attended = np.empty_like(q)
         window = self.config.layer_window(layer)
-        if all(end - start < MIN_CHUNK for start, end in runs):  # decode steps: one kernel call
+        chunks = self.prefill_ready and any(end - start >= MIN_CHUNK for start, end in runs)
+        if not chunks:  # decode steps (or chunk kernels not compiled yet): one kernel call
             attention(
                 q,
                 cache.k[layer],
@@ -105,7 +108,10 @@ class LlamaModel:
         return attended
 
     def load_prefill_kernels(self) -> None:
-        """Load (from numba's cache) the tile decoder for every weight type of this model."""
+        """Load (from numba's cache) the tile decoder for every weight type of this model (none
+        while the prompt paths compile in the background)."""
+        if not self.prefill_ready:
+            return
         seen = set()
         for layer in [self.weights.token_embedding, self.weights.output, *self._linears()]:
             if layer.ggml_type not in seen:
@@ -154,7 +160,7 @@ class LlamaModel:
             x *= np.float32(config.embedding_scale)
         normed = np.empty_like(x)
         runs = token_runs(slot_ids, positions)
-        batch = BatchRows(self.linear, runs, len(token_ids))
+        batch = BatchRows(self.linear, runs, len(token_ids), tiles=self.prefill_ready)
         members = numba.get_num_threads()  # the decode layers' thread team (7 us a call: once a step)
         for index, layer in enumerate(weights.layers):
             fused = batch.uniform and self.fused_ready

@@ -113,6 +113,6 @@ def _warm(args: argparse.Namespace) -> None:
     config = EngineConfig(str(path), num_slots=2, context_size=512, background_compile=True, **threads)
     engine = EdgeEngine(config)  # the fused decode layer compiles in a second process meanwhile
     engine.prepare_to_serve()  # every kernel a serving node runs before its first request
-    if engine.fused_decode is not None:
-        engine.fused_decode.wait()
+    if engine.background is not None:
+        engine.background.wait()
     print(f"kernels ready for {Path(path).name} in {time.perf_counter() - started:.1f} s", file=sys.stderr)

@@ -1,0 +1,127 @@
+"""The kernels a node can start without, compiled beside a first start instead of before it.
+
+With an empty kernel cache most of a first start's compiling is for paths a node can do without at
+first: the fused decode layer (edge/kernels/decode_layer.py; on the demo model 35 of the 47 s a
+one-core start spent compiling) and the prompt paths for long chunks (the packed integer product
+or the BLAS tiles, the chunk attention). So a node does not wait for them. It compiles the
+layer-by-layer kernels and serves with them, every row through the per-row kernels, while a
+separate, niced process (`python -m edge.kernel_compile_process`) compiles the rest into numba's
+cache on another core: the prompt paths first, the fused layer last. When it is done, a side
+thread loads the fused layer from the cache (a fraction of a second; the prompt kernels load on
+their first call) and steps take both paths from the next step on. The fused layer gives the
+layer-by-layer path's tokens bit for bit (tests/edge/test_decode_layer.py).
+
+A warm start finds the fused layer cached (written last, so the rest is too) and takes every
+path from its first step. If the process fails, the side thread compiles the fused layer itself
+(slower, the same result) and logs why.
+"""
+
+import json
+import logging
+import subprocess
+import sys
+import threading
+import time
+
+from numba import typeof
+from numba.core.typing.typeof import Purpose
+
+from edge.kernels.decode_layer import decode_layer
+from edge.kv_cache import KVCache
+from edge.model import LlamaModel
+
+logger = logging.getLogger("hybridgw.edge")
+PROCESS_MODULE = "edge.kernel_compile_process"
+
+
+def signature(arguments: tuple) -> tuple:
+    """numba's types of a call's arguments, as the dispatcher types them."""
+    return tuple(typeof(value, Purpose.argument) for value in arguments)
+
+
+def decode_layer_signatures(model: LlamaModel) -> list[tuple]:
+    """Every signature the model's fused layers take (one per set of weight types)."""
+    scratch = KVCache(model.config, 1, 1)  # one slot, one position: only its arrays' types matter
+    return [signature(call) for call in model.decode_layer_calls(scratch)]
+
+
+def _cached(layer_signature: tuple) -> bool:
+    """Whether decode_layer is compiled for the signature in memory or in numba's cache: the
+    lookup Dispatcher.compile makes first, without compiling on a miss (numba has no public call)."""
+    if layer_signature in decode_layer.overloads:
+        return True
+    return decode_layer._cache.load_overload(layer_signature, decode_layer.targetctx) is not None
+
+
+class BackgroundKernels:
+    """Makes the model's fused layer and long-prompt paths ready, now or in the background."""
+
+    def __init__(self, model: LlamaModel, model_path: str):
+        self.model = model
+        self.model_path = model_path
+        self.signatures = decode_layer_signatures(model)
+        self.process: subprocess.Popen | None = None
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> bool:
+        """True if everything is cached (loaded now); else starts compiling it in the background,
+        the model on its always-compiled paths meanwhile, and returns False."""
+        if all(_cached(layer_signature) for layer_signature in self.signatures):
+            self._load()
+            return True
+        self.model.fused_ready = self.model.prefill_ready = False
+        # its stdin stays open while this process lives: the child exits when it reads its end
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", PROCESS_MODULE, self.model_path],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.thread = threading.Thread(target=self._await_process, name="background-kernels", daemon=True)
+        self.thread.start()
+        logger.info(json.dumps({"event": "compiling_in_background", "kernels": list(self.pending)}))
+        return False
+
+    def release(self) -> None:
+        """The node's own kernels are in the cache: the process may start (it would compile them
+        a second time beside the node otherwise)."""
+        if self.process is not None and self.process.poll() is None:
+            try:
+                self.process.stdin.write("go\n")
+                self.process.stdin.flush()
+            except (BrokenPipeError, ValueError):  # it exited: _await_process says why
+                pass
+
+    @property
+    def pending(self) -> tuple[str, ...]:
+        """What still compiles (the node's readiness and stats show it)."""
+        fused = () if self.model.fused_ready else ("decode_layer",)
+        return fused + (() if self.model.prefill_ready else ("prefill",))
+
+    def _await_process(self) -> None:
+        started = time.perf_counter()
+        errors = self.process.stderr.read()  # not communicate(): that would close its stdin
+        if self.process.wait() != 0:
+            tail = " | ".join(errors.strip().splitlines()[-3:])
+            failed = {"event": "background_compile_failed", "code": self.process.returncode, "error": tail}
+            logger.warning(json.dumps(failed))
+        self._load()  # from the cache the process filled (or compiled here, if it could not)
+        waited = round(time.perf_counter() - started, 1)
+        logger.info(json.dumps({"event": "kernels_ready", "after_s": waited}))
+
+    def _load(self) -> None:
+        for layer_signature in self.signatures:
+            decode_layer.compile(layer_signature)
+        self.model.prefill_ready = self.model.fused_ready = True
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Whether everything is loaded, waiting up to `timeout` seconds for the background."""
+        if self.thread is not None:
+            self.thread.join(timeout)
+        return not self.pending
+
+    def close(self) -> None:
+        """Stops a compiling process (a node shutting down)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
