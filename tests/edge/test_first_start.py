@@ -53,8 +53,8 @@ from edge.engine import EdgeEngine, EngineConfig
 from shared.engine import EngineRequest
 from shared.sampling import SamplingParams
 
-def generate(engine, request_id):
-    engine.add(EngineRequest(request_id, (1, 5, 9, 2), SamplingParams(temperature=0.0, max_tokens=8)))
+def generate(engine, request_id, prompt=(1, 5, 9, 2)):
+    engine.add(EngineRequest(request_id, prompt, SamplingParams(temperature=0.0, max_tokens=8)))
     tokens = []
     while engine.has_work():
         tokens += [output.token.token_id for output in engine.step().outputs]
@@ -63,10 +63,13 @@ def generate(engine, request_id):
 engine = EdgeEngine(EngineConfig(sys.argv[1], num_slots=1, context_size=64, background_compile=True))
 result = {"fused_at_start": engine.model.fused_ready, "prefill_at_start": engine.model.prefill_ready}
 engine.warmup().join()  # as a node or `run` does: then the other process starts
+LONG = tuple(range(3, 43))  # 40 tokens: a chunk for the packed product or the BLAS tiles
 result["first"] = generate(engine, "a")
+result["long_first"] = generate(engine, "long-a", LONG)  # through the per-row kernels
 result["fused_later"] = engine.background.wait(600)
 before = len(compiled)
 result["second"] = generate(engine, "b")
+result["long_second"] = generate(engine, "long-b", LONG)  # its own kernels, loaded from the cache
 result["compiled_after"] = compiled[before:]
 result["compiled"] = compiled
 engine.close()
@@ -128,7 +131,8 @@ def test_a_first_start_serves_while_the_fused_layer_compiles_elsewhere(tiny_mode
     assert first["fused_later"] is True
     assert first["second"] == first["first"]  # fused and layer by layer: the same tokens
     assert "decode_layer" not in first["compiled"]  # compiled by the other process, loaded here
-    assert first["compiled_after"] == []
+    assert first["compiled_after"] == []  # the other process compiled the long prompts' kernels too
+    assert len(first["long_first"]) == len(first["long_second"]) == 8
     warm = _python(START, cache, model)
     assert warm["fused_at_start"] is warm["prefill_at_start"] is True and warm["compiled"] == []
     assert warm["first"] == first["first"]
