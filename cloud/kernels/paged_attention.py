@@ -44,22 +44,34 @@ def paged_attention(
     how many cached tokens each query sees (int64 all), the last `window` of them if window > 0;
     key/value_cache (num_blocks, block_size, kv_heads, D) -> out (T, heads, D). query, caches and
     out all float32 or all bfloat16 bits (uint16)."""
-    num_kv_heads = key_cache.shape[2]
-    num_jobs = (tile_starts.shape[0] - 1) * num_kv_heads
+    num_jobs = (tile_starts.shape[0] - 1) * key_cache.shape[2]
     for step in prange(num_jobs):
-        job = balanced_order(step, num_jobs)
-        tile, kv_head = job // num_kv_heads, job % num_kv_heads
-        start, end = tile_starts[tile], tile_starts[tile + 1]
-        table = block_tables[table_rows[start]]
-        lengths = seq_lens[start:end]
-        firsts = np.maximum(lengths - window, 0) if window > 0 else np.zeros_like(lengths)
-        queries = scaled_queries(query, start, end, kv_head, num_kv_heads, scale)  # (rows, D)
-        low, high = firsts.min(), lengths.max()  # the keys any query of the tile sees
-        scores = key_scores(queries, widened_keys(table, key_cache, kv_head, low, high))  # (rows, span)
-        softmax_rows(scores, firsts, lengths, low)
-        values = widened_values(table, value_cache, kv_head, low, high)  # (span, D)
-        outputs = weighted_values(scores, firsts, lengths, values, low)  # (rows, D)
-        store_rows(outputs, start, kv_head, num_kv_heads, out)
+        # one call, its index as int64: numba types a parallel loop's body twice (the second
+        # time with a uint64 index) and makes its array expressions parallel loops of their own
+        attend_job(
+            query, tile_starts, table_rows, seq_lens, key_cache, value_cache, block_tables, scale, window,
+            out, balanced_order(np.int64(step), num_jobs),
+        )  # fmt: skip
+
+
+@njit(nogil=True, fastmath=FASTMATH)
+def attend_job(
+    query, tile_starts, table_rows, seq_lens, key_cache, value_cache, block_tables, scale, window, out, job
+):
+    """One (query tile, KV head) of paged_attention."""
+    num_kv_heads = key_cache.shape[2]
+    tile, kv_head = job // num_kv_heads, job % num_kv_heads
+    start, end = tile_starts[tile], tile_starts[tile + 1]
+    table = block_tables[table_rows[start]]
+    lengths = seq_lens[start:end]
+    firsts = np.maximum(lengths - window, 0) if window > 0 else np.zeros_like(lengths)
+    queries = scaled_queries(query, start, end, kv_head, num_kv_heads, scale)  # (rows, D)
+    low, high = firsts.min(), lengths.max()  # the keys any query of the tile sees
+    scores = key_scores(queries, widened_keys(table, key_cache, kv_head, low, high))  # (rows, span)
+    softmax_rows(scores, firsts, lengths, low)
+    values = widened_values(table, value_cache, kv_head, low, high)  # (span, D)
+    outputs = weighted_values(scores, firsts, lengths, values, low)  # (rows, D)
+    store_rows(outputs, start, kv_head, num_kv_heads, out)
 
 
 @njit(inline="always")

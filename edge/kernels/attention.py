@@ -21,7 +21,8 @@ def attention(q, k_cache, v_cache, slot_ids, positions, num_heads, scale, window
     them when window > 0 (a sliding layer) -> out (n, num_heads*head_dim).
     """
     for job in numba.prange(q.shape[0] * num_heads):
-        attend_head(q, k_cache, v_cache, slot_ids, positions, num_heads, scale, window, out, job)
+        # the index as int64: a parallel loop's body is typed twice, its index uint64 the second time
+        attend_head(q, k_cache, v_cache, slot_ids, positions, num_heads, scale, window, out, np.int64(job))
 
 
 @numba.njit(cache=True, fastmath=True)

@@ -14,7 +14,7 @@ from shared.fast_math import fast_exp
 def rms_norm(x, weight, eps, out):
     """x (n, d) f32, weight (d,) f32 -> out (n, d) = x / rms(x) * weight."""
     for t in numba.prange(x.shape[0]):
-        rms_norm_row(x, weight, eps, out, t)
+        rms_norm_row(x, weight, eps, out, np.int64(t))  # int64: else also compiled for a uint64 index
 
 
 @numba.njit(cache=True, fastmath=True)
@@ -38,7 +38,7 @@ def rope(x, positions, inv_freq, num_heads, head_dim, is_neox):
     already divided by any linear scaling factor; dimensions past rot are left alone.
     """
     for t in numba.prange(x.shape[0]):
-        rope_row(x, positions, inv_freq, num_heads, head_dim, is_neox, t)
+        rope_row(x, positions, inv_freq, num_heads, head_dim, is_neox, np.int64(t))  # as rms_norm's
 
 
 @numba.njit(cache=True, fastmath=True)

@@ -30,6 +30,7 @@ def matmul(kinds, w, ggml_type, x, out):
     x = np.ascontiguousarray(x)  # (n, k): rows the float16 dot reads as vectors
     num_tasks = (rows + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
     for task in numba.prange(num_tasks):
+        task = np.int64(task)  # a parallel loop's index is uint64 in its body's second typing
         first, stop = task * _ROWS_PER_TASK, min(rows, (task + 1) * _ROWS_PER_TASK)
         if ggml_type == F16:
             _f16_rows(w, x, first, stop, out)
