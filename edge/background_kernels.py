@@ -3,17 +3,18 @@
 With an empty kernel cache most of a first start's compiling is for paths a node can do without at
 first: the fused decode layer (edge/kernels/decode_layer.py; on the demo model 35 of the 47 s a
 one-core start spent compiling) and the prompt paths for long chunks (the packed integer product
-or the BLAS tiles, the chunk attention). So a node does not wait for them. It compiles the
-layer-by-layer kernels and serves with them, every row through the per-row kernels, while a
-separate, niced process (`python -m edge.kernel_compile_process`) compiles the rest into numba's
-cache on another core: the prompt paths first, the fused layer last. When it is done, a side
-thread loads the fused layer from the cache (a fraction of a second; the prompt kernels load on
-their first call) and steps take both paths from the next step on. The fused layer gives the
+or the BLAS tiles, the chunk attention). So a node does not wait for them: it serves with the
+per-row kernels, every row through them. A separate process (`python -m
+edge.kernel_compile_process`) compiles into numba's cache on another core: first, beside the
+node, the weight products of those per-row kernels (the node compiles the others meanwhile and
+then waits for its line), then, niced, the prompt paths and the fused layer. When it is done, a
+side thread loads the fused layer from the cache (a fraction of a second; the prompt kernels load
+on their first call) and steps take both paths from the next step on. The fused layer gives the
 layer-by-layer path's tokens bit for bit (tests/edge/test_decode_layer.py).
 
 A warm start finds the fused layer cached (written last, so the rest is too) and takes every
-path from its first step. If the process fails, the side thread compiles the fused layer itself
-(slower, the same result) and logs why.
+path from its first step. If the process fails, the node compiles what it lacks itself (slower,
+the same result) and logs why.
 """
 
 import json
@@ -32,6 +33,7 @@ from edge.model import LlamaModel
 
 logger = logging.getLogger("hybridgw.edge")
 PROCESS_MODULE = "edge.kernel_compile_process"
+PRODUCTS_DONE = "products compiled"  # the process's line once the weight products are cached
 
 
 def signature(arguments: tuple) -> tuple:
@@ -62,6 +64,7 @@ class BackgroundKernels:
         self.signatures = decode_layer_signatures(model)
         self.process: subprocess.Popen | None = None
         self.thread: threading.Thread | None = None
+        self.products = threading.Event()  # the process compiled the weight products (or ended)
 
     def start(self) -> bool:
         """True if everything is cached (loaded now); else starts compiling it in the background,
@@ -74,14 +77,20 @@ class BackgroundKernels:
         self.process = subprocess.Popen(
             [sys.executable, "-m", PROCESS_MODULE, self.model_path],
             stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             text=True,
         )
         self.thread = threading.Thread(target=self._await_process, name="background-kernels", daemon=True)
         self.thread.start()
         logger.info(json.dumps({"event": "compiling_in_background", "kernels": list(self.pending)}))
         return False
+
+    def await_products(self, timeout: float | None = None) -> None:
+        """Until the process has the weight products in the cache (or ended): the node's first
+        step then loads them instead of compiling them a second time."""
+        if self.process is not None:
+            self.products.wait(timeout)
 
     def release(self) -> None:
         """The node's own kernels are in the cache: the process may start (it would compile them
@@ -101,9 +110,14 @@ class BackgroundKernels:
 
     def _await_process(self) -> None:
         started = time.perf_counter()
-        errors = self.process.stderr.read()  # not communicate(): that would close its stdin
+        said = []  # read line by line, not by communicate(): that would close its stdin
+        for line in self.process.stdout:
+            if line.strip() == PRODUCTS_DONE:
+                self.products.set()
+            said = [*said[-2:], line.strip()]
+        self.products.set()  # ended: whatever it did not compile, the node compiles itself
         if self.process.wait() != 0:
-            tail = " | ".join(errors.strip().splitlines()[-3:])
+            tail = " | ".join(said)
             failed = {"event": "background_compile_failed", "code": self.process.returncode, "error": tail}
             logger.warning(json.dumps(failed))
         self._load()  # from the cache the process filled (or compiled here, if it could not)

@@ -34,6 +34,7 @@ from shared.sampling import SampledToken, Sampler, SamplingParams
 from shared.step_rates import MIN_PREFILL_TOKENS, StepRates
 
 BACKENDS = ("numba", "onnxruntime")
+PRODUCTS_TIMEOUT_S = 600  # a first start's wait for the products compiled beside it; then it compiles them
 
 
 @dataclass(slots=True)
@@ -106,6 +107,9 @@ class EdgeEngine:
         batch from its first Stats call (the router would otherwise guess); the
         prefill path's only extra kernel is loaded on a background thread, so the first token is
         not delayed by it. Returns that thread (join it to wait)."""
+        if self.background is not None and self.background.pending:  # an empty kernel cache
+            self.model.warm_other_kernels(self.cache)  # the other process compiles the products
+            self.background.await_products(PRODUCTS_TIMEOUT_S)
         one = np.zeros(1, dtype=np.int32)
         self.model.forward(one, one, one, np.array([0]), self.cache)
         for batch_size in sorted({1, self.config.num_slots}):

@@ -1,23 +1,38 @@
 """`python -m edge.kernel_compile_process MODEL.gguf`: the process edge/background_kernels.py starts
-on a first start. It waits for the node's word that the kernels the node compiles itself are in
-the cache (a line on stdin), then compiles what the node runs without meanwhile, niced: the long
-prompt paths, by running the serving preparation of a small engine, and the fused decode layer
-last (its presence in the cache tells a later start that everything is there). It exits when its
-stdin closes (the node stopped or died)."""
+on a first start. First, beside the node, it compiles the weight products of a one-token step
+(the node compiles the step's other kernels meanwhile, then waits for its line on stdout). Then,
+niced, once the node's word comes on stdin (its first steps ran), it compiles what the node
+serves without: the long prompt paths, by running the serving preparation of a small engine,
+and the fused decode layer last (its presence in the cache tells a later start that everything is
+there). It exits when its stdin closes (the node stopped or died)."""
 
 import os
 import select
 import sys
 import threading
 
-from edge.background_kernels import decode_layer_signatures
+from edge.background_kernels import PRODUCTS_DONE, decode_layer_signatures
 from edge.engine import EdgeEngine, EngineConfig
 from edge.kernels.decode_layer import decode_layer
+from edge.model import LlamaModel
+from edge.weights import ModelWeights
+from formats.gguf_reader import GGUFReader
+from formats.model_config import ModelConfig
 
 WORD_TIMEOUT_S = 120
 
 
-def compile_kernels(model_path: str) -> None:
+def compile_products(model_path: str) -> None:
+    """Its share of the node's own kernels, beside the node: the layers' weight products (the
+    model alone: an engine's tokenizer and grammar tables would delay it)."""
+    reader = GGUFReader(model_path)
+    config = ModelConfig.from_reader(reader)
+    LlamaModel(config, ModelWeights.from_reader(reader, config), num_threads=1).warm_layer_products()
+    print(PRODUCTS_DONE, flush=True)  # the node runs its first step now
+
+
+def compile_the_rest(model_path: str) -> None:
+    """What the node serves without: the long-prompt paths, then the fused layer."""
     engine = EdgeEngine(EngineConfig(model_path, num_slots=2, context_size=128, num_threads=1))
     engine.model.fused_ready = False  # the prompt paths first; the fused layer last, by signature
     engine.prepare_to_serve()
@@ -39,8 +54,9 @@ def _await_word() -> bool:
 
 
 if __name__ == "__main__":
-    os.nice(19)  # the cores go to what the node needs first: its own kernels, then its requests
+    compile_products(sys.argv[1])
+    os.nice(19)  # the rest waits for the cores: the node's requests come first
     if not _await_word():
         sys.exit(1)
     threading.Thread(target=_exit_with_parent, daemon=True).start()
-    compile_kernels(sys.argv[1])
+    compile_the_rest(sys.argv[1])

@@ -191,6 +191,41 @@ class LlamaModel:
             kinds, x, weights, types, norms, k_cache, v_cache, slot_ids, positions, rotary, eps, members
         )
 
+    def warm_layer_products(self) -> None:
+        """Every weight product of the layers a one-token step runs layer by layer, once per
+        distinct mix of the layers' weight types (compiled or loaded; edge/background_kernels.py
+        runs this in its process while the node compiles the rest, `warm_other_kernels`)."""
+        config, seen = self.config, set()
+        for layer in self.weights.layers:
+            linears = (layer.wq, layer.wk, layer.wv, layer.wo, layer.w_gate, layer.w_up, layer.w_down)
+            types = tuple(int(linear.ggml_type) for linear in linears)
+            if types in seen:
+                continue
+            seen.add(types)
+            residual = np.zeros((1, config.hidden_size), dtype=np.float32)  # (1, hidden)
+            self.linear.many([layer.wq, layer.wk, layer.wv], residual, True)
+            attended = np.zeros((1, layer.wo.in_features), dtype=np.float32)
+            self.linear.add_into(layer.wo, attended, residual, True)
+            activated = self.linear.gated(layer.w_gate, layer.w_up, residual, True, config.activation)
+            self.linear.add_into(layer.w_down, activated, residual, True)
+
+    def warm_other_kernels(self, cache: KVCache) -> None:
+        """The kernels of a one-token step other than the layers' weight products (the embedding,
+        norms, RoPE, the cache store, attention, the output product), on slot 0 position 0 of
+        `cache` (a real request overwrites it)."""
+        config, layer = self.config, self.weights.layers[0]
+        token = np.zeros(1, dtype=np.int32)  # token, slot and position ids, as the engine's steps
+        x = np.empty((1, config.hidden_size), dtype=np.float32)
+        embedding = self.weights.token_embedding
+        embed(weight_types(int(embedding.ggml_type)), embedding.data, int(embedding.ggml_type), token, x)
+        rms_norm(x, layer.attn_norm, config.rms_eps, x)
+        q = np.zeros((1, layer.wq.out_features), dtype=np.float32)
+        k, v = (np.zeros((1, linear.out_features), dtype=np.float32) for linear in (layer.wk, layer.wv))
+        self._rotate(q, k, token, 0, layer)
+        cache.store(0, token, token, k, v)
+        self._attention(q, cache, 0, token, token, token_runs(token, token))
+        self.linear(self.weights.output, x, row_kernels=True)
+
     def decode_layer_calls(self, cache: KVCache) -> list[tuple]:
         """One `decode_layer` argument tuple per distinct signature among the layers (a file
         mixing weight types has several), for a one-token step of slot 0 into `cache` (a small
