@@ -58,7 +58,12 @@ def _cached(layer_signature: tuple) -> bool:
 class BackgroundKernels:
     """Makes the model's fused layer and long-prompt paths ready, now or in the background."""
 
-    def __init__(self, model: LlamaModel, model_path: str):
+    def __init__(self, model: LlamaModel, model_path: str, beside: bool = True):
+        """`beside`: the process compiles the layers' products while the node compiles the rest
+        (a node with the machine's cores to itself); False: the node compiles all of its own
+        kernels and the process only the rest, niced (a node sharing the cores: `hybridgw up`
+        gives the edge half of them and loads the cloud engine on the other half meanwhile)."""
+        self.beside = beside
         self.model = model
         self.model_path = model_path
         self.signatures = decode_layer_signatures(model)
@@ -75,7 +80,7 @@ class BackgroundKernels:
         self.model.fused_ready = self.model.prefill_ready = False
         # its stdin stays open while this process lives: the child exits when it reads its end
         self.process = subprocess.Popen(
-            [sys.executable, "-m", PROCESS_MODULE, self.model_path],
+            [sys.executable, "-m", PROCESS_MODULE, self.model_path, *(["--products"] if self.beside else [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -89,7 +94,7 @@ class BackgroundKernels:
     def await_products(self, timeout: float | None = None) -> None:
         """Until the process has the weight products in the cache (or ended): the node's first
         step then loads them instead of compiling them a second time."""
-        if self.process is not None:
+        if self.process is not None and self.beside:
             self.products.wait(timeout)
 
     def release(self) -> None:

@@ -85,7 +85,8 @@ class EdgeEngine:
             self.model = LlamaModel(self.model_config, weights, config.num_threads)
         self.background = None
         if config.background_compile and isinstance(self.model, LlamaModel):
-            self.background = BackgroundKernels(self.model, config.model_path)
+            # the products beside the node when it has two cores or more to itself
+            self.background = BackgroundKernels(self.model, config.model_path, config.num_threads >= 2)
             self.background.start()
         self.slot_context = min(config.context_size // config.num_slots, self.model_config.context_length)
         self.cache = KVCache(self.model_config, config.num_slots, self.slot_context)
@@ -107,7 +108,7 @@ class EdgeEngine:
         batch from its first Stats call (the router would otherwise guess); the
         prefill path's only extra kernel is loaded on a background thread, so the first token is
         not delayed by it. Returns that thread (join it to wait)."""
-        if self.background is not None and self.background.pending:  # an empty kernel cache
+        if self.background is not None and self.background.pending and self.background.beside:
             self.model.warm_other_kernels(self.cache)  # the other process compiles the products
             self.background.await_products(PRODUCTS_TIMEOUT_S)
         one = np.zeros(1, dtype=np.int32)

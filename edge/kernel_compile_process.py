@@ -54,7 +54,8 @@ def _await_word() -> bool:
 
 
 if __name__ == "__main__":
-    compile_products(sys.argv[1])
+    if "--products" in sys.argv:
+        compile_products(sys.argv[1])
     os.nice(19)  # the rest waits for the cores: the node's requests come first
     if not _await_word():
         sys.exit(1)
