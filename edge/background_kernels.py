@@ -70,6 +70,7 @@ class BackgroundKernels:
         self.process: subprocess.Popen | None = None
         self.thread: threading.Thread | None = None
         self.products = threading.Event()  # the process compiled the weight products (or ended)
+        self.closed = False
 
     def start(self) -> bool:
         """True if everything is cached (loaded now); else starts compiling it in the background,
@@ -121,7 +122,9 @@ class BackgroundKernels:
                 self.products.set()
             said = [*said[-2:], line.strip()]
         self.products.set()  # ended: whatever it did not compile, the node compiles itself
-        if self.process.wait() != 0:
+        if self.process.wait() != 0 and self.closed:  # stopped with the node: nothing to load
+            return
+        if self.process.returncode != 0:
             tail = " | ".join(said)
             failed = {"event": "background_compile_failed", "code": self.process.returncode, "error": tail}
             logger.warning(json.dumps(failed))
@@ -142,5 +145,6 @@ class BackgroundKernels:
 
     def close(self) -> None:
         """Stops a compiling process (a node shutting down)."""
+        self.closed = True
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
