@@ -85,8 +85,10 @@ class EdgeEngine:
             self.model = LlamaModel(self.model_config, weights, config.num_threads)
         self.background = None
         if config.background_compile and isinstance(self.model, LlamaModel):
-            # the products beside the node when it has two cores or more to itself
-            self.background = BackgroundKernels(self.model, config.model_path, config.num_threads >= 2)
+            # the products beside the node when the machine has a second core: a node on one
+            # thread (`hybridgw up` on two cores) compiles on one; its cloud engine loads after it
+            beside = len(os.sched_getaffinity(0)) >= 2
+            self.background = BackgroundKernels(self.model, config.model_path, beside)
             self.background.start()
         self.slot_context = min(config.context_size // config.num_slots, self.model_config.context_length)
         self.cache = KVCache(self.model_config, config.num_slots, self.slot_context)

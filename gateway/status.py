@@ -39,10 +39,11 @@ async def status_json(request: web.Request) -> web.Response:
 
 def _node(state: NodeState, now: float) -> dict:
     cooling = state.cooldown_until > now
+    health = "healthy" if state.healthy else ("starting" if state.starting else "down")
     return {
         "id": state.node_id,
         "kind": state.kind.value,
-        "health": "cooling_down" if cooling else ("healthy" if state.healthy else "down"),
+        "health": "cooling_down" if cooling else health,
         "models": sorted(state.models),
         "capabilities": sorted(state.capabilities),
         "running": state.num_running,

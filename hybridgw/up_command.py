@@ -12,9 +12,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 
 from hybridgw.compile_progress import human_line
@@ -90,8 +91,6 @@ def _start(args: list[str], ready_text: str, name: str) -> tuple[subprocess.Pope
     if process.poll() is not None:
         raise SystemExit(f"hybridgw: error: the {name} did not start")
     # keep draining its log so the child never blocks on a full pipe
-    import threading
-
     threading.Thread(target=lambda: [sys.stderr.write(line) for line in process.stderr], daemon=True).start()
     return process, ready
 
@@ -116,6 +115,7 @@ def _up(args: argparse.Namespace) -> int:
     from formats.model_pull import model_path as demo_model_path
     from gateway import app_keys
     from gateway.app import create_app
+    from gateway.backends.local_cloud import LocalCloudBackend
     from gateway.config_file import ConfigError, load_config
     from hybridgw.serving import ensure_can_listen, serve_app
     from shared.telemetry import setup_tracing
@@ -153,14 +153,10 @@ def _up(args: argparse.Namespace) -> int:
     cores = SharedCores(os.cpu_count() or 1, cloud_threads)
     children: list[subprocess.Popen] = []
     extra_backends = []
-    # the cloud engines load beside the edge nodes' starts (an edge compiles on one core at first)
-    loader, cloud_loads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cloud-load"), []
+    # the edge nodes start first, with every core to compile on (edge/background_kernels.py); the
+    # gateway serves on them while the cloud engines load (and compile) after, joining when loaded
+    cloud_loads: list[Future] = []
     try:
-        if not config.redis_url and not args.no_cloud:
-            caching = not args.no_prefix_caching
-            for name, model_path in served.items():
-                load = loader.submit(_local_cloud, model_path, name, cores.cloud_threads, caching)
-                cloud_loads.append(load)
         for name, model_path in served.items():
             edge, edge_port = _start_edge(args, model_path, edge_threads, edge_ids[name])
             children.append(edge)
@@ -169,7 +165,12 @@ def _up(args: argparse.Namespace) -> int:
                     node.address = f"127.0.0.1:{edge_port}"  # the port it bound (it was given 0)
             if config.redis_url:
                 children.append(_start_cloud_worker(args, model_path, config, cloud_threads))
-        extra_backends = [load.result() for load in cloud_loads]
+        if not config.redis_url and not args.no_cloud:
+            caching = not args.no_prefix_caching
+            loads = [(_local_cloud_engine, (path, cores.cloud_threads, caching)) for path in served.values()]
+            cloud_loads = _in_background(loads)
+            for name, load in zip(served, cloud_loads, strict=True):
+                extra_backends.append(LocalCloudBackend(load, frozenset({name})))
         keyed = bool(config.api_keys)
         app = create_app(config, extra_backends)
         cores.edges = [b.state for b in app[app_keys.BACKENDS] if b.state.node_id in edge_ids.values()]
@@ -182,10 +183,9 @@ def _up(args: argparse.Namespace) -> int:
         )
     finally:
         _stop(children)
-        loader.shutdown(cancel_futures=True)
-        for load in cloud_loads:
-            if load.done() and not load.cancelled() and load.exception() is None:
-                load.result().engine.close()
+        for load in cloud_loads:  # one still loading is cancelled, or dies with this process
+            if not load.cancel() and load.done() and load.exception() is None:
+                load.result().close()
         print("hybridgw: stopped", file=sys.stderr)
     return 0
 
@@ -255,16 +255,32 @@ def _split_cores(edge_threads: int | None, cloud: bool) -> tuple[int, int]:
     return edge, max(1, cores - edge)
 
 
-def _local_cloud(
-    model_path: str, model_name: str, num_threads: Callable[[], int], enable_prefix_caching: bool
-):
+def _in_background(jobs: list[tuple[Callable, tuple]]) -> list[Future]:
+    """Runs each (function, arguments) in turn on a daemon thread (a stop while one runs does not
+    wait for it): the futures of their results."""
+    futures = [Future() for _ in jobs]
+
+    def run() -> None:
+        for future, (function, arguments) in zip(futures, jobs, strict=True):
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(function(*arguments))
+            except BaseException as error:  # the future carries it to its reader
+                future.set_exception(error)
+
+    threading.Thread(target=run, name="cloud-load", daemon=True).start()
+    return futures
+
+
+def _local_cloud_engine(model_path: str, num_threads: Callable[[], int], enable_prefix_caching: bool):
+    """The in-process cloud engine, warmed (on a first start its kernels compile here)."""
     import torch
 
     from cloud.llm_engine import LLMEngine
-    from gateway.backends.local_cloud import LocalCloudBackend
     from shared.async_engine import AsyncEngine
 
-    print("loading the cloud engine in process (no Redis) ...", file=sys.stderr)
+    print("loading the cloud engine in process (no Redis); the edge serves meanwhile ...", file=sys.stderr)
     torch.set_num_threads(num_threads())
     engine = LLMEngine(
         model_path,
@@ -275,7 +291,9 @@ def _local_cloud(
         num_threads=num_threads,
     )
     # warmed on its own thread, where its steps run (shared/async_engine.py)
-    return LocalCloudBackend(AsyncEngine(engine, prepare=engine.warmup), frozenset({model_name}))
+    async_engine = AsyncEngine(engine, prepare=engine.warmup)
+    print("the cloud engine is ready: it takes requests now", file=sys.stderr, flush=True)
+    return async_engine
 
 
 def _banner(host: str, port: int, keyed: bool, models: list[str]) -> None:

@@ -167,16 +167,25 @@ class AsyncEngine:
             target = self._streams.get(output.request_id)
             if target is None:
                 continue
-            loop, stream = target
             if output.finish_reason is not None:
                 self._streams.pop(output.request_id, None)
-            loop.call_soon_threadsafe(stream.put_nowait, output)
+            self._send(output.request_id, target, output)
 
     def _fail_all(self, error: Exception) -> None:
-        for request_id, (loop, stream) in list(self._streams.items()):
+        for request_id, target in list(self._streams.items()):
             self.engine.abort(request_id)
-            loop.call_soon_threadsafe(stream.put_nowait, error)
+            self._send(request_id, target, error)
         self._streams.clear()
+
+    def _send(self, request_id: str, target: tuple[asyncio.AbstractEventLoop, asyncio.Queue], item) -> None:
+        """To the request's stream on its loop; a loop that closed (its server stopped while the
+        request ran) has no reader left: the request is aborted."""
+        loop, stream = target
+        try:
+            loop.call_soon_threadsafe(stream.put_nowait, item)
+        except RuntimeError:  # the loop is closed
+            self.engine.abort(request_id)
+            self._streams.pop(request_id, None)
 
 
 def _resolve(future: asyncio.Future, error: BaseException | None) -> None:

@@ -1,9 +1,16 @@
 """The embedded default for the cloud pool: the cloud engine in the gateway's own process, called
 directly instead of through the Redis queue (`hybridgw up` without --redis). Same engine, same
-chunks; only the transport differs."""
+chunks; only the transport differs.
+
+Under `hybridgw up` the engine loads (and, on a first start, compiles its kernels) after the edge
+node is up, while the gateway already serves: the backend is created with the load's future and
+joins the pool, healthy, when it completes (`starting` on the status page meanwhile)."""
 
 import asyncio
+import concurrent.futures
 import contextlib
+import json
+import logging
 import time
 
 from gateway.backends.base import BackendError, ChunkSink, apply_report, start_polling
@@ -21,22 +28,50 @@ from shared.proto_convert import (
 )
 from shared.sampling import InvalidSamplingParams
 
+logger = logging.getLogger("hybridgw.gateway")
+
 
 class LocalCloudBackend:
-    def __init__(self, engine: AsyncEngine, models: frozenset[str], queue_bound: int = 256):
-        self.engine = engine
-        self.state = NodeState("cloud-local", NodeKind.CLOUD, models, healthy=True, queue_bound=queue_bound)
+    def __init__(
+        self,
+        engine: AsyncEngine | concurrent.futures.Future,
+        models: frozenset[str],
+        queue_bound: int = 256,
+    ):
+        """`engine`: the engine, or the future of one still loading (routed to once loaded)."""
+        loading = isinstance(engine, concurrent.futures.Future)
+        self.engine: AsyncEngine | None = None if loading else engine
+        self.loading = engine if loading else None
+        self.state = NodeState("cloud-local", NodeKind.CLOUD, models, queue_bound=queue_bound)
+        self.state.healthy, self.state.starting = not loading, loading
         self.state.rtt_s = 0.0
         self.state.shares_prefix_blocks = True  # one engine, one prefix cache
         self.state.on_prem = True  # this machine's cores, as the edge's: no cheaper tier to prefer
         self._poller: asyncio.Task | None = None
 
     async def start(self) -> None:
+        if self.loading is None:
+            await self.poll_once()
+            self._poller = start_polling(self.poll_once)
+        else:
+            self._poller = asyncio.create_task(self._join_when_loaded(self.loading))
+
+    async def _join_when_loaded(self, loading: concurrent.futures.Future) -> None:
+        """Healthy once the engine loaded; a load that failed leaves the node down, logged."""
+        try:
+            self.engine = await asyncio.wrap_future(loading)
+        except Exception as error:  # any load failure: the node stays out of the pool
+            self.state.starting = False
+            failed = {"event": "node_failed_to_start", "node": self.state.node_id, "error": repr(error)}
+            logger.error(json.dumps(failed))
+            return
         await self.poll_once()
-        self._poller = start_polling(self.poll_once)
+        self.state.starting, self.state.healthy = False, True
+        logger.info(json.dumps({"event": "node_joined", "node": self.state.node_id}))
+        await start_polling(self.poll_once)
 
     async def close(self) -> None:
-        """Stops polling; the engine's owner closes the engine."""
+        """Stops polling (or waiting for the load); the engine's owner closes the engine."""
         if self._poller:
             self._poller.cancel()
 

@@ -15,6 +15,7 @@ class NodeState:
     kind: NodeKind
     models: frozenset[str]
     healthy: bool = True
+    starting: bool = False  # not serving yet: loading (a first start compiling its kernels)
     cooldown_until: float = 0.0
     load: NodeLoad = field(default_factory=NodeLoad)
     max_running: int = 1

@@ -95,9 +95,22 @@ def test_up_serves_both_targets_and_stops_cleanly(demo_model_path):
     up.wait_ready(url)
     client = openai.OpenAI(base_url=f"{url}/v1", api_key="none", max_retries=0)
     assert _chat(client, {"X-Hybridgw-Privacy": "private"}) == "edge"
+    # the cloud engine loads after the edge is up (the gateway serves on the edge meanwhile)
+    assert _cloud_health(url) in {"starting", "healthy"}
+    deadline = time.monotonic() + 300
+    while _cloud_health(url) != "healthy":
+        assert time.monotonic() < deadline and up.process.poll() is None, "the cloud engine never joined"
+        time.sleep(0.2)
+    assert any("cloud engine is ready" in line for line in up.err)
     _chat(client, {"X-Hybridgw-Latency-Target-Ms": "1"})
     assert any("smollm2-135m" in line for line in up.out) and any("curl" in line for line in up.out)
     assert up.stop() == 0
+
+
+def _cloud_health(url: str) -> str:
+    nodes = requests.get(f"{url}/status", timeout=5).json()["nodes"]
+    (health,) = [node["health"] for node in nodes if node["id"] == "cloud-local"]
+    return health
 
 
 @pytest.mark.demo_model

@@ -140,3 +140,33 @@ def test_a_failed_warmup_is_raised_to_the_caller(tiny_model):
 
     with pytest.raises(RuntimeError, match="no kernels"):
         AsyncEngine(edge, prepare=warmup)
+
+
+def test_a_request_whose_event_loop_closed_is_aborted_and_the_engine_runs_on(tiny_model):
+    """A server stopped mid-request closes its loop before the engine: the engine thread has no
+    one to hand the tokens to, so it aborts the request (it raised and died before)."""
+    edge = EdgeEngine(EngineConfig(str(tiny_model(GGMLType.Q8_0)), num_slots=1, context_size=4096))
+    engine = AsyncEngine(edge)
+    params = SamplingParams(temperature=0, max_tokens=4000, ignore_eos=True)
+    loop = asyncio.new_event_loop()
+
+    async def first_batch() -> None:
+        await anext(engine.generate_batches(EngineRequest("cut", PROMPT, params)))
+
+    try:
+        loop.run_until_complete(first_batch())
+        loop.close()  # the request still runs: its next tokens have nowhere to go
+        deadline = time.monotonic() + 30
+        while engine.stats.num_running and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert engine.stats.num_running == 0 and edge.num_generated_tokens < 4000
+        assert engine._thread.is_alive()
+        assert asyncio.run(_tokens(engine, 3)) == _engine_tokens(tiny_model(GGMLType.Q8_0), 3)
+    finally:
+        engine.close()
+
+
+async def _tokens(engine: AsyncEngine, max_tokens: int) -> list[int]:
+    params = SamplingParams(temperature=0, max_tokens=max_tokens, ignore_eos=True)
+    batches = engine.generate_batches(EngineRequest("after", PROMPT, params))
+    return [o.token.token_id async for batch in batches for o in batch]
