@@ -3,19 +3,22 @@
 For `hybridgw up` (gateway + edge node + cloud engine; ready = its "hybridgw is up" banner, first
 token = the first streamed token of a chat sent then), `hybridgw run` (ready = its load time,
 first token as it reports it) and llama.cpp's llama-cli where benchmarks/setup_llamacpp.sh built
-it, on the demo model and on a second file (--model, any supported GGUF; default: the demo model
-requantized to Q4_K_M by our quantizer, other weight types and so other kernels). Each round
+it, on the demo model, on the demo model requantized to Q4_K_M by our quantizer (other weight
+types, so other kernels) or any supported GGUF given as --model, and on a second architecture: a
+Gemma 3 270M-shaped file (benchmarks/gemma3_shaped.py: sliding and global layers, post-norms,
+head norms, GELU, a Q4_K/Q6_K mix). Each round
 starts with an empty numba cache (a directory of its own: NUMBA_CACHE_DIR) and then starts again
 on the cache it filled; medians of --rounds. Reports how many kernels (numba index files) and
 compiled signatures a cold start wrote.
 
-    .venv/bin/python benchmarks/cold_start.py [--rounds 3] [--model FILE.gguf]
+    .venv/bin/python benchmarks/cold_start.py [--rounds 3] [--model FILE.gguf] [--files demo,second,gemma3]
 """
 
 import argparse
 import json
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -27,7 +30,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HYBRIDGW = [sys.executable, "-m", "hybridgw"]
-LLAMA_CLI = ROOT / "benchmarks" / "llama.cpp" / "build" / "bin" / "llama-cli"
+# built by benchmarks/setup_llamaserver.sh (both binaries)
+LLAMA_BUILD = Path(os.environ.get("HYBRIDGW_HOME", Path.home() / ".cache" / "hybridgw")) / "llama-server"
+LLAMA_CLI = LLAMA_BUILD / "build" / "bin" / "llama-cli"
+LLAMA_SERVER = LLAMA_BUILD / "build" / "bin" / "llama-server"
 
 
 def _environment(cache: Path) -> dict:
@@ -61,7 +67,10 @@ def _first_token(url: str) -> None:
     request = urllib.request.Request(f"{url}/v1/chat/completions", json.dumps(body).encode(), headers)
     with urllib.request.urlopen(request, timeout=600) as response:
         for line in response:
-            if line.startswith(b"data: ") and b'"content"' in line:
+            if not line.startswith(b"data: ") or line.startswith(b"data: [DONE]"):
+                continue
+            choices = json.loads(line[6:]).get("choices") or [{}]
+            if choices[0].get("delta", {}).get("content"):  # a token's text (not the role chunk)
                 return
 
 
@@ -93,17 +102,49 @@ def time_up(model: str, cache: Path) -> tuple[float, float]:
 
 
 def time_llama_cli(model: str) -> tuple[float, float] | None:
+    """llama.cpp's llama-cli, one token: (seconds to its exit, the same), or None if not built."""
     if not LLAMA_CLI.exists():
         return None
     started = time.perf_counter()
-    subprocess.run(
-        [str(LLAMA_CLI), "-m", model, "-p", "Hello", "-n", "1", "-no-cnv", "--no-warmup"],
+    done = subprocess.run(
+        [str(LLAMA_CLI), "-m", model, "-p", "Hello", "-n", "1", "-no-cnv", "--no-warmup", "-t", "2"],
         capture_output=True,
         timeout=300,
-        check=True,
+        stdin=subprocess.DEVNULL,
     )
+    if done.returncode != 0:  # a build whose llama-cli takes other flags: no row, said why
+        print(f"llama-cli failed: {done.stderr.decode(errors='replace')[-300:]}", file=sys.stderr)
+        return None
     elapsed = time.perf_counter() - started
     return elapsed, elapsed
+
+
+def time_llama_server(model: str) -> tuple[float, float] | None:
+    """llama.cpp's llama-server: (seconds to /health answering 200, seconds to a first streamed
+    token of a chat sent then), or None if benchmarks/setup_llamaserver.sh did not build it."""
+    if not LLAMA_SERVER.exists():
+        return None
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.perf_counter()
+    command = [str(LLAMA_SERVER), "-m", model, "--port", str(port), "-t", "2", "-np", "8", "-c", "8192"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=1) as response:
+                    if response.status == 200:
+                        break
+            except OSError:  # not listening yet, or 503 while it loads
+                time.sleep(0.01)
+        ready_s = time.perf_counter() - started
+        _first_token(url)
+        return ready_s, time.perf_counter() - started
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
 
 
 def kernel_counts(cache: Path) -> tuple[int, int]:
@@ -126,15 +167,20 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--model", help="the second file (default: the demo model as Q4_K_M)")
     parser.add_argument("--only", choices=("run", "up"), help="measure one command")
-    parser.add_argument("--demo-only", action="store_true", help="no second file")
+    parser.add_argument("--files", default="demo,second,gemma3", help="which files, comma-separated")
     args = parser.parse_args()
     from formats.model_pull import DEFAULT_MODEL, model_path
 
     demo = str(model_path(DEFAULT_MODEL))
     work = Path(tempfile.mkdtemp(prefix="cold-start-"))
-    files = {"demo": demo}
-    if not args.demo_only:
+    chosen = args.files.split(",")
+    files = {"demo": demo} if "demo" in chosen else {}
+    if "second" in chosen:
         files["second"] = args.model or second_model(demo, work)
+    if "gemma3" in chosen:
+        from gemma3_shaped import gemma3_shaped_file  # beside this script
+
+        files["gemma3"] = str(gemma3_shaped_file(work))
     commands = {"run": time_run, "up": time_up}
     if args.only:
         commands = {args.only: commands[args.only]}
@@ -150,9 +196,11 @@ def main() -> None:
                 warm.append(measure(model, cache))
             rows.append((label, name, cold, warm, counts))
             _print_row(rows[-1])
-        reference = time_llama_cli(model)
-        if reference:
-            print(f"| {label} | llama-cli | {reference[0]:.2f} s | {reference[1]:.2f} s | — | — | — |")
+        for name, measure in (("llama-cli", time_llama_cli), ("llama-server", time_llama_server)):
+            reference = measure(model)
+            if reference:
+                ready, first = reference
+                print(f"| {label} | llama.cpp {name} | {ready:.2f} s / {first:.2f} s | (no compile) | — |")
     shutil.rmtree(work, ignore_errors=True)
 
 

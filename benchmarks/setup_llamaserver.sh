@@ -17,5 +17,5 @@ source_dir=$(ls -d "$build"/sdist/llama_cpp_python-*/vendor/llama.cpp)
 flags="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 cmake -S "$source_dir" -B "$build/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
   -DLLAMA_BUILD_TESTS=OFF -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" >&2
-cmake --build "$build/build" --target llama-server -j "$(nproc)" >&2
+cmake --build "$build/build" --target llama-server llama-cli -j "$(nproc)" >&2
 echo "$binary"

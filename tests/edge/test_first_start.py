@@ -49,6 +49,7 @@ print(json.dumps(compiled))
 START = (
     COMPILED
     + """
+import os
 from edge.engine import EdgeEngine, EngineConfig
 from shared.engine import EngineRequest
 from shared.sampling import SamplingParams
@@ -60,7 +61,8 @@ def generate(engine, request_id, prompt=(1, 5, 9, 2)):
         tokens += [output.token.token_id for output in engine.step().outputs]
     return tokens
 
-threads = int(sys.argv[2])
+threads, cores = int(sys.argv[2]), int(sys.argv[3])
+os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:cores])  # the machine this node sees
 config = EngineConfig(sys.argv[1], num_slots=1, context_size=64, num_threads=threads, background_compile=True)
 engine = EdgeEngine(config)
 result = {"fused_at_start": engine.model.fused_ready, "prefill_at_start": engine.model.prefill_ready}
@@ -125,23 +127,24 @@ def test_kernels_compile_the_weight_types_of_their_set_only(tmp_path):
     assert [name for name in compiled if name.startswith("task_loop_q")] == ["task_loop_q4_0"], compiled
 
 
-@pytest.mark.parametrize("threads", [2, 1])
-def test_a_first_start_serves_while_the_fused_layer_compiles_elsewhere(tiny_model, tmp_path, threads):
-    """Two threads: the node has the cores to itself, the layers' products compile beside it;
-    one (`up` shares the cores with the cloud engine): the node compiles them itself."""
+@pytest.mark.parametrize("threads, cores", [(2, 2), (1, 1)])
+def test_a_first_start_serves_while_the_fused_layer_compiles_elsewhere(tiny_model, tmp_path, threads, cores):
+    """A machine with a second core: the layers' products compile beside the node, in the other
+    process (whatever the node's own thread count: `up` gives it one); on one core the node
+    compiles them itself, and the other process only what it serves without."""
     model = tiny_model(GGMLType.Q4_1)
     cache = tmp_path / "numba"
-    first = _python(START, cache, model, threads)
+    first = _python(START, cache, model, threads, cores)
     assert first["fused_at_start"] is first["prefill_at_start"] is False  # compiling elsewhere
     assert first["fused_later"] is True
     assert first["second"] == first["first"]  # fused and layer by layer: the same tokens
     # the fused layer compiled by the other process, loaded here; the layers' products too when
-    # the node has two threads, else compiled here
+    # the machine has a second core, else compiled here
     assert "decode_layer" not in first["compiled"]
-    assert ("gated_q8" in first["compiled"]) is (threads == 1), first["compiled"]
+    assert ("gated_q8" in first["compiled"]) is (cores == 1), first["compiled"]
     assert first["compiled_after"] == []  # the other process compiled the long prompts' kernels too
     assert len(first["long_first"]) == len(first["long_second"]) == 8
-    warm = _python(START, cache, model, threads)
+    warm = _python(START, cache, model, threads, cores)
     assert warm["fused_at_start"] is warm["prefill_at_start"] is True and warm["compiled"] == []
     assert warm["first"] == first["first"]
 
