@@ -6,6 +6,7 @@ import os
 import socket
 from pathlib import Path
 
+from hybridgw.compile_progress import log_compiling, report_compile_progress
 from hybridgw.logs import setup_logging
 
 
@@ -94,6 +95,7 @@ def _cloud(args: argparse.Namespace) -> int:
 
     setup_logging()
     setup_tracing("hybridgw-cloud")
+    report_compile_progress(log_compiling("hybridgw.cloud"))  # a first start's kernels
     if args.threads:
         torch.set_num_threads(args.threads)
     device = default_device()

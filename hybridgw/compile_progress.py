@@ -4,6 +4,8 @@ new container): which kernel, how many are compiled so far, the time since compi
 compiles for a minute says so instead of going silent. Fed by numba's "numba:compile" event,
 which fires on cache misses only: a warm start reports nothing."""
 
+import json
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -79,3 +81,14 @@ def human_line(kernel: str, compiled: int, elapsed_s: float, done: bool) -> str:
         f"first start: compiling kernels (cached afterwards): {compiled} compiled, {elapsed_s:.0f} s; "
         f"{what} {kernel.rsplit('.', 1)[-1]}"
     )
+
+
+def log_compiling(logger_name: str) -> Report:
+    """A service's structured progress line while its kernels compile (`hybridgw up` shows it)."""
+    logger = logging.getLogger(logger_name)
+
+    def report(kernel: str, compiled: int, elapsed_s: float, done: bool) -> None:
+        line = {"event": "compiling", "kernel": kernel, "compiled": compiled}
+        logger.info(json.dumps({**line, "elapsed_s": round(elapsed_s, 1), "done": done}))
+
+    return report

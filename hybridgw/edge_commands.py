@@ -2,15 +2,13 @@
 
 import argparse
 import asyncio
-import json
-import logging
 import os
 import socket
 import sys
 import time
 from pathlib import Path
 
-from hybridgw.compile_progress import human_line, report_compile_progress
+from hybridgw.compile_progress import human_line, log_compiling, report_compile_progress
 from hybridgw.logs import setup_logging
 
 DEFAULT_THREADS = os.cpu_count() or 1
@@ -130,7 +128,7 @@ def _edge(args: argparse.Namespace) -> int:
 
     setup_logging()
     setup_tracing("hybridgw-edge")
-    report_compile_progress(_log_compiling)
+    report_compile_progress(log_compiling("hybridgw.edge"))
     engine = EdgeEngine(
         EngineConfig(
             str(args.model),
@@ -156,9 +154,3 @@ def _edge(args: argparse.Namespace) -> int:
         )
     )
     return 0
-
-
-def _log_compiling(kernel: str, compiled: int, elapsed_s: float, done: bool) -> None:
-    """A node's structured progress line while its kernels compile (`hybridgw up` shows it)."""
-    line = {"event": "compiling", "kernel": kernel, "compiled": compiled, "elapsed_s": round(elapsed_s, 1)}
-    logging.getLogger("hybridgw.edge").info(json.dumps({**line, "done": done}))

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
-from hybridgw.compile_progress import human_line
+from hybridgw.compile_progress import human_line, report_compile_progress
 from hybridgw.logs import setup_logging
 from hybridgw.parent_watch import ENV
 from hybridgw.shared_cores import SharedCores
@@ -167,6 +167,7 @@ def _up(args: argparse.Namespace) -> int:
                 children.append(_start_cloud_worker(args, model_path, config, cloud_threads))
         if not config.redis_url and not args.no_cloud:
             caching = not args.no_prefix_caching
+            report_compile_progress(_cloud_progress)  # its first start's kernels compile in this process
             loads = [(_local_cloud_engine, (path, cores.cloud_threads, caching)) for path in served.values()]
             cloud_loads = _in_background(loads)
             for name, load in zip(served, cloud_loads, strict=True):
@@ -253,6 +254,10 @@ def _split_cores(edge_threads: int | None, cloud: bool) -> tuple[int, int]:
         return edge_threads or cores, 0
     edge = edge_threads or max(1, cores // 2)
     return edge, max(1, cores - edge)
+
+
+def _cloud_progress(*state) -> None:
+    print(f"cloud engine: {human_line(*state)}", file=sys.stderr, flush=True)
 
 
 def _in_background(jobs: list[tuple[Callable, tuple]]) -> list[Future]:

@@ -67,3 +67,18 @@ def test_up_shows_a_childs_compiling_lines_and_nothing_else(capsys):
     _show_progress('{"event": "compiling", "broken"\n')
     shown = capsys.readouterr().err.splitlines()
     assert shown == [human_line("edge.kernels.layers.embed", 3, 12.4, False)]
+
+
+def test_a_services_progress_line_is_the_one_up_shows(caplog, capsys):
+    """A node or cloud worker logs its progress as JSON; `hybridgw up` turns that into the line."""
+    import logging
+
+    from hybridgw.compile_progress import log_compiling
+    from hybridgw.up_command import _show_progress
+
+    with caplog.at_level(logging.INFO, logger="hybridgw.cloud"):
+        log_compiling("hybridgw.cloud")("cloud.kernels.paged_attention.paged_attention", 4, 6.04, True)
+    (record,) = caplog.records
+    _show_progress(record.getMessage())
+    shown = capsys.readouterr().err.splitlines()
+    assert shown == [human_line("cloud.kernels.paged_attention.paged_attention", 4, 6.0, True)]
