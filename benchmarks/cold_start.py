@@ -106,8 +106,9 @@ def time_llama_cli(model: str) -> tuple[float, float] | None:
     if not LLAMA_CLI.exists():
         return None
     started = time.perf_counter()
+    single_turn = ["-p", "Hello", "-n", "1", "-st", "--simple-io", "--no-warmup", "-t", "2"]
     done = subprocess.run(
-        [str(LLAMA_CLI), "-m", model, "-p", "Hello", "-n", "1", "-no-cnv", "--no-warmup", "-t", "2"],
+        [str(LLAMA_CLI), "-m", model, *single_turn],
         capture_output=True,
         timeout=300,
         stdin=subprocess.DEVNULL,

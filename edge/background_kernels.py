@@ -12,24 +12,30 @@ side thread loads the fused layer from the cache (a fraction of a second; the pr
 on their first call) and steps take both paths from the next step on. The fused layer gives the
 layer-by-layer path's tokens bit for bit (tests/edge/test_decode_layer.py).
 
-A warm start finds the fused layer cached (written last, so the rest is too) and takes every
-path from its first step. If the process fails, the node compiles what it lacks itself (slower,
-the same result) and logs why.
+A warm start finds the fused layer cached and the process's mark that it compiled the rest (a
+file per model's kernels, written last: a family with no fused layer, Gemma's, has no fused
+signature to find) and takes every path from its first step. If the process fails, the node
+compiles what it lacks itself (slower, the same result) and logs why.
 """
 
+import hashlib
 import json
 import logging
+import os
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from numba import typeof
 from numba.core.typing.typeof import Purpose
 
 from edge.kernels.decode_layer import decode_layer
+from edge.kernels.weight_types import KERNEL_TYPES_ENV
 from edge.kv_cache import KVCache
 from edge.model import LlamaModel
+from shared.numba_cache import kernel_cache_dir
 
 logger = logging.getLogger("hybridgw.edge")
 PROCESS_MODULE = "edge.kernel_compile_process"
@@ -45,6 +51,31 @@ def decode_layer_signatures(model: LlamaModel) -> list[tuple]:
     """Every signature the model's fused layers take (one per set of weight types)."""
     scratch = KVCache(model.config, 1, 1)  # one slot, one position: only its arrays' types matter
     return [signature(call) for call in model.decode_layer_calls(scratch)]
+
+
+def prepared_mark(model: LlamaModel) -> Path:
+    """The file the process writes once everything the model's node runs is in the cache: one
+    per model config, weight types and kernel type setting, under this version's cache."""
+    weights = model.weights
+    linears = [weights.token_embedding, weights.output]
+    norms = []
+    for layer in weights.layers:
+        linears += [layer.wq, layer.wk, layer.wv, layer.wo, layer.w_gate, layer.w_up, layer.w_down]
+        optional = (layer.q_norm, layer.post_attn_norm, layer.post_ffn_norm)
+        norms.append(tuple(norm is None for norm in optional))
+    kinds = [(int(linear.ggml_type), linear.bias is None, linear.data.dtype.str) for linear in linears]
+    described = repr((model.config, kinds, norms, os.environ.get(KERNEL_TYPES_ENV, "")))
+    return kernel_cache_dir() / "prepared" / hashlib.sha256(described.encode()).hexdigest()[:24]
+
+
+def mark_prepared(model: LlamaModel) -> None:
+    """Written by the process last (a read-only cache, warmed elsewhere, keeps its own marks)."""
+    mark = prepared_mark(model)
+    try:
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        mark.touch()
+    except OSError as error:
+        logger.warning(json.dumps({"event": "kernel_mark_not_written", "error": str(error)}))
 
 
 def _cached(layer_signature: tuple) -> bool:
@@ -75,7 +106,7 @@ class BackgroundKernels:
     def start(self) -> bool:
         """True if everything is cached (loaded now); else starts compiling it in the background,
         the model on its always-compiled paths meanwhile, and returns False."""
-        if all(_cached(layer_signature) for layer_signature in self.signatures):
+        if prepared_mark(self.model).exists() and all(map(_cached, self.signatures)):
             self._load()
             return True
         self.model.fused_ready = self.model.prefill_ready = False
@@ -111,7 +142,7 @@ class BackgroundKernels:
     @property
     def pending(self) -> tuple[str, ...]:
         """What still compiles (the node's readiness and stats show it)."""
-        fused = () if self.model.fused_ready else ("decode_layer",)
+        fused = () if self.model.fused_ready or not self.signatures else ("decode_layer",)
         return fused + (() if self.model.prefill_ready else ("prefill",))
 
     def _await_process(self) -> None:

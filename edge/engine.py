@@ -112,6 +112,7 @@ class EdgeEngine:
         not delayed by it. Returns that thread (join it to wait)."""
         if self.background is not None and self.background.pending and self.background.beside:
             self.model.warm_other_kernels(self.cache)  # the other process compiles the products
+            self._warm_sampler()  # meanwhile too
             self.background.await_products(PRODUCTS_TIMEOUT_S)
         one = np.zeros(1, dtype=np.int32)
         self.model.forward(one, one, one, np.array([0]), self.cache)
@@ -128,13 +129,22 @@ class EdgeEngine:
         thread.start()
         return thread
 
+    def _warm_sampler(self) -> None:
+        """The sampler's kernels, greedy and drawn, on logits of the model's shape."""
+        logits = np.zeros((2, self.model_config.vocab_size), dtype=np.float32)
+        params = (SamplingParams(temperature=0), SamplingParams(temperature=1, seed=0))
+        sample_batch(logits, [Sampler(p, [0]) for p in params])
+
     def measure_prefill(self, warmup: threading.Thread) -> None:
         """Once the prefill kernels are loaded (`warmup`'s thread), one timed prompt chunk on slot
         0, so a serving node reports a measured prefill speed from its first Stats call too (a
         real request overwrites the slot's cache from position 0). A whole chunk, as prompts are
-        computed under load (32 tokens measured 130 tokens/s where chunks run at 230)."""
+        computed under load (32 tokens measured 130 tokens/s where chunks run at 230). On a first
+        start whose chunk kernels still compile, prompts run on the per-row kernels, whose cost
+        grows with the rows: 32 rows measure that rate (a whole chunk took a second of its start)."""
         warmup.join()
-        num_tokens = min(max(2 * MIN_PREFILL_TOKENS, self.config.prefill_chunk), self.slot_context)
+        chunk = self.config.prefill_chunk if self.model.prefill_ready else 2 * MIN_PREFILL_TOKENS
+        num_tokens = min(max(2 * MIN_PREFILL_TOKENS, chunk), self.slot_context)
         zeros = np.zeros(num_tokens, dtype=np.int32)
         started = time.perf_counter()
         self.model.forward(

@@ -3,15 +3,15 @@ on a first start. First, beside the node, it compiles the weight products of a o
 (the node compiles the step's other kernels meanwhile, then waits for its line on stdout). Then,
 niced, once the node's word comes on stdin (its first steps ran), it compiles what the node
 serves without: the long prompt paths, by running the serving preparation of a small engine,
-and the fused decode layer last (its presence in the cache tells a later start that everything is
-there). It exits when its stdin closes (the node stopped or died)."""
+and the fused decode layer, then its mark that everything is there (edge/background_kernels.py).
+It exits when its stdin closes (the node stopped or died)."""
 
 import os
 import select
 import sys
 import threading
 
-from edge.background_kernels import PRODUCTS_DONE, decode_layer_signatures
+from edge.background_kernels import PRODUCTS_DONE, decode_layer_signatures, mark_prepared
 from edge.engine import EdgeEngine, EngineConfig
 from edge.kernels.decode_layer import decode_layer
 from edge.model import LlamaModel
@@ -38,6 +38,7 @@ def compile_the_rest(model_path: str) -> None:
     engine.prepare_to_serve()
     for layer_signature in decode_layer_signatures(engine.model):
         decode_layer.compile(layer_signature)
+    mark_prepared(engine.model)  # last: a later start finds everything
     engine.close()
 
 

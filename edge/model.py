@@ -192,9 +192,10 @@ class LlamaModel:
         )
 
     def warm_layer_products(self) -> None:
-        """Every weight product of the layers a one-token step runs layer by layer, once per
-        distinct mix of the layers' weight types (compiled or loaded; edge/background_kernels.py
-        runs this in its process while the node compiles the rest, `warm_other_kernels`)."""
+        """Every weight product of the layers a one-token step runs layer by layer, as the step
+        runs them (the family's post-norms and activation included), once per distinct mix of
+        the layers' weight types (compiled or loaded; edge/background_kernels.py runs this in its
+        process while the node compiles the rest, `warm_other_kernels`)."""
         config, seen = self.config, set()
         for layer in self.weights.layers:
             linears = (layer.wq, layer.wk, layer.wv, layer.wo, layer.w_gate, layer.w_up, layer.w_down)
@@ -202,12 +203,13 @@ class LlamaModel:
             if types in seen:
                 continue
             seen.add(types)
+            batch = BatchRows(self.linear, [(0, 1)], 1, tiles=False)  # one row: the per-row kernels
             residual = np.zeros((1, config.hidden_size), dtype=np.float32)  # (1, hidden)
-            self.linear.many([layer.wq, layer.wk, layer.wv], residual, True)
+            batch.many([layer.wq, layer.wk, layer.wv], residual)
             attended = np.zeros((1, layer.wo.in_features), dtype=np.float32)
-            self.linear.add_into(layer.wo, attended, residual, True)
-            activated = self.linear.gated(layer.w_gate, layer.w_up, residual, True, config.activation)
-            self.linear.add_into(layer.w_down, activated, residual, True)
+            self._add_block_output(batch, layer.wo, attended, layer.post_attn_norm, residual)
+            activated = batch.gated(layer.w_gate, layer.w_up, residual, config.activation)
+            self._add_block_output(batch, layer.w_down, activated, layer.post_ffn_norm, residual)
 
     def warm_other_kernels(self, cache: KVCache) -> None:
         """The kernels of a one-token step other than the layers' weight products (the embedding,

@@ -74,12 +74,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     up.set_defaults(handler=_up)
 
 
-def _start(args: list[str], ready_text: str, name: str) -> tuple[subprocess.Popen, str]:
-    """The child, once it logged `ready_text`, and that log line."""
+def _spawn(args: list[str]) -> subprocess.Popen:
     environment = {**os.environ, ENV: str(os.getpid())}  # it stops when this process dies, however
-    process = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", "hybridgw", *args], stderr=subprocess.PIPE, text=True, env=environment
     )
+
+
+def _await_line(process: subprocess.Popen, ready_text: str, name: str) -> str:
+    """The child's log line holding `ready_text` (its progress shown meanwhile); its log is
+    drained afterwards so it never blocks on a full pipe."""
     deadline, ready = time.monotonic() + 300, ""
     for line in process.stderr:
         if ready_text in line:
@@ -88,11 +92,10 @@ def _start(args: list[str], ready_text: str, name: str) -> tuple[subprocess.Pope
         _show_progress(line)
         if time.monotonic() > deadline:
             break
-    if process.poll() is not None:
+    if process.poll() is not None or not ready:
         raise SystemExit(f"hybridgw: error: the {name} did not start")
-    # keep draining its log so the child never blocks on a full pipe
     threading.Thread(target=lambda: [sys.stderr.write(line) for line in process.stderr], daemon=True).start()
-    return process, ready
+    return ready
 
 
 def _show_progress(line: str) -> None:
@@ -114,8 +117,6 @@ def _up(args: argparse.Namespace) -> int:
     from formats.model_pull import DEFAULT_MODEL, pull
     from formats.model_pull import model_path as demo_model_path
     from gateway import app_keys
-    from gateway.app import create_app
-    from gateway.backends.local_cloud import LocalCloudBackend
     from gateway.config_file import ConfigError, load_config
     from hybridgw.serving import ensure_can_listen, serve_app
     from shared.telemetry import setup_tracing
@@ -152,29 +153,25 @@ def _up(args: argparse.Namespace) -> int:
     edge_threads, cloud_threads = _split_cores(args.edge_threads, cloud=not args.no_cloud)
     cores = SharedCores(os.cpu_count() or 1, cloud_threads)
     children: list[subprocess.Popen] = []
-    extra_backends = []
     # the edge nodes start first, with every core to compile on (edge/background_kernels.py); the
-    # gateway serves on them while the cloud engines load (and compile) after, joining when loaded
-    cloud_loads: list[Future] = []
+    # gateway is built meanwhile and serves on them as soon as they are up, while the cloud
+    # engines load (and compile) after them, each joining the pool when loaded
+    edges_up, cloud_loads = threading.Event(), []
     try:
         for name, model_path in served.items():
-            edge, edge_port = _start_edge(args, model_path, edge_threads, edge_ids[name])
-            children.append(edge)
+            children.append(_spawn_edge(args, model_path, edge_threads, edge_ids[name]))
+        app = _gateway_app(config, args, served, cores, edges_up)
+        cloud_loads = [getattr(backend, "loading", None) for backend in app[app_keys.BACKENDS]]
+        for edge, name in zip(list(children), served, strict=True):
+            listening = json.loads(_await_line(edge, '"listening"', "edge node"))
+            edge_port = int(listening["address"].rsplit(":", 1)[1])
             for node in config.edge_nodes:
                 if node.node_id == edge_ids[name]:
                     node.address = f"127.0.0.1:{edge_port}"  # the port it bound (it was given 0)
             if config.redis_url:
-                children.append(_start_cloud_worker(args, model_path, config, cloud_threads))
-        if not config.redis_url and not args.no_cloud:
-            caching = not args.no_prefix_caching
-            report_compile_progress(_cloud_progress)  # its first start's kernels compile in this process
-            loads = [(_local_cloud_engine, (path, cores.cloud_threads, caching)) for path in served.values()]
-            cloud_loads = _in_background(loads)
-            for name, load in zip(served, cloud_loads, strict=True):
-                extra_backends.append(LocalCloudBackend(load, frozenset({name})))
+                children.append(_start_cloud_worker(args, served[name], config, cloud_threads))
+        edges_up.set()
         keyed = bool(config.api_keys)
-        app = create_app(config, extra_backends)
-        cores.edges = [b.state for b in app[app_keys.BACKENDS] if b.state.node_id in edge_ids.values()]
         serve_app(
             app,
             host,
@@ -185,10 +182,34 @@ def _up(args: argparse.Namespace) -> int:
     finally:
         _stop(children)
         for load in cloud_loads:  # one still loading is cancelled, or dies with this process
-            if not load.cancel() and load.done() and load.exception() is None:
+            if load is not None and not load.cancel() and load.done() and load.exception() is None:
                 load.result().close()
         print("hybridgw: stopped", file=sys.stderr)
     return 0
+
+
+def _gateway_app(config, args: argparse.Namespace, served: dict[str, str], cores: SharedCores, edges_up):
+    """The gateway, its in-process cloud engines loading once `edges_up` is set (their backends
+    wait for them); the edges' cores are lent to the cloud while they are idle."""
+    from gateway import app_keys
+    from gateway.app import create_app
+    from gateway.backends.local_cloud import LocalCloudBackend
+
+    extra_backends = []
+    if not config.redis_url and not args.no_cloud:
+        caching = not args.no_prefix_caching
+        report_compile_progress(_cloud_progress)  # its first start's kernels compile in this process
+        loads = [(_local_cloud_engine, (path, cores.cloud_threads, caching)) for path in served.values()]
+        for name, load in zip(served, _in_background(loads, after=edges_up), strict=True):
+            extra_backends.append(LocalCloudBackend(load, frozenset({name})))
+    app = create_app(config, extra_backends)
+    edge_ids = {node.node_id for node in config.edge_nodes}
+
+    async def lend_idle_edge_cores(app) -> None:  # the edges' backends exist once the app started
+        cores.edges = [b.state for b in app[app_keys.BACKENDS] if b.state.node_id in edge_ids]
+
+    app.on_startup.append(lend_idle_edge_cores)
+    return app
 
 
 def served_models(specs: list[str]) -> dict[str, str]:
@@ -210,16 +231,13 @@ def served_models(specs: list[str]) -> dict[str, str]:
     return served
 
 
-def _start_edge(
-    args: argparse.Namespace, model_path: str, threads: int, node_id: str
-) -> tuple[subprocess.Popen, int]:
-    """The edge node on a port it picks (0), and that port, read from its listening line."""
+def _spawn_edge(args: argparse.Namespace, model_path: str, threads: int, node_id: str) -> subprocess.Popen:
+    """The edge node, on a port it picks (0; its listening line says which)."""
     print(f"starting the edge node {node_id} ...", file=sys.stderr)
     command = ["edge", "--model", model_path, "--port", "0", "--slots", str(args.edge_slots)]
     command += ["--ctx-size", str(EDGE_SLOT_CONTEXT * args.edge_slots), "--node-id", node_id]
     command += ["--threads", str(threads), *(["--no-prefix-caching"] if args.no_prefix_caching else [])]
-    process, ready = _start(command, '"listening"', "edge node")
-    return process, int(json.loads(ready)["address"].rsplit(":", 1)[1])
+    return _spawn(command)
 
 
 def _start_cloud_worker(args: argparse.Namespace, model_path: str, config, threads: int) -> subprocess.Popen:
@@ -229,7 +247,9 @@ def _start_cloud_worker(args: argparse.Namespace, model_path: str, config, threa
     command += ["--grpc-port", "0"]
     command += ["--name", "cloud-local", "--threads", str(threads)]
     command += ["--no-prefix-caching"] if args.no_prefix_caching else []
-    return _start(command, '"listening"', "cloud worker")[0]
+    worker = _spawn(command)
+    _await_line(worker, '"listening"', "cloud worker")
+    return worker
 
 
 def _stop(children: list[subprocess.Popen]) -> None:
@@ -260,12 +280,13 @@ def _cloud_progress(*state) -> None:
     print(f"cloud engine: {human_line(*state)}", file=sys.stderr, flush=True)
 
 
-def _in_background(jobs: list[tuple[Callable, tuple]]) -> list[Future]:
-    """Runs each (function, arguments) in turn on a daemon thread (a stop while one runs does not
-    wait for it): the futures of their results."""
+def _in_background(jobs: list[tuple[Callable, tuple]], after: threading.Event) -> list[Future]:
+    """Runs each (function, arguments) in turn on a daemon thread once `after` is set (a stop
+    while one runs does not wait for it): the futures of their results."""
     futures = [Future() for _ in jobs]
 
     def run() -> None:
+        after.wait()
         for future, (function, arguments) in zip(futures, jobs, strict=True):
             if not future.set_running_or_notify_cancel():
                 continue

@@ -38,12 +38,13 @@ class WeightTypes:
 # the decode layer cost it 70 s each); a node compiles for its file's types only.
 # F32 F16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K BF16
 ALL_KERNEL_TYPES = (0, 1, 2, 3, 6, 7, 8, 12, 13, 14, 30)
+KERNEL_TYPES_ENV = "HYBRIDGW_KERNEL_TYPES"
 
 
 @functools.cache
 def weight_types(*ggml_types: int) -> WeightTypes:
     """The set of these types (one object per set, so a call costs a dictionary lookup)."""
-    if os.environ.get("HYBRIDGW_KERNEL_TYPES") == "all":
+    if os.environ.get(KERNEL_TYPES_ENV) == "all":
         return WeightTypes(ALL_KERNEL_TYPES)
     return WeightTypes(tuple(sorted({int(t) for t in ggml_types})))
 
