@@ -160,7 +160,7 @@ def _up(args: argparse.Namespace) -> int:
     try:
         for name, model_path in served.items():
             children.append(_spawn_edge(args, model_path, edge_threads, edge_ids[name]))
-        app = _gateway_app(config, args, served, cores, edges_up)
+        app = _gateway_app(config, args, served, (cores, set(edge_ids.values())), edges_up)
         cloud_loads = [getattr(backend, "loading", None) for backend in app[app_keys.BACKENDS]]
         for edge, name in zip(list(children), served, strict=True):
             listening = json.loads(_await_line(edge, '"listening"', "edge node"))
@@ -188,9 +188,11 @@ def _up(args: argparse.Namespace) -> int:
     return 0
 
 
-def _gateway_app(config, args: argparse.Namespace, served: dict[str, str], cores: SharedCores, edges_up):
+def _gateway_app(config, args: argparse.Namespace, served: dict[str, str], local, edges_up):
     """The gateway, its in-process cloud engines loading once `edges_up` is set (their backends
-    wait for them); the edges' cores are lent to the cloud while they are idle."""
+    wait for them); `local`: (the cores shared here, the ids of the edge nodes on them), whose
+    cores are lent to the cloud while those nodes are idle."""
+    cores, local_edges = local
     from gateway import app_keys
     from gateway.app import create_app
     from gateway.backends.local_cloud import LocalCloudBackend
@@ -203,10 +205,9 @@ def _gateway_app(config, args: argparse.Namespace, served: dict[str, str], cores
         for name, load in zip(served, _in_background(loads, after=edges_up), strict=True):
             extra_backends.append(LocalCloudBackend(load, frozenset({name})))
     app = create_app(config, extra_backends)
-    edge_ids = {node.node_id for node in config.edge_nodes}
 
     async def lend_idle_edge_cores(app) -> None:  # the edges' backends exist once the app started
-        cores.edges = [b.state for b in app[app_keys.BACKENDS] if b.state.node_id in edge_ids]
+        cores.edges = [b.state for b in app[app_keys.BACKENDS] if b.state.node_id in local_edges]
 
     app.on_startup.append(lend_idle_edge_cores)
     return app
