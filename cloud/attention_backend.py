@@ -17,12 +17,19 @@ import numpy as np
 import torch
 
 from cloud.kernel_arrays import has_kernels, kernel_array
-from cloud.kernels.paged_attention import paged_attention
+from cloud.kernels.paged_attention import paged_attention, store_kv
 from cloud.paged_attention import AttentionMetadata, write_kv
 from cloud.paged_attention import paged_attention as paged_attention_torch
 
 
 class AttentionBackend(Protocol):
+    def kv_cache_shapes(self, num_blocks: int, block_size: int, kv_heads: int, head_dim: int):
+        """(K shape, V shape) of one layer's caches: a backend lays out its own blocks; dim 0 is
+        always the block (the runner copies whole blocks)."""
+
+    def kv_views(self, k_cache, v_cache):
+        """Both caches as (num_blocks, block_size, kv_heads, head_dim) views (no copy)."""
+
     def plan(self, metadata: AttentionMetadata): ...
 
     def forward(self, q, k, v, k_cache, v_cache, plan, scale: float | None = None, window: int = 0):
@@ -31,6 +38,13 @@ class AttentionBackend(Protocol):
 
 
 class TorchReferenceAttention:
+    def kv_cache_shapes(self, num_blocks: int, block_size: int, kv_heads: int, head_dim: int):
+        shape = (num_blocks, block_size, kv_heads, head_dim)
+        return shape, shape
+
+    def kv_views(self, k_cache, v_cache):
+        return k_cache, v_cache
+
     def plan(self, metadata: AttentionMetadata) -> AttentionMetadata:
         return metadata
 
@@ -61,12 +75,22 @@ class CpuPlan:
     table_rows: np.ndarray  # (T,) int64: each token's request, its row of block_tables
     seq_lens: np.ndarray  # (T,) int64: how many cached tokens each token's query sees (causal)
     block_tables: np.ndarray  # (R, max_blocks) int64
-    slot_mapping: torch.Tensor  # (T,) where each token's K/V go
+    slot_mapping: np.ndarray  # (T,) int64: where each token's K/V go
 
 
 class CpuPagedAttention:
+    """Keys stored (num_blocks, kv_heads, head_dim, block_size): a block's keys of one head are
+    one 2-D tile whose rows run across slots (the kernel scores a block's slots in SIMD lanes);
+    values (num_blocks, kv_heads, block_size, head_dim): a head's block is contiguous."""
+
     def __init__(self, query_tile: int = QUERY_TILE):
         self.query_tile = query_tile
+
+    def kv_cache_shapes(self, num_blocks: int, block_size: int, kv_heads: int, head_dim: int):
+        return (num_blocks, kv_heads, head_dim, block_size), (num_blocks, kv_heads, block_size, head_dim)
+
+    def kv_views(self, k_cache, v_cache):
+        return k_cache.permute(0, 3, 1, 2), v_cache.permute(0, 2, 1, 3)
 
     def plan(self, metadata: AttentionMetadata) -> CpuPlan:
         starts = np.asarray(metadata.query_start_loc, dtype=np.int64)
@@ -75,11 +99,18 @@ class CpuPagedAttention:
             table_rows=np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(starts)),
             seq_lens=metadata.positions.numpy() + 1,
             block_tables=metadata.block_tables.numpy(),
-            slot_mapping=metadata.slot_mapping,
+            slot_mapping=metadata.slot_mapping.numpy(),
         )
 
     def forward(self, q, k, v, k_cache, v_cache, plan: CpuPlan, scale=None, window=0) -> torch.Tensor:
-        write_kv(k_cache, v_cache, k, v, plan.slot_mapping)
+        arrays = (
+            kernel_array(k),
+            kernel_array(v),
+            plan.slot_mapping,
+            kernel_array(k_cache),
+            kernel_array(v_cache),
+        )
+        store_kv(*arrays)
         out = torch.empty_like(q)
         paged_attention(
             kernel_array(q),

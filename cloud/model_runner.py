@@ -25,13 +25,10 @@ class ModelRunner:
         self.model = model
         self.block_size = block_size
         tensor = model.embedding
-        shape = (num_blocks, block_size, config.num_kv_heads, config.head_dim)
-        # (num_blocks, block_size, num_kv_heads, head_dim) per layer, for K and for V
+        # per layer, for K and for V: blocks in the attention backend's layout (dim 0 the block)
+        shapes = model.attention.kv_cache_shapes(num_blocks, block_size, config.num_kv_heads, config.head_dim)
         self.kv_caches = [
-            (
-                torch.zeros(shape, dtype=tensor.dtype, device=tensor.device),
-                torch.zeros(shape, dtype=tensor.dtype, device=tensor.device),
-            )
+            tuple(torch.zeros(shape, dtype=tensor.dtype, device=tensor.device) for shape in shapes)
             for _ in range(config.num_layers)
         ]
         self.device = tensor.device

@@ -15,9 +15,10 @@ LENGTHS, NEW = [9, 10, 5, 7, 13], [3, 1, 1, 7, 1]
 TABLES = [[7, 2, 9], [0, 11, 4], [5, 3], [12, 1], [6, 8, 10, 13]]
 
 
-def mixed_batch(dtype: torch.dtype, new: list[int] = NEW):
-    """Caches holding every request's context before its `new` tokens, the new tokens' q/k/v,
-    metadata, and each request's whole k/v (the same values whatever the split)."""
+def mixed_batch(dtype: torch.dtype, backend, new: list[int] = NEW):
+    """Caches in the backend's layout holding every request's context before its `new` tokens,
+    the new tokens' q/k/v, metadata, and each request's whole k/v (the same values whatever the
+    split)."""
     generator = torch.Generator().manual_seed(0)
     randn = lambda *shape: torch.randn(*shape, generator=generator).to(dtype)  # noqa: E731
     full_k = [randn(n, KV_HEADS, HEAD_DIM) for n in LENGTHS]
@@ -27,11 +28,12 @@ def mixed_batch(dtype: torch.dtype, new: list[int] = NEW):
         torch.tensor([table[p // BLOCK_SIZE] * BLOCK_SIZE + p % BLOCK_SIZE for p in range(n)])
         for table, n in zip(TABLES, LENGTHS, strict=True)
     ]
-    k_cache = torch.zeros(NUM_BLOCKS, BLOCK_SIZE, KV_HEADS, HEAD_DIM, dtype=dtype)
-    v_cache = torch.zeros_like(k_cache)
+    shapes = backend.kv_cache_shapes(NUM_BLOCKS, BLOCK_SIZE, KV_HEADS, HEAD_DIM)
+    k_cache, v_cache = (torch.zeros(shape, dtype=dtype) for shape in shapes)
     for r in range(len(LENGTHS)):  # the context before this step
         cached = LENGTHS[r] - new[r]
-        write_kv(k_cache, v_cache, full_k[r][:cached], full_v[r][:cached], slots[r][:cached])
+        views = backend.kv_views(k_cache, v_cache)
+        write_kv(*views, full_k[r][:cached], full_v[r][:cached], slots[r][:cached])
     starts = [0]
     for n in new:
         starts.append(starts[-1] + n)
@@ -69,34 +71,35 @@ def dense(queries, full_k, full_v, scale=None, window=0):
 @pytest.mark.parametrize("backend", [TorchReferenceAttention, CpuPagedAttention])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_backend_writes_the_cache_and_equals_dense(backend, dtype, scale, window):
-    k_cache, v_cache, queries, new_k, new_v, metadata, full_k, full_v = mixed_batch(dtype)
     attention = backend()
+    k_cache, v_cache, queries, new_k, new_v, metadata, full_k, full_v = mixed_batch(dtype, attention)
     plan = attention.plan(metadata)
     out = attention.forward(queries, new_k, new_v, k_cache, v_cache, plan, scale=scale, window=window)
     tolerance = {"rtol": 1e-5, "atol": 1e-5} if dtype == torch.float32 else {"rtol": 2e-2, "atol": 2e-2}
     torch.testing.assert_close(out.float(), dense(queries, full_k, full_v, scale, window), **tolerance)
     assert out.dtype == dtype
+    keys, values = attention.kv_views(k_cache, v_cache)  # (blocks, block_size, kv_heads, D) views
     for r, table in enumerate(TABLES):  # the new tokens' K/V landed in their slots
         last = LENGTHS[r] - 1
         block, offset = table[last // BLOCK_SIZE], last % BLOCK_SIZE
-        assert torch.equal(k_cache[block, offset], full_k[r][last])
-        assert torch.equal(v_cache[block, offset], full_v[r][last])
+        assert torch.equal(keys[block, offset], full_k[r][last])
+        assert torch.equal(values[block, offset], full_v[r][last])
 
 
 def test_kernel_backend_equals_the_reference_in_float32():
     outputs = []
     for backend in (TorchReferenceAttention(), CpuPagedAttention()):
-        k_cache, v_cache, queries, new_k, new_v, metadata, _, _ = mixed_batch(torch.float32)
+        k_cache, v_cache, queries, new_k, new_v, metadata, _, _ = mixed_batch(torch.float32, backend)
         outputs.append(backend.forward(queries, new_k, new_v, k_cache, v_cache, backend.plan(metadata)))
     torch.testing.assert_close(outputs[0], outputs[1], rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("backend", [TorchReferenceAttention, CpuPagedAttention])
 def test_attention_reads_only_through_the_block_table(backend):
-    k_cache, v_cache, queries, new_k, new_v, metadata, full_k, full_v = mixed_batch(torch.float32)
+    attention = backend()
+    k_cache, v_cache, queries, new_k, new_v, metadata, full_k, full_v = mixed_batch(torch.float32, attention)
     unused = [b for b in range(NUM_BLOCKS) if all(b not in t for t in TABLES)]
     k_cache[unused], v_cache[unused] = 1e4, 1e4  # garbage where no request points
-    attention = backend()
     out = attention.forward(queries, new_k, new_v, k_cache, v_cache, attention.plan(metadata))
     torch.testing.assert_close(out, dense(queries, full_k, full_v), rtol=1e-5, atol=1e-5)
 
@@ -110,7 +113,7 @@ def test_kernel_output_of_a_token_does_not_depend_on_the_split(dtype, query_tile
     per_token = {}
     splits = (NEW, [1, 1, 1, 1, 1], [9, 4, 5, 7, 2], [2, 10, 3, 1, 13])
     for attention, new in [(CpuPagedAttention(query_tile), n) for n in splits] + [(CpuPagedAttention(), NEW)]:
-        k_cache, v_cache, queries, new_k, new_v, metadata, _, _ = mixed_batch(dtype, new)
+        k_cache, v_cache, queries, new_k, new_v, metadata, _, _ = mixed_batch(dtype, attention, new)
         out = attention.forward(queries, new_k, new_v, k_cache, v_cache, attention.plan(metadata))
         start = 0
         for r, n in enumerate(new):
@@ -142,8 +145,8 @@ def test_the_reference_attends_without_the_cudnn_backend(monkeypatch):
         return attend(*args, **kwargs)
 
     monkeypatch.setattr(F, "scaled_dot_product_attention", spy)
-    k_cache, v_cache, queries, new_k, new_v, metadata, full_k, full_v = mixed_batch(torch.float32)
     attention = TorchReferenceAttention()
+    k_cache, v_cache, queries, new_k, new_v, metadata, full_k, full_v = mixed_batch(torch.float32, attention)
     out = attention.forward(queries, new_k, new_v, k_cache, v_cache, attention.plan(metadata))
     monkeypatch.undo()
     torch.testing.assert_close(out, dense(queries, full_k, full_v), rtol=1e-5, atol=1e-5)
