@@ -178,7 +178,7 @@ class ChoiceSink:
         if finished:
             rest, more = self.tools.finish()
             event.text, calls = event.text + rest, calls + more
-            calls_done = not any(call.cut for call in self.tools.calls)  # what was cut came after them
+            calls_done = not any(call.cut for call in self.tools.calls)  # a cut call: "length"
             if self.tools.calls and (event.finish_reason == "stop" or calls_done):
                 event.finish_reason = self.finish_reason = "tool_calls"
         event.tool_calls = calls

@@ -33,8 +33,8 @@ class ToolCallFormat:
         """An answer split into its content and its calls: the text before the first call as it
         is (a stream has sent it already), and after it any text that is not a call, unless it
         is only whitespace. Markup never becomes content: a call the answer ends inside (cut by
-        max_tokens) is returned as far as it was written (gateway/tool_call_cut.py), or dropped
-        when not even its function's name can be told."""
+        max_tokens), after calls that finished or alone, is returned as far as it was written
+        (gateway/tool_call_cut.py), or dropped when not even its function's name can be told."""
         if self.start is not None and self.start in text:
             head, _, rest = text.partition(self.start)
             if self.end is not None:
@@ -42,13 +42,13 @@ class ToolCallFormat:
             else:
                 (tail, calls), cut = ("", json_call_prefix(rest, names)), True
             if calls or cut:
-                return head + (tail if tail.strip() else ""), finished_first(calls)
+                return head + (tail if tail.strip() else ""), calls
             return text, []
         body = text.strip().removeprefix("<|python_tag|>")
         if body[:1] not in ("{", "["):
             return text, []
         calls = _json_calls(body, names) or json_call_prefix(body, names)
-        return ("", finished_first(calls)) if calls else (text, [])
+        return ("", calls) if calls else (text, [])
 
     def _blocks(self, text: str, names: frozenset[str]) -> tuple[str, list[ParsedCall], bool]:
         """start ... end blocks and the text around them; a complete block whose head names a
@@ -122,13 +122,6 @@ def _as_written(inside: str, names: frozenset[str]) -> list[ParsedCall]:
         return []
     opened.advance(inside)
     return [ParsedCall(opened.name, opened.arguments(inside))]
-
-
-def finished_first(calls: list[ParsedCall]) -> list[ParsedCall]:
-    """A call cut after calls that finished is dropped: the answer is the ones that finished
-    (decoding went on past them, gateway/tool_call_parser.py); a cut call alone is kept."""
-    whole = [call for call in calls if not call.cut]
-    return whole if whole else calls
 
 
 def _json_calls(text: str, names: frozenset[str]) -> list[ParsedCall]:

@@ -52,8 +52,8 @@ class ToolCallParser:
         stream_arguments: bool = False,
     ):
         """`max_calls`: the Responses API's max_tool_calls (decoding stops at that many);
-        `stream_arguments`: hand out the first call's arguments as they are written (Hermes
-        blocks; a streamed response's)."""
+        `stream_arguments`: hand out each call's arguments as they are written (Hermes blocks;
+        a streamed response's)."""
         self.format, self.names = fmt, names
         self.stream_arguments = stream_arguments
         self.parallel, self.max_tokens, self.max_calls = parallel, max_tokens, max_calls
@@ -92,14 +92,13 @@ class ToolCallParser:
         return calls
 
     def _stream_open_call(self) -> None:
-        """Hermes: the open block's call, announced once its head is whole, then its arguments
-        piece by piece (`pieces`, taken by the choice's sink after each push)."""
+        """Hermes: the open block's call (the first, or the next once one closed), announced once
+        its head is whole, then its arguments piece by piece (`pieces`, taken by the choice's
+        sink after each push)."""
         start, end = self.format.start, self.format.end
         if end is None or self.enough or not self.stream_arguments:
             return
         if self._open is None:
-            if self.calls:  # the first call only: later ones go whole, and may still be dropped
-                return
             at = self.held.find(start)
             if at < 0 or end in self.held[at:]:
                 return
@@ -142,16 +141,14 @@ class ToolCallParser:
         return fresh
 
     def finish(self) -> tuple[str, list[ToolCallDelta]]:
-        """At the end of the answer: the rest, as calls where it parses, else as content. A call
-        cut after whole ones is dropped (`enough` then: the answer is the calls that finished)."""
+        """At the end of the answer: the rest, as calls where it parses, else as content; a call
+        the answer ends inside is a call as far as it was written (`cut`)."""
         if self._open is not None:  # announced, its pieces sent: the call it is, cut where it ends
             opened, self._open = self._open, None
             written, self.held = self._written(opened, self.held, cut=True), ""
             return "", [written]
         content, calls = self.format.parse(self.held, self.names)
         self.held = ""
-        if self.calls and any(call.cut for call in calls):  # after calls that finished: dropped
-            calls, self.enough = [call for call in calls if not call.cut], True
         if (self.calls or calls) and not content.strip():
             content = ""
         return content, self._numbered(calls)

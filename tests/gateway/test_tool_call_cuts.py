@@ -1,6 +1,7 @@
-"""Tool-call markup never reaches content: a call the answer ends inside comes back as a call
-with its arguments as far as written; decoding stops once the calls that can finish are out; a
-forced call's arguments take no keys their schema does not declare."""
+"""Tool-call markup never reaches content: a call the answer ends inside (alone or after calls
+that finished) comes back as a call with its arguments as far as written; decoding stops once
+the calls that can finish are out; every call's arguments stream as written; a forced call's
+arguments take no keys their schema does not declare."""
 
 import json
 
@@ -46,14 +47,14 @@ CUT = [
         HERMES,
         f'<tool_call>\n{WEATHER}\n</tool_call>\n<tool_call>\n{{"name": "get_time", "arguments":',
         "",
-        [ParsedCall("get_weather", '{"city": "Paris"}')],  # the cut one after it: dropped
-    ),
+        [ParsedCall("get_weather", '{"city": "Paris"}'), ParsedCall("get_time", "", cut=True)],
+    ),  # a call cut after one that finished is a call too, as far as it was written
     (HERMES, f"<tool_call>\n{WEATHER}", "", [ParsedCall("get_weather", '{"city": "Paris"}')]),  # no end tag
     (
         MISTRAL,
         f'[TOOL_CALLS] [{WEATHER}, {{"name": "add", "arguments": {{"a": 1',
         "",
-        [ParsedCall("get_weather", '{"city": "Paris"}')],
+        [ParsedCall("get_weather", '{"city": "Paris"}'), ParsedCall("add", '{"a": 1', cut=True)],
     ),
     (MISTRAL, "[TOOL_CALLS] [", "", []),
     (
@@ -66,7 +67,7 @@ CUT = [
         LLAMA3_JSON,
         '{"name": "add", "parameters": {"a": 1}}; {"name": "get_time", "parameters": {',
         "",
-        [ParsedCall("add", '{"a": 1}')],
+        [ParsedCall("add", '{"a": 1}'), ParsedCall("get_time", "{", cut=True)],
     ),
     (HERMES, '{"answer": 42', '{"answer": 42', []),  # JSON content, no declared function: content
     (HERMES, '{"name": "rm_rf", "arguments": {', '{"name": "rm_rf", "arguments": {', []),
@@ -260,3 +261,21 @@ def test_tools_and_an_output_format_together_mean_what_openai_says(served):
     assert accepts("required", call) and not accepts("required", answer)  # forced: the call alone
     assert accepts("auto", call) and accepts("auto", answer)  # auto: either
     assert not accepts("auto", '{"sky": "snow"}') and not accepts("auto", "plain text")
+
+
+def test_every_call_of_a_parallel_answer_streams_its_arguments_as_written():
+    parser = ToolCallParser(HERMES, NAMES, parallel=True, max_tokens=10_000, stream_arguments=True)
+    clock = '{"name": "get_time", "arguments": {"zone": "CET"}}'
+    text = f"<tool_call>\n{WEATHER}\n</tool_call>\n<tool_call>\n{clock}\n</tool_call>"
+    pieces, calls = [], []
+    for tokens, position in enumerate(range(0, len(text), 4), start=1):  # 4 characters a token
+        calls += parser.push(text[position : position + 4], tokens)[1]
+        pieces += parser.take_pieces()
+    assert [(c.index, c.name, c.arguments) for c in calls] == [
+        (0, "get_weather", '{"city": "Paris"}'),
+        (1, "get_time", '{"zone": "CET"}'),
+    ]
+    for call in calls:
+        mine = [p for p in pieces if p.index == call.index]
+        assert len(mine) > 3 and mine[0].first and mine[0].id == call.id  # piece by piece, announced once
+        assert "".join(p.arguments for p in mine) == call.arguments

@@ -325,9 +325,10 @@ def test_any_text_streamed_in_any_pieces_parses_as_the_whole_and_never_raises(pi
     rest, more = parser.finish()
     streamed_calls = [(c.name, _value(c.arguments), c.cut) for c in found + more]
     assert streamed_calls == [(c.name, _value(c.arguments), c.cut) for c in whole_calls]
-    if streamed:  # the pieces handed out are the first call's arguments as they ended up
-        pieces_sent = "".join(p.arguments for p in parser.pieces)  # (untaken: the test reads them all)
-        assert not pieces_sent or (found + more)[0].arguments.startswith(pieces_sent)
+    calls = {call.index: call for call in found + more}
+    for index in {p.index for p in parser.pieces}:  # each call's pieces: its arguments as they ended up
+        sent = "".join(p.arguments for p in parser.pieces if p.index == index)  # (untaken: all here)
+        assert streamed and calls[index].arguments.startswith(sent)
     assert released + rest == whole_content
     if fmt.start is not None and fmt.start in whole_content:  # markup in content: whole blocks only
         assert fmt.end is not None and whole_content.rfind(fmt.end) > whole_content.rfind(fmt.start)
