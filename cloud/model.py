@@ -46,7 +46,7 @@ class LlamaModel:
         positions: torch.Tensor,  # (T,)
         kv_caches: list[
             tuple[torch.Tensor, torch.Tensor]
-        ],  # per layer (num_blocks, block_size, kv_heads, head_dim)
+        ],  # per layer, K and V blocks in the attention backend's layout (its kv_cache_shapes)
         attention_plan,  # what self.attention.plan() made of this step's AttentionMetadata
     ) -> torch.Tensor:
         """Hidden states (T, hidden) after the final norm; each layer's residual add is fused into
