@@ -88,6 +88,14 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     return app
 
 
+def prepare_to_serve(app: web.Application) -> None:
+    """What the app's startup does that needs no node: the detector stages loaded, each model's
+    grammar vocabulary built (both cached; a process that starts its nodes itself, `hybridgw
+    up`, runs this while they start, and the startup then only connects)."""
+    stage_status()
+    _warm_grammars(app[app_keys.MODELS])
+
+
 def _warm_grammars(models: dict[str, ServedModel]) -> None:
     """Each model's grammar vocabulary, built before requests (the first build holds the GIL)."""
     for model in models.values():
@@ -134,8 +142,7 @@ async def _backends(app: web.Application):
             app[app_keys.DISPATCHER].ledger = ledger
     for backend in backends:
         await backend.start()
-    await asyncio.to_thread(stage_status)  # the detector stages load (and are reported) before requests
-    await asyncio.to_thread(_warm_grammars, app[app_keys.MODELS])
+    await asyncio.to_thread(prepare_to_serve, app)  # the detector stages report before requests
     yield
     ledger = app[app_keys.DISPATCHER].ledger
     if ledger is not None:

@@ -117,6 +117,7 @@ def _up(args: argparse.Namespace) -> int:
     from formats.model_pull import DEFAULT_MODEL, pull
     from formats.model_pull import model_path as demo_model_path
     from gateway import app_keys
+    from gateway.app import prepare_to_serve
     from gateway.config_file import ConfigError, load_config
     from hybridgw.serving import ensure_can_listen, serve_app
     from shared.telemetry import setup_tracing
@@ -161,6 +162,7 @@ def _up(args: argparse.Namespace) -> int:
         for name, model_path in served.items():
             children.append(_spawn_edge(args, model_path, edge_threads, edge_ids[name]))
         app = _gateway_app(config, args, served, (cores, set(edge_ids.values())), edges_up)
+        prepare_to_serve(app)  # while the edge nodes start: the app's startup then only connects
         cloud_loads = [getattr(backend, "loading", None) for backend in app[app_keys.BACKENDS]]
         for edge, name in zip(list(children), served, strict=True):
             listening = json.loads(_await_line(edge, '"listening"', "edge node"))
