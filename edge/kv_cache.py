@@ -51,7 +51,8 @@ def _zeros_in_small_pages(shape: tuple[int, ...]) -> np.ndarray:
     whatever the context used). 4 KiB pages are faulted as positions are written (llama.cpp's
     cache, a plain allocation, does the same)."""
     count = int(np.prod(shape))
-    memory = mmap.mmap(-1, max(1, count * 2))  # the array's base: kept alive with it
+    private = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS  # the default, MAP_SHARED, would be shmem
+    memory = mmap.mmap(-1, max(1, count * 2), flags=private)  # the array's base: kept with it
     if hasattr(mmap, "MADV_NOHUGEPAGE"):  # also where the system's THP setting is "always"
         memory.madvise(mmap.MADV_NOHUGEPAGE)
     return np.frombuffer(memory, dtype=np.uint16, count=count).reshape(shape)

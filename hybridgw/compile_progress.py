@@ -6,6 +6,7 @@ which fires on cache misses only: a warm start reports nothing."""
 
 import json
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -92,3 +93,21 @@ def log_compiling(logger_name: str) -> Report:
         logger.info(json.dumps({**line, "elapsed_s": round(elapsed_s, 1), "done": done}))
 
     return report
+
+
+def compile_bar(description: str, file=None) -> tuple:
+    """(a progress bar on stderr (tqdm), the listener feeding it): the bar counts the kernels
+    this process compiles and names the one compiling now, with the time since the start; its
+    postfix can say the stage (`set_postfix_str`). Use the bar as a context manager (closed at
+    the end). A warm cache compiles nothing: the bar then stays at 0 and the stages pass."""
+    from tqdm import tqdm
+
+    bar = tqdm(desc=description, unit=" kernels", file=file or sys.stderr, dynamic_ncols=True)
+
+    def report(kernel: str, compiled: int, elapsed_s: float, done: bool) -> None:
+        if compiled > bar.n:
+            bar.update(compiled - bar.n)
+        what = "compiled" if done else "compiling"
+        bar.set_postfix_str(f"{what} {kernel.rsplit('.', 1)[-1]}")
+
+    return bar, report_compile_progress(report, every_s=1.0)

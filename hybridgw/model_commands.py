@@ -104,15 +104,19 @@ def _warm(args: argparse.Namespace) -> None:
     import time
 
     from edge.engine import EdgeEngine, EngineConfig
-    from hybridgw.compile_progress import human_line, report_compile_progress
+    from hybridgw.compile_progress import compile_bar
 
     path = pull(args.model, progress=False) if args.model in DEMO_MODELS else args.model
     started = time.perf_counter()
-    report_compile_progress(lambda *state: print(human_line(*state), file=sys.stderr, flush=True))
+    bar, _ = compile_bar(f"kernels for {Path(path).name}")
     threads = {"num_threads": args.threads} if args.threads else {}
     config = EngineConfig(str(path), num_slots=2, context_size=512, background_compile=True, **threads)
-    engine = EdgeEngine(config)  # the fused decode layer compiles in a second process meanwhile
-    engine.prepare_to_serve()  # every kernel a serving node runs before its first request
-    if engine.background is not None:
-        engine.background.wait()
+    with bar:
+        bar.set_postfix_str("loading the model")
+        engine = EdgeEngine(config)  # the fused decode layer compiles in a second process meanwhile
+        bar.set_postfix_str("the kernels a node serves with")
+        engine.prepare_to_serve()  # every kernel a serving node runs before its first request
+        if engine.background is not None:
+            bar.set_postfix_str("the long-prompt kernels (a second process)")
+            engine.background.wait()
     print(f"kernels ready for {Path(path).name} in {time.perf_counter() - started:.1f} s", file=sys.stderr)

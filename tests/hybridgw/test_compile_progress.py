@@ -1,10 +1,12 @@
 """A first start that compiles kernels says so: which kernel, how many so far, for how long;
 a warm start (every kernel from the cache) reports nothing."""
 
+import io
+
 import numba
 from numba.core import event
 
-from hybridgw.compile_progress import CompileProgress, human_line, report_compile_progress
+from hybridgw.compile_progress import CompileProgress, compile_bar, human_line, report_compile_progress
 
 
 def test_a_compile_is_reported_when_done_and_a_cached_one_is_not():
@@ -82,3 +84,24 @@ def test_a_services_progress_line_is_the_one_up_shows(caplog, capsys):
     _show_progress(record.getMessage())
     shown = capsys.readouterr().err.splitlines()
     assert shown == [human_line("cloud.kernels.paged_attention.paged_attention", 4, 6.0, True)]
+
+
+def test_the_warm_commands_bar_counts_the_compiled_kernels_and_names_the_last():
+    shown = io.StringIO()
+    bar, progress = compile_bar("kernels for demo", file=shown)
+
+    @numba.njit(cache=False)
+    def double_minus_one(x):
+        return 2 * x - 1
+
+    try:
+        with bar:
+            assert bar.n == 0
+            assert double_minus_one(4) == 7
+            assert bar.n >= 1 and bar.postfix == "compiled double_minus_one"
+            counted = bar.n
+            assert double_minus_one(5) == 9  # compiled already: not counted again
+            assert bar.n == counted
+    finally:
+        event.unregister("numba:compile", progress)
+    assert "kernels for demo" in shown.getvalue() and f"{counted} kernels" in shown.getvalue()
