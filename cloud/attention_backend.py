@@ -30,6 +30,9 @@ class AttentionBackend(Protocol):
     def kv_views(self, k_cache, v_cache):
         """Both caches as (num_blocks, block_size, kv_heads, head_dim) views (no copy)."""
 
+    def write_kv(self, k_cache, v_cache, k, v, slot_mapping) -> None:
+        """k, v (T, kv_heads, head_dim) into their slots (block * block_size + offset)."""
+
     def plan(self, metadata: AttentionMetadata): ...
 
     def forward(self, q, k, v, k_cache, v_cache, plan, scale: float | None = None, window: int = 0):
@@ -45,13 +48,16 @@ class TorchReferenceAttention:
     def kv_views(self, k_cache, v_cache):
         return k_cache, v_cache
 
+    def write_kv(self, k_cache, v_cache, k, v, slot_mapping) -> None:
+        write_kv(k_cache, v_cache, k, v, slot_mapping)
+
     def plan(self, metadata: AttentionMetadata) -> AttentionMetadata:
         return metadata
 
     def forward(
         self, q, k, v, k_cache, v_cache, plan: AttentionMetadata, scale=None, window=0
     ) -> torch.Tensor:
-        write_kv(k_cache, v_cache, k, v, plan.slot_mapping)
+        self.write_kv(k_cache, v_cache, k, v, plan.slot_mapping)
         return paged_attention_torch(q, k_cache, v_cache, plan, scale, window)
 
 
@@ -92,6 +98,10 @@ class CpuPagedAttention:
     def kv_views(self, k_cache, v_cache):
         return k_cache.permute(0, 3, 1, 2), v_cache.permute(0, 2, 1, 3)
 
+    def write_kv(self, k_cache, v_cache, k, v, slot_mapping) -> None:
+        slots = np.asarray(slot_mapping, dtype=np.int64)  # a plan's array, or a tensor
+        store_kv(kernel_array(k), kernel_array(v), slots, kernel_array(k_cache), kernel_array(v_cache))
+
     def plan(self, metadata: AttentionMetadata) -> CpuPlan:
         starts = np.asarray(metadata.query_start_loc, dtype=np.int64)
         return CpuPlan(
@@ -103,14 +113,7 @@ class CpuPagedAttention:
         )
 
     def forward(self, q, k, v, k_cache, v_cache, plan: CpuPlan, scale=None, window=0) -> torch.Tensor:
-        arrays = (
-            kernel_array(k),
-            kernel_array(v),
-            plan.slot_mapping,
-            kernel_array(k_cache),
-            kernel_array(v_cache),
-        )
-        store_kv(*arrays)
+        self.write_kv(k_cache, v_cache, k, v, plan.slot_mapping)
         out = torch.empty_like(q)
         paged_attention(
             kernel_array(q),

@@ -30,15 +30,9 @@ class AttentionMetadata:
 
 
 def write_kv(k_cache, v_cache, k, v, slot_mapping) -> None:
-    """k, v (T, kv_heads, head_dim) into their slots of the (num_blocks, block_size, ...) caches
-    (or views of them in that order: a backend's own layout, permuted)."""
-    if k_cache.is_contiguous() and v_cache.is_contiguous():
-        k_cache.view(-1, *k_cache.shape[2:]).index_copy_(0, slot_mapping, k)
-        v_cache.view(-1, *v_cache.shape[2:]).index_copy_(0, slot_mapping, v)
-        return
-    blocks, offsets = slot_mapping // k_cache.shape[1], slot_mapping % k_cache.shape[1]
-    k_cache[blocks, offsets] = k
-    v_cache[blocks, offsets] = v
+    """k, v (T, kv_heads, head_dim) into their slots of the (num_blocks, block_size, ...) caches."""
+    k_cache.view(-1, *k_cache.shape[2:]).index_copy_(0, slot_mapping, k)
+    v_cache.view(-1, *v_cache.shape[2:]).index_copy_(0, slot_mapping, v)
 
 
 def paged_attention(

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from cloud.attention_backend import CpuPagedAttention, TorchReferenceAttention, query_tiles
-from cloud.paged_attention import AttentionMetadata, write_kv
+from cloud.paged_attention import AttentionMetadata
 
 NUM_BLOCKS, BLOCK_SIZE, KV_HEADS, HEADS, HEAD_DIM = 16, 4, 2, 6, 8
 # request 0: 6 cached + 3 new (a continued chunk); 1: 9 cached + 1 (decode); 2: decode;
@@ -32,8 +32,7 @@ def mixed_batch(dtype: torch.dtype, backend, new: list[int] = NEW):
     k_cache, v_cache = (torch.zeros(shape, dtype=dtype) for shape in shapes)
     for r in range(len(LENGTHS)):  # the context before this step
         cached = LENGTHS[r] - new[r]
-        views = backend.kv_views(k_cache, v_cache)
-        write_kv(*views, full_k[r][:cached], full_v[r][:cached], slots[r][:cached])
+        backend.write_kv(k_cache, v_cache, full_k[r][:cached], full_v[r][:cached], slots[r][:cached])
     starts = [0]
     for n in new:
         starts.append(starts[-1] + n)
