@@ -25,7 +25,8 @@ class ParsedCall:
 
 def json_call_prefix(text: str, names: frozenset[str]) -> list[ParsedCall]:
     """The complete calls of declared functions at the start of `text`, then the call it ends
-    inside, if any; [] when anything else comes first."""
+    inside, if any; they end at anything else (a stream has announced them already), and are []
+    when anything else comes first."""
     calls, position = [], _skip(text, 0, " \t\r\n[")
     while position < len(text):
         try:
@@ -35,7 +36,7 @@ def json_call_prefix(text: str, names: frozenset[str]) -> list[ParsedCall]:
             return [*calls, cut] if cut is not None else calls
         call = declared_call(value, names)
         if call is None:
-            return []
+            return calls
         calls.append(call)
         position = _skip(text, end, " \t\r\n;,]")
     return calls

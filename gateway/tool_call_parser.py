@@ -9,6 +9,7 @@ format's opening text is held back, and an answer that opens with JSON is held t
 import secrets
 from dataclasses import dataclass
 
+from gateway.tool_call_cut import json_call_prefix
 from gateway.tool_call_formats import ParsedCall, ToolCallFormat
 from gateway.tool_call_stream import OpenCall
 
@@ -144,19 +145,38 @@ class ToolCallParser:
         """At the end of the answer: the rest, as calls where it parses, else as content; a call
         the answer ends inside is a call as far as it was written (`cut`)."""
         if self._open is not None:  # announced, its pieces sent: the call it is, cut where it ends
-            opened, self._open = self._open, None
-            written, self.held = self._written(opened, self.held, cut=True), ""
-            return "", [written]
-        content, calls = self.format.parse(self.held, self.names)
+            opened, self._open, held, self.held = self._open, None, self.held, ""
+            written = self._written(opened, held, cut=True)
+            return "", [written, *self._numbered(self._after(opened, held))]
+        content, calls = self._parse_held(self.held)
         self.held = ""
-        if (self.calls or calls) and not content.strip():
+        # after calls already out, what is held is their tail (whitespace is dropped, as `parse`
+        # drops it); text held with the calls it precedes is their head, kept as `parse` keeps it
+        if self.calls and not content.strip():
             content = ""
         return content, self._numbered(calls)
 
+    def _parse_held(self, text: str) -> tuple[str, list[ParsedCall]]:
+        """Held text as the whole answer's parse reads it: once the calls' markup has opened,
+        text without an opening tag is content (only an answer that is JSON from its start
+        can be a bare JSON call)."""
+        if self.in_calls and self.format.start is not None and self.format.start not in text:
+            return text, []
+        return self.format.parse(text, self.names)
+
+    def _after(self, opened: OpenCall, held: str) -> list[ParsedCall]:
+        """The calls written after an announced one inside the same block that the answer ends
+        in (no closing tag between them), as the whole text's parse reads them."""
+        rest = held[opened.start + opened.scanned :].lstrip()
+        if not opened.closed or not rest.startswith("}"):
+            return []
+        return json_call_prefix(rest[1:].lstrip(" \t\r\n;,]"), self.names)
+
     def _may_open_json(self, text: str) -> bool:
-        """Whether the answer so far may be a call written as JSON (after Llama's python tag)."""
+        """Whether the answer so far may be a call written as JSON (after Llama's python tag):
+        an answer of only whitespace so far may (that whitespace is dropped before a JSON call)."""
         if not text:
-            return False
+            return True
         return text[0] in "{[" or PYTHON_TAG.startswith(text[: len(PYTHON_TAG)])
 
     def _closed_calls(self) -> list[ToolCallDelta]:
@@ -166,7 +186,7 @@ class ToolCallParser:
             return []
         closed, self.held = self.held[: last + len(end)], self.held[last + len(end) :]
         opened, self._open = self._open, None
-        content, calls = self.format.parse(closed, self.names)
+        content, calls = self._parse_held(closed)
         if opened is not None:  # announced while written: the call it is, whatever its JSON
             written = self._written(opened, closed, cut=False)
             return [written, *self._numbered(calls[1:])]

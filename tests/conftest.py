@@ -11,9 +11,18 @@ from formats.ggml_types import GGMLType
 # The suite runs every weight type: each kernel compiles once for all of them, not once per type
 # (edge/kernels/weight_types.py; tests/edge/test_first_start.py checks the per-type compile).
 os.environ.setdefault("HYBRIDGW_KERNEL_TYPES", "all")
+from hypothesis import settings as hypothesis_settings
+
 from formats.model_pull import DEFAULT_MODEL, model_path, pull
 from tests.fixtures.report import TABLES
 from tests.fixtures.tiny_models import write_tiny_model
+
+# Property tests draw the same examples on every run (derandomized, no example database), so a
+# red run is a bug that the next run shows too; `HYPOTHESIS_PROFILE=explore` draws new ones at
+# random to look for more (a case found that way becomes an explicit @example).
+hypothesis_settings.register_profile("ci", derandomize=True, database=None, deadline=None)
+hypothesis_settings.register_profile("explore", derandomize=False, deadline=None)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")

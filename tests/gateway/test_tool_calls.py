@@ -5,7 +5,7 @@ fallback prompt)."""
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from formats.chat_template import ChatTemplate
@@ -296,12 +296,13 @@ def _value(arguments: str):
         return arguments
 
 
+CALL = '{"name": "add", "arguments": {"a": 1}}'
 FRAGMENTS = [
     "<tool_call>",
     "</tool_call>",
     "[TOOL_CALLS]",
     "<|python_tag|>",
-    '{"name": "add", "arguments": {"a": 1}}',
+    CALL,
 ]
 FRAGMENTS += ['{"name": "get_weather"', ", ", "; ", "[", "]", "{", "}", " ", "\n", "<tool", "text", '"', "\\"]
 
@@ -312,6 +313,20 @@ FRAGMENTS += ['{"name": "get_weather"', ", ", "; ", "[", "]", "{", "}", " ", "\n
     cuts=st.lists(st.integers(min_value=1, max_value=9), min_size=1, max_size=8),
     fmt=st.sampled_from([HERMES, MISTRAL, LLAMA3_JSON]),
     streamed=st.booleans(),
+)
+# cases a random run found (each was a bug): text before a Mistral call held with it; whitespace
+# before a JSON answer; a call then junk in a block the answer ends inside; calls in one unclosed
+# block; a closed block's junk after it; text after the calls that only looks like a JSON call
+@example([" ", "[TOOL_CALLS]", CALL], [2], MISTRAL, False)
+@example(["\n", '{"name": "get_weather"'], [1, 5], MISTRAL, False)
+@example([" ", '{"name": "get_weather"'], [1, 5, 3, 7], LLAMA3_JSON, True)
+@example(["<tool_call>", CALL, "; ", " ", " \n", "{", "}", "_\\/,}/"], [9], HERMES, True)
+@example(["<tool_call>", CALL, "]", '{"name": "get_weather"', ""], [3, 7, 7], HERMES, True)
+@example(
+    ["<tool_call>", CALL, "text", "}aa},a", "</tool_call>", '{"name": "get_weather"', "</tool_call>"],
+    [4, 9],
+    HERMES,
+    False,
 )
 def test_any_text_streamed_in_any_pieces_parses_as_the_whole_and_never_raises(pieces, cuts, fmt, streamed):
     text = "".join(pieces)
