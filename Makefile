@@ -34,7 +34,11 @@ lint: setup-test
 	@.venv/bin/ruff check .
 	@.venv/bin/ruff format --check .
 
+# the demo model's kernels compiled before the suite, with progress and a bound of their own
+# for every weight type, as the suite compiles them (tests/conftest.py; its warm_demo_kernels then
+# only loads them)
 test: setup-test system-tools demo-model lint
+	@HYBRIDGW_KERNEL_TYPES=all timeout 1800 $(HYBRIDGW) model warm smollm2-135m
 	@$(PY) -m pytest -q
 
 # The fast tier: no node processes, Redis, Docker or browser (tests marked `integration` are left out,

@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,23 @@ def demo_model_path() -> Path:
     if not path.exists():
         pull(DEFAULT_MODEL, progress=not os.environ.get("CI"))
     return path
+
+
+WARM_BOUND_S = 1800  # a first compile on a loaded 2-core machine: minutes, never this long
+
+
+@pytest.fixture(scope="session")
+def warm_demo_kernels(demo_model_path) -> None:
+    """The demo model's kernels compiled for this CPU once, before the tests that serve it (`make
+    test` does it first, with progress, so here it only loads them): a first compile takes
+    minutes on a loaded machine, which no test's own time should carry. Bounded on its own."""
+    command = [sys.executable, "-m", "hybridgw", "model", "warm", str(demo_model_path)]
+    try:
+        subprocess.run(command, check=True, timeout=WARM_BOUND_S, capture_output=True, text=True)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"compiling the demo model's kernels ran past {WARM_BOUND_S} s: {command}", pytrace=False)
+    except subprocess.CalledProcessError as failed:
+        pytest.fail(f"compiling the demo model's kernels failed: {failed.stderr[-2000:]}", pytrace=False)
 
 
 from tests.redis_fixture import redis_keys, redis_url  # noqa: E402, F401 - shared fixtures
