@@ -3,7 +3,6 @@ proves the chain and that no private request ran off-prem, names a record someon
 removed, reordered or forged, and proves with only the public key and an exported head that
 nothing up to the head was removed."""
 
-import asyncio
 import json
 
 import aiohttp
