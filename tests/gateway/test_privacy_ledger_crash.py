@@ -4,6 +4,7 @@ never as tampering); a key file left empty, missing or replaced stops the start 
 error; a second writer is refused with the holder's name; files rotate with the chain carried
 on; verify's memory stays flat in the ledger's size."""
 
+import itertools
 import json
 import logging
 import os
@@ -104,7 +105,7 @@ async def test_files_rotate_by_size_and_the_chain_goes_on(tmp_path):
     await _appended(path, key_file, 12, rotate_bytes=2000)
     parts = segments(path)
     assert [p.name for p in parts[:2]] == ["ledger.jsonl.000001", "ledger.jsonl.000002"] and len(parts) >= 3
-    for before, after in zip(parts, parts[1:], strict=False):
+    for before, after in itertools.pairwise(parts):
         first = _records(after)[0]
         assert (first["event"], first["prev"]) == ("segment", _records(before)[-1]["hash"])
     result = verify_file(path, ChainCheck(None))
