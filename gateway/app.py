@@ -28,6 +28,7 @@ from gateway.dialects.openai_chat import OPENAI_CHAT
 from gateway.dialects.openai_completions import OPENAI_COMPLETIONS
 from gateway.dialects.openai_responses import OPENAI_RESPONSES
 from gateway.error_middleware import error_middleware
+from gateway.http_limits import GUARD, ConnectionGuard, body_timeout_middleware
 from gateway.metrics import GatewayMetrics
 from gateway.models import ServedModel
 from gateway.pipeline import Dispatcher
@@ -49,9 +50,9 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     """`extra_backends`: in-process nodes (the embedded default of `hybridgw up`). Sets the
     process's thread switch interval (LOOP_SWITCH_INTERVAL_S): the gateway is a latency server."""
     sys.setswitchinterval(LOOP_SWITCH_INTERVAL_S)
-    app = web.Application(
-        middlewares=[error_middleware(config.max_body_bytes)], client_max_size=config.max_body_bytes
-    )
+    middlewares = [error_middleware(config.max_body_bytes), body_timeout_middleware(config.http)]
+    app = web.Application(middlewares=middlewares, client_max_size=config.max_body_bytes)
+    app[GUARD] = ConnectionGuard(config.http)
     install_cors(app, config.cors_allow_origins)
     app[app_keys.CONFIG] = config
     app[app_keys.MODELS] = {
