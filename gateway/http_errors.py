@@ -34,7 +34,8 @@ class RedactingRequestHandler(web_protocol.RequestHandler):
             raise ConnectionError("the response had started; cannot send an error")
         phrase = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
         what = "the request line or a header is malformed" if status < 500 else "the server failed"
-        body = {"error": {"message": f"{phrase}: {what}.", "type": "invalid_request_error", "param": None}}
+        kind = "invalid_request_error" if status < 500 else "server_error"
+        body = {"error": {"message": f"{phrase}: {what}.", "type": kind, "param": None}}
         body["error"]["code"] = "malformed_request" if status < 500 else "server_error"
         response = web.json_response(body, status=status)
         response.force_close()
