@@ -28,12 +28,13 @@ from gateway.dialects.openai_chat import OPENAI_CHAT
 from gateway.dialects.openai_completions import OPENAI_COMPLETIONS
 from gateway.dialects.openai_responses import OPENAI_RESPONSES
 from gateway.error_middleware import error_middleware
+from gateway.http_limits import GUARD, ConnectionGuard, body_timeout_middleware
 from gateway.metrics import GatewayMetrics
 from gateway.models import ServedModel
 from gateway.pipeline import Dispatcher
 from gateway.privacy import stage_status
-from gateway.privacy.ledger import PrivacyLedger, default_ledger_path, load_or_create_key
-from gateway.privacy.ledger_redis import open_redis_ledger, stream_key
+from gateway.privacy.ledger import PrivacyLedger, default_ledger_path
+from gateway.privacy.ledger_redis import default_ledger_id, open_redis_ledger
 from gateway.rate_limit import LocalRateLimiter, RedisRateLimiter
 from gateway.request_core import endpoint
 from gateway.response_store import LocalResponseStore, RedisResponseStore
@@ -49,9 +50,9 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     """`extra_backends`: in-process nodes (the embedded default of `hybridgw up`). Sets the
     process's thread switch interval (LOOP_SWITCH_INTERVAL_S): the gateway is a latency server."""
     sys.setswitchinterval(LOOP_SWITCH_INTERVAL_S)
-    app = web.Application(
-        middlewares=[error_middleware(config.max_body_bytes)], client_max_size=config.max_body_bytes
-    )
+    middlewares = [error_middleware(config.max_body_bytes), body_timeout_middleware(config.http)]
+    app = web.Application(middlewares=middlewares, client_max_size=config.max_body_bytes)
+    app[GUARD] = ConnectionGuard(config.http)
     install_cors(app, config.cors_allow_origins)
     app[app_keys.CONFIG] = config
     app[app_keys.MODELS] = {
@@ -103,16 +104,32 @@ def _warm_grammars(models: dict[str, ServedModel]) -> None:
             model.grammars.tokenizer()
 
 
-def _ledger_key(config: GatewayConfig) -> bytes:
+def _ledger_key_file(config: GatewayConfig) -> Path:
     path = config.privacy_ledger or str(default_ledger_path())
-    return load_or_create_key(Path(config.privacy_ledger_key_file or f"{path}.key"))
+    return Path(config.privacy_ledger_key_file or f"{path}.key")
 
 
 def _ledger(config: GatewayConfig) -> PrivacyLedger | None:
     """The file ledger (a Redis one opens with the Redis client, in _backends)."""
     if not config.privacy_ledger or config.privacy_ledger_store != "file":
         return None
-    return PrivacyLedger.open_file(Path(config.privacy_ledger), _ledger_key(config))
+    rotate_mb = config.privacy_ledger_rotate_mb
+    return PrivacyLedger.open_file(
+        Path(config.privacy_ledger),
+        _ledger_key_file(config),
+        config.privacy_ledger_fsync,
+        int(rotate_mb * (1 << 20)) if rotate_mb else None,
+        config.privacy_ledger_rotate_daily,
+    )
+
+
+async def _redis_ledger(config: GatewayConfig, client) -> PrivacyLedger:
+    key_file = _ledger_key_file(config)
+    ledger_id = config.privacy_ledger_id or default_ledger_id(key_file.parent)
+    days = config.privacy_ledger_retention_days
+    return await open_redis_ledger(
+        client, config.redis_prefix, ledger_id, key_file, days * 86400 if days else None
+    )
 
 
 async def _backends(app: web.Application):
@@ -134,20 +151,14 @@ async def _backends(app: web.Application):
         retention_s = config.responses_retention_hours * 3600
         app[app_keys.RESPONSES] = RedisResponseStore(client, config.redis_prefix, retention_s)
         if config.privacy_ledger_store == "redis":
-            stream = stream_key(config.redis_prefix, config.privacy_ledger_id)
-            days = config.privacy_ledger_retention_days
-            ledger = await open_redis_ledger(
-                client, stream, _ledger_key(config), days * 86400 if days else None
-            )
-            app[app_keys.DISPATCHER].ledger = ledger
+            app[app_keys.DISPATCHER].ledger = await _redis_ledger(config, client)
     for backend in backends:
         await backend.start()
     await asyncio.to_thread(prepare_to_serve, app)  # the detector stages report before requests
     yield
     ledger = app[app_keys.DISPATCHER].ledger
     if ledger is not None:
-        await ledger.flush()
-        ledger.close()
+        await ledger.aclose()
     for backend in backends:
         await backend.close()
     if client is not None:

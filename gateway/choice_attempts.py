@@ -7,7 +7,7 @@ attempt rather than the choice.
 """
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from gateway.backends.base import Backend, BackendError
 from gateway.client_fields import ClientRequest
@@ -17,7 +17,7 @@ from shared.proto import inference_pb2 as pb
 
 # the next node for a choice whose node failed: (failed node id, prompt + tokens sent) ->
 # (backend, its Dispatched) or None when no other node can take it
-Resumer = Callable[[str, int], tuple[Backend, Dispatched] | None]
+Resumer = Callable[[str, int], Awaitable[tuple[Backend, Dispatched] | None]]
 
 
 class AttemptSink:
@@ -75,7 +75,7 @@ async def run_attempts(
             if choice.finished or not started or not error.retryable or resume is None:
                 raise
             sent = choice.token_ids
-            target = resume(backend.state.node_id, len(original.prompt_token_ids) + len(sent))
+            target = await resume(backend.state.node_id, len(original.prompt_token_ids) + len(sent))
             if target is None:
                 raise
             backend, dispatched = target

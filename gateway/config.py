@@ -92,6 +92,23 @@ class RoutingPolicy:
             raise ValueError("routing.first_token_deadline_s must be > 0 and its factor >= 1")
 
 
+@dataclass(frozen=True, slots=True)
+class HttpLimits:
+    """What a client may hold of the front door (gateway/http_limits.py)."""
+
+    header_timeout_s: float = 10.0  # a request's line and headers, from its first byte
+    body_timeout_s: float = 30.0  # its whole body, from its headers
+    keepalive_timeout_s: float = 15.0  # an idle keep-alive connection
+    max_connections: int = 1000  # past it, a connection is answered 503 and closed
+
+    def __post_init__(self) -> None:
+        for name in ("header_timeout_s", "body_timeout_s", "keepalive_timeout_s"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"http.{name} must be positive")
+        if self.max_connections < 1:
+            raise ValueError("http.max_connections must be at least 1")
+
+
 @dataclass(slots=True)
 class GatewayConfig:
     models: list[ModelEntry]
@@ -118,8 +135,12 @@ class GatewayConfig:
     # "file" (privacy_ledger) or "redis" (a stream per replica under redis_prefix, named by
     # privacy_ledger_id, trimmed to privacy_ledger_retention_days; needs redis_url)
     privacy_ledger_store: str = "file"
-    privacy_ledger_id: str = "gateway"
+    privacy_ledger_id: str | None = None  # None: the host's name and an id kept beside the key
     privacy_ledger_retention_days: float | None = None
+    privacy_ledger_fsync: bool = True  # a record counts once fsynced (group commit: one per batch)
+    privacy_ledger_rotate_mb: float | None = None  # a new file (segment) past this size
+    privacy_ledger_rotate_daily: bool = False  # a new file each day (UTC)
+    http: HttpLimits = field(default_factory=HttpLimits)
 
     def __post_init__(self) -> None:
         if not self.models:
@@ -139,5 +160,7 @@ class GatewayConfig:
             raise ValueError("max_body_bytes must be at least 1024")
         if self.privacy_ledger_store not in ("file", "redis"):
             raise ValueError('privacy.store: "file" or "redis"')
+        if self.privacy_ledger_rotate_mb is not None and not self.privacy_ledger_rotate_mb > 0:
+            raise ValueError("privacy.rotate_mb must be positive")
         if self.privacy_ledger_store == "redis" and not self.redis_url:
             raise ValueError('privacy.store = "redis" needs cloud.redis_url')

@@ -13,7 +13,9 @@
     [cloud]        redis_url, prefix, models, signing_secret
     [privacy]      ledger (the privacy ledger's file; default $HYBRIDGW_HOME/privacy-ledger.jsonl,
                    "" for none), ledger_key_file (default: the ledger's path + ".key"), store
-                   ("file" | "redis": a stream per replica), ledger_id, retention_days
+                   ("file" | "redis": a stream per replica), ledger_id (default: host + a
+                   persisted id), retention_days, fsync (default true), rotate_mb, rotate_daily
+    [http]         header_timeout_s, body_timeout_s, keepalive_timeout_s, max_connections
     [[keys]]       as in gateway/keys_file.py (tenant, privacy mode, models, limits)
 
 Environment: HYBRIDGW_<SECTION>_<FIELD> for tables (HYBRIDGW_GATEWAY_PORT=9000,
@@ -28,7 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry, RoutingPolicy, UpstreamEntry
+from gateway.config import (
+    EdgeNodeEntry,
+    GatewayConfig,
+    HttpLimits,
+    ModelEntry,
+    RoutingPolicy,
+    UpstreamEntry,
+)
 from gateway.keys_file import FIELDS as KEY_FIELDS
 from gateway.keys_file import KeysFileError, parse_keys
 from gateway.privacy import PrivacyMode
@@ -72,7 +81,17 @@ SCHEMA: dict[str, set[str]] = {
         "capabilities",
     },
     "cloud": {"redis_url", "prefix", "models", "signing_secret"},
-    "privacy": {"ledger", "ledger_key_file", "store", "ledger_id", "retention_days"},
+    "privacy": {
+        "ledger",
+        "ledger_key_file",
+        "store",
+        "ledger_id",
+        "retention_days",
+        "fsync",
+        "rotate_mb",
+        "rotate_daily",
+    },
+    "http": {"header_timeout_s", "body_timeout_s", "keepalive_timeout_s", "max_connections"},
     "keys": set(KEY_FIELDS),
 }
 ARRAYS = {"models", "edge_nodes", "upstreams", "keys"}
@@ -215,14 +234,29 @@ def _build(document: dict):
             privacy_ledger=value_of("privacy", privacy, "ledger", str, str(default_ledger_path())) or None,
             privacy_ledger_key_file=value_of("privacy", privacy, "ledger_key_file", str),
             privacy_ledger_store=value_of("privacy", privacy, "store", str, "file"),
-            privacy_ledger_id=value_of("privacy", privacy, "ledger_id", str, "gateway"),
+            privacy_ledger_id=value_of("privacy", privacy, "ledger_id", str),
             privacy_ledger_retention_days=_number(
                 value_of("privacy", privacy, "retention_days", int | float)
             ),
+            privacy_ledger_fsync=value_of("privacy", privacy, "fsync", bool, True),
+            privacy_ledger_rotate_mb=_number(value_of("privacy", privacy, "rotate_mb", int | float)),
+            privacy_ledger_rotate_daily=value_of("privacy", privacy, "rotate_daily", bool, False),
+            http=_http(document.get("http", {})),
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     return config, _server(gateway, document.get("telemetry", {}))
+
+
+def _http(http: dict) -> HttpLimits:
+    defaults = HttpLimits()
+    seconds = {
+        name: float(value_of("http", http, name, int | float, getattr(defaults, name)))
+        for name in ("header_timeout_s", "body_timeout_s", "keepalive_timeout_s")
+    }
+    return HttpLimits(
+        **seconds, max_connections=value_of("http", http, "max_connections", int, defaults.max_connections)
+    )
 
 
 def _models(document: dict) -> list[ModelEntry]:

@@ -8,7 +8,7 @@ on_response_prepare), streams included.
 from aiohttp import web
 
 ALLOWED_METHODS = "GET, POST, OPTIONS"
-EXPOSED_HEADERS = "X-Hybridgw-Target, X-Hybridgw-Node, Retry-After"
+EXPOSED_HEADERS = "X-Hybridgw-Target, X-Hybridgw-Node, X-Hybridgw-Privacy-Receipt, Retry-After"
 MAX_AGE_S = "600"
 
 

@@ -13,6 +13,8 @@ from http import HTTPStatus
 import orjson
 from aiohttp import web, web_protocol, web_server
 
+from gateway.http_limits import GUARD, ConnectionGuard, HeadClock
+
 logger = logging.getLogger("hybridgw.gateway")
 
 
@@ -32,25 +34,81 @@ class RedactingRequestHandler(web_protocol.RequestHandler):
             raise ConnectionError("the response had started; cannot send an error")
         phrase = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
         what = "the request line or a header is malformed" if status < 500 else "the server failed"
-        body = {"error": {"message": f"{phrase}: {what}.", "type": "invalid_request_error", "param": None}}
+        kind = "invalid_request_error" if status < 500 else "server_error"
+        body = {"error": {"message": f"{phrase}: {what}.", "type": kind, "param": None}}
         body["error"]["code"] = "malformed_request" if status < 500 else "server_error"
         response = web.json_response(body, status=status)
         response.force_close()
         return response
 
 
+class GuardedRequestHandler(RedactingRequestHandler):
+    """Counts its connection against the cap (refused past it) and keeps its request heads'
+    deadlines (gateway/http_limits.py)."""
+
+    guard: ConnectionGuard | None = None
+    _clock: HeadClock | None = None
+    _guarded: object = None  # its transport, while counted
+    _is_refused = False
+
+    def connection_made(self, transport) -> None:
+        guard = self.guard
+        if guard is not None:
+            if guard.num_open >= guard.limits.max_connections:
+                self._is_refused = True
+                transport.write(guard.refusal())
+                transport.close()
+                return
+            guard.num_open += 1
+            self._clock = HeadClock(transport, guard.limits.header_timeout_s)
+            guard.heads[transport] = self._clock
+            self._guarded = transport
+        super().connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self._is_refused:
+            return
+        if self._clock is not None:
+            self._clock.saw(data)
+        super().data_received(data)
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        if self._is_refused:
+            return
+        if self._clock is not None:
+            self._clock.stop()
+            self.guard.num_open -= 1
+            self.guard.heads.pop(self._guarded, None)
+        super().connection_lost(exc)
+
+
 class RedactingServer(web_server.Server):
-    def __call__(self) -> RedactingRequestHandler:
-        return RedactingRequestHandler(self, loop=self._loop, **self._kwargs)
+    guard: ConnectionGuard | None = None
+
+    def __call__(self) -> GuardedRequestHandler:
+        handler = GuardedRequestHandler(self, loop=self._loop, **self._kwargs)
+        handler.guard = self.guard
+        return handler
 
 
 class GatewayRunner(web.AppRunner):
+    """aiohttp's AppRunner with the redacting handler and, where the app has a connection guard
+    (gateway/http_limits.py), its limits (the idle keep-alive timeout among them)."""
+
+    def __init__(self, app: web.Application, **kwargs):
+        guard = app.get(GUARD)
+        if guard is not None:
+            kwargs.setdefault("keepalive_timeout", guard.limits.keepalive_timeout_s)
+        super().__init__(app, **kwargs)
+
     async def _make_server(self) -> web_server.Server:
         server = await super()._make_server()
-        return RedactingServer(
+        redacting = RedactingServer(
             server.request_handler,
             request_factory=server.request_factory,
             handler_cancellation=server.handler_cancellation,
             loop=server._loop,
             **server._kwargs,
         )
+        redacting.guard = self.app.get(GUARD)
+        return redacting

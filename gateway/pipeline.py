@@ -19,7 +19,8 @@ from gateway.node_request import run_choice
 from gateway.outbound_request import OutboundRequest
 from gateway.prepared_request import PreparedRequest
 from gateway.privacy import PrivacyDecision, classify_async
-from gateway.privacy.ledger import PrivacyLedger
+from gateway.privacy.ledger import LedgerUnavailableError, PrivacyLedger
+from gateway.recorded_dispatch import ledger_unavailable, once_recorded, with_receipt
 from gateway.request_context import PromptBlocks, cache_salt, predicted_cached_tokens, prompt_block_hashes
 from gateway.route_outcomes import raise_for_outcome
 from gateway.routing.dispatched_request import Dispatched
@@ -71,17 +72,27 @@ class Dispatcher:
             )
             self.metrics.routed(decision.outcome.value, decision.reason)
             if decision.outcome is not Outcome.ROUTED:
-                self._record(prepared, privacy, outbound, None, decision.outcome.value)
-                raise_for_outcome(decision, privacy, prepared.model.name, self.metrics, prepared.needs)
+                receipt = await self._record(prepared, privacy, outbound, None, decision.outcome.value)
+                with_receipt(receipt, raise_for_outcome)(
+                    decision, privacy, prepared.model.name, self.metrics, prepared.needs
+                )
             backend = next(b for b in candidates if b.state.node_id == decision.node_id)
             key = prepared.body.prompt_cache_key
             self.affinity.served(prompt.salt, key, backend.state.node_id, prepared.num_prompt_tokens)
             num_cached = route_request.cached_tokens.get(backend.state.node_id, 0)
+            # the node requests are counted on the node now but leave only once recorded
+            recorded = asyncio.ensure_future(
+                self._record(prepared, privacy, outbound, backend.state, "dispatched")
+            )
             generation = self._launch(
-                prepared, outbound, decision, backend, privacy, prompt, output, num_cached
+                prepared, outbound, decision, backend, privacy, prompt, output, num_cached, recorded
             )
             generation.received = received
-            generation.receipt = self._record(prepared, privacy, outbound, backend.state, "dispatched")
+            try:
+                generation.receipt = await recorded
+            except BaseException:
+                await generation.close()
+                raise
             if attempt == 0:  # runs once the choices' requests are on their way to the node
                 asyncio.get_running_loop().call_soon(output.ahead)
             try:
@@ -123,7 +134,7 @@ class Dispatcher:
             raise BackendError(message, 504, node_failed=not working)
         await waiter
 
-    def _record(
+    async def _record(
         self,
         prepared: PreparedRequest,
         privacy: PrivacyDecision,
@@ -131,7 +142,8 @@ class Dispatcher:
         node: NodeState | None,
         outcome: str,
     ) -> str | None:
-        """The decision in the privacy ledger (its receipt id), when the gateway keeps one."""
+        """The decision stored in the privacy ledger (its receipt id), when the gateway keeps
+        one; APIError 503 when it cannot be stored (no record, no dispatch)."""
         if self.ledger is None:
             return None
         decision = {
@@ -146,7 +158,10 @@ class Dispatcher:
             "on_prem": node is not None and node.kind is NodeKind.EDGE,
             "outcome": outcome,
         }
-        return self.ledger.append(decision, outbound.payload())
+        try:
+            return await self.ledger.append(decision, outbound.payload())
+        except LedgerUnavailableError as error:
+            raise ledger_unavailable(error) from None
 
     def _first_token_deadline(self, decision: Decision) -> float:
         prediction = decision.prediction_for(decision.node_id)
@@ -174,7 +189,7 @@ class Dispatcher:
         still_here_s = max(waited_s, predict(here, request, now).ttft_s)
         return there is not None and there.ttft_s * MOVE_MARGIN < still_here_s
 
-    def _resume_on(
+    async def _resume_on(
         self,
         prepared: PreparedRequest,
         privacy: PrivacyDecision,
@@ -196,7 +211,10 @@ class Dispatcher:
         prediction = decision.prediction_for(decision.node_id)
         end = time.monotonic() + (prediction.e2e_s if prediction is not None else 0.0)
         backend = states[decision.node_id]
-        self._record(prepared, privacy, outbound, backend.state, "resumed")
+        try:
+            await self._record(prepared, privacy, outbound, backend.state, "resumed")
+        except APIError:  # not recorded: the choice ends with its node's failure
+            return None
         self.metrics.resumed_streams.inc()
         expected_tokens = self._expected_tokens(prepared)
         return backend, backend.state.load.dispatch(num_tokens, end, expected_tokens)
@@ -235,6 +253,7 @@ class Dispatcher:
         prompt: PromptBlocks,
         output: EventSink,
         num_cached: int = 0,
+        recorded: asyncio.Future | None = None,
     ) -> Generation:
         """Every choice's node request started (counted on the node at once, before this task
         first waits: the next request of a burst, routed meanwhile, sees it). `num_cached`: the
@@ -271,9 +290,10 @@ class Dispatcher:
             )
             resume = functools.partial(self._resume_on, prepared, privacy, prompt, outbound)
             request = outbound.requests[index]
-            task = asyncio.create_task(
-                run_choice(backend, request, sink, prepared.forwarded, dispatched, resume, outbound.client)
+            run = functools.partial(
+                run_choice, backend, request, sink, prepared.forwarded, dispatched, resume, outbound.client
             )
+            task = asyncio.create_task(once_recorded(recorded, run))
             generation.dispatches.append(dispatched)
             generation.sinks.append(sink)
             generation.tasks.append(task)

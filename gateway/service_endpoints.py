@@ -13,9 +13,16 @@ async def health_live(request: web.Request) -> web.Response:
 
 
 async def health_ready(request: web.Request) -> web.Response:
+    """Ready when a node is healthy and the privacy ledger (if kept) can store records: while it
+    cannot, every request is refused, so the gateway is taken out of rotation until it can."""
     nodes = {b.state.node_id: b.state.healthy for b in request.app[app_keys.BACKENDS]}
-    ready = any(nodes.values())
+    ledger = request.app[app_keys.DISPATCHER].ledger
+    ledger_ok = ledger is None or await ledger.probe()
+    ready = any(nodes.values()) and ledger_ok
     body = {"status": "ready" if ready else "unavailable", "nodes": nodes, "privacy_stages": stage_status()}
+    if ledger is not None:
+        outage = ledger.outage
+        body["privacy_ledger"] = "writable" if outage is None else f"not writable: {outage.cause}"
     return web.json_response(body, status=200 if ready else 503)
 
 

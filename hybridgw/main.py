@@ -15,7 +15,7 @@ from hybridgw import (
 )
 from hybridgw.bench import command as bench_command
 from hybridgw.parent_watch import die_with_parent
-from shared.errors import ListenError
+from shared.errors import LedgerError, ListenError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args) or 0
-    except (FormatError, ValueError, ListenError) as exc:
+    except (FormatError, ValueError, ListenError, LedgerError) as exc:
         print(f"hybridgw: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

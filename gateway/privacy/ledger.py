@@ -1,26 +1,33 @@
-"""The privacy ledger: one tamper-evident record per routing decision, so that an operator can
-prove which requests were private and that none of them ran off-prem.
+"""The privacy ledger: one tamper-evident record per routing decision, stored before the request
+reaches any node, so that an operator can prove which requests were private and that none of
+them ran off-prem (record format: gateway/privacy/ledger_records.py).
 
-A record holds the request id, tenant, time, the decision (private or not, why, the kinds found,
-the detector stages and their versions), the node and whether it is on-prem, and a keyed hash
-(HMAC-SHA256) of the outbound payload: never the text. Records are hash-chained (each holds the
-SHA-256 of the one before) and signed with HMAC-SHA256 under a key the gateway holds, so editing,
-removing or reordering a record breaks the chain or a signature, and forging one needs the key.
-The file is append-only JSON lines; `hybridgw audit verify` checks it (`verify` below).
+`append` returns only once the record is stored (in a file: written whole and fsynced; in Redis:
+acknowledged); a record that cannot be stored raises LedgerUnavailableError and its request is
+refused (fail closed). Records that arrive while one write is under way are written together,
+with one fsync (group commit). The chain moves on only when a write succeeded: a failed record
+leaves no trace but the `outage` record written when the ledger is writable again.
 """
 
-import hashlib
-import hmac
+import asyncio
 import os
-import secrets
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
-GENESIS = "0" * 64
+from gateway.privacy.ledger_file import FileSink, LedgerWriteError, last_record
+from gateway.privacy.ledger_keys import (
+    LedgerKeyError,
+    Signer,
+    create_signer,
+    load_signer,
+    public_hex,
+    public_path,
+    write_atomically,
+)
+from gateway.privacy.ledger_records import Head, chain, genesis_entry, head_of
 
 
 def default_ledger_path() -> Path:
@@ -32,155 +39,217 @@ def default_ledger_path() -> Path:
     return Path(state) / "hybridgw" / "privacy-ledger.jsonl"
 
 
-def load_or_create_key(path: Path) -> bytes:
-    """The signing key (32 random bytes, hex in a 0600 file), created on first use."""
-    if path.exists():
-        return bytes.fromhex(path.read_text().strip())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_bytes(32)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w") as file:
-        file.write(key.hex() + "\n")
-    return key
+class LedgerUnavailableError(Exception):
+    """The decision could not be recorded: the request must not run (its message names why,
+    `reason` only the cause)."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
 
 
-def _digest(fields: dict) -> str:
-    return hashlib.sha256(orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)).hexdigest()
-
-
-def _signature(key: bytes, record_hash: str) -> str:
-    return hmac.new(key, record_hash.encode(), hashlib.sha256).hexdigest()
-
-
-class FileSink:
-    """An append-only file, flushed per record."""
-
-    def __init__(self, path: Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "ab")  # noqa: SIM115 - held for the gateway's life
-
-    def write(self, line: bytes) -> None:
-        self._file.write(line + b"\n")
-        self._file.flush()
-
-    def close(self) -> None:
-        self._file.close()
+@dataclass(slots=True)
+class Outage:
+    cause: str
+    since: float
+    num_refused: int = 0
 
 
 class PrivacyLedger:
-    """Builds, chains and signs records and hands each to its sink (a file, or a Redis stream:
-    gateway/privacy/ledger_redis.py); thread-safe. `seq` and `prev`: the chain's last record (a
-    restarted gateway continues its chain)."""
+    """Chains and signs records and stores them in order through its sink (FileSink, or the
+    Redis stream's: gateway/privacy/ledger_redis.py). `outage`: set while records cannot be
+    stored (the gateway is not ready then), cleared by the first write that succeeds."""
 
-    def __init__(self, sink, key: bytes, seq: int = 0, prev: str = GENESIS):
-        self._sink, self._key = sink, key
-        self._payload_key = hmac.new(key, b"payload", hashlib.sha256).digest()
-        self._lock = threading.Lock()
-        self._seq, self._prev = seq, prev
+    def __init__(self, sink, signer: Signer, head: Head):
+        self._sink, self._signer, self._head = sink, signer, head
+        self._waiting: list[tuple[list[dict], asyncio.Future]] = []
+        self._writer: asyncio.Task | None = None
+        self.outage: Outage | None = None
+        self.num_writes = 0  # group commits (each one fsync in a file)
 
     @classmethod
-    def open_file(cls, path: Path, key: bytes) -> "PrivacyLedger":
-        seq, prev = _tail(Path(path))
-        return cls(FileSink(path), key, seq, prev)
+    def open_file(
+        cls,
+        path: Path,
+        key_file: Path,
+        fsync: bool = True,
+        rotate_bytes: int | None = None,
+        daily: bool = False,
+    ) -> "PrivacyLedger":
+        """The file's ledger, its chain continued; a torn last line cut and sealed; a new ledger
+        begun with its genesis record (and its key created)."""
+        sink = FileSink(Path(path), fsync, rotate_bytes, daily)
+        try:
+            last = last_record(Path(path))
+            ledger = cls(
+                sink, signer_for(Path(key_file), last, sink.describe()), head_of(last) if last else Head()
+            )
+            entries = [] if last else [genesis_entry(ledger._signer)]
+            if sink.torn is not None:
+                torn = sink.torn
+                entries.append(
+                    {
+                        "event": "recovered",
+                        "cut_offset": torn.offset,
+                        "cut_bytes": torn.num_bytes,
+                        "cut_sha256": torn.sha256,
+                    }
+                )
+            if entries:
+                ledger.write_now(entries)
+        except BaseException:
+            sink.close()
+            raise
+        return ledger
 
-    def append(self, decision: dict, payload: bytes) -> str:
-        """Records `decision` (request_id, tenant, private, reason, kinds, stages, node, on_prem,
-        outcome) with the payload's keyed hash; returns the receipt id."""
-        payload_hmac = hmac.new(self._payload_key, payload, hashlib.sha256).hexdigest()
-        with self._lock:
-            self._seq += 1
-            fields = {
-                "seq": self._seq,
-                "time": time.time(),
-                **decision,
-                "payload_hmac": payload_hmac,
-                "prev": self._prev,
-            }
-            record_hash = _digest(fields)
-            receipt = f"pr_{record_hash[:32]}"
-            record = {
-                **fields,
-                "receipt": receipt,
-                "hash": record_hash,
-                "sig": _signature(self._key, record_hash),
-            }
-            self._sink.write(orjson.dumps(record))
-            self._prev = record_hash
-        return record["receipt"]
+    @property
+    def head(self) -> Head:
+        return self._head
+
+    def describe(self) -> str:
+        return self._sink.describe()
+
+    async def append(self, decision: dict, payload: bytes) -> str:
+        """Stores `decision` (request_id, tenant, private, reason, kinds, stages, node, node_kind,
+        on_prem, outcome) with the payload's keyed hash; returns its receipt id once stored.
+        LedgerUnavailableError when it cannot be stored."""
+        entry = {"event": "decision", **decision, "payload_hmac": self._signer.payload_hmac(payload)}
+        receipts = await self._enqueue([entry])
+        return receipts[0]
+
+    async def start_chain(self) -> None:
+        """A new ledger's genesis record (naming its public key)."""
+        if self._head.seq == 0:
+            await self._enqueue([genesis_entry(self._signer)])
+
+    async def probe(self) -> bool:
+        """Whether the ledger is writable: while in an outage, tries to store its `outage` record."""
+        if self.outage is None:
+            return True
+        try:
+            await self._enqueue([])
+        except LedgerUnavailableError:
+            return False
+        return True
+
+    async def _enqueue(self, entries: list[dict]) -> list[str]:
+        future = asyncio.get_running_loop().create_future()
+        self._waiting.append((entries, future))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._drain(), name="privacy-ledger")
+        return await future
+
+    async def _drain(self) -> None:
+        """Writes whatever waits, all of it at once, until nothing waits."""
+        while self._waiting:
+            batch, self._waiting = self._waiting, []
+            try:
+                receipts = await self._store([e for entries, _ in batch for e in entries], len(batch))
+            except LedgerUnavailableError as error:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(error)
+                continue
+            for entries, future in batch:
+                mine, receipts = receipts[: len(entries)], receipts[len(entries) :]
+                if not future.done():
+                    future.set_result(mine)
+
+    async def _store(self, entries: list[dict], num_requests: int) -> list[str]:
+        now = time.time()
+        rotate = self._sink.rotation_due(now)
+        prefix = self._prefix(rotate)
+        records, head = chain(self._head, self._signer, prefix + entries, now)
+        try:
+            await self._sink.append([orjson.dumps(r) for r in records], rotate, now)
+        except LedgerWriteError as error:
+            if self.outage is None:
+                self.outage = Outage(str(error), now)
+            self.outage.num_refused += sum(1 for e in entries if e["event"] == "decision")
+            raise LedgerUnavailableError(str(error), error.reason) from None
+        self._head, self.outage = head, None
+        self.num_writes += 1
+        return [r["receipt"] for r in records[len(prefix) :]]
+
+    def _prefix(self, rotate: bool) -> list[dict]:
+        """The records that go before the next ones: a new segment's, the end of an outage."""
+        prefix = [{"event": "segment"}] if rotate else []
+        if self.outage is not None:
+            outage = self.outage
+            prefix.append(
+                {
+                    "event": "outage",
+                    "cause": outage.cause,
+                    "since": outage.since,
+                    "refused": outage.num_refused,
+                }
+            )
+        return prefix
+
+    def write_now(self, entries: list[dict]) -> None:
+        """`entries` stored at once, on this thread (a file ledger opening, or the CLI)."""
+        now = time.time()
+        records, head = chain(self._head, self._signer, entries, now)
+        self._sink.commit([orjson.dumps(r) for r in records], False, now)
+        self._head = head
+
+    def rotate_key(self, key_file: Path) -> str:
+        """A new signing key: a `key_rotation` record signed by the old key names it, then the
+        key file holds it (`<key>.next` until then: a start completes a rotation cut short).
+        Returns the new key's id."""
+        new = Signer.generate()
+        pending = key_file.with_name(key_file.name + ".next")
+        write_atomically(pending, new.private_pem(), 0o600, replace=True)
+        entry = {"event": "key_rotation", "new_key_id": new.key_id, "new_public_key": public_hex(new.public)}
+        self.write_now([entry])
+        _finish_rotation(key_file)
+        self._signer = new
+        return new.key_id
 
     async def flush(self) -> None:
-        """Wait (bounded) until every record is stored (a file sink stores each at once)."""
-        flush = getattr(self._sink, "flush", None)
-        if flush is not None:
-            await flush()
+        """Wait until every record handed over is stored or refused."""
+        while self._writer is not None and not self._writer.done():
+            await asyncio.wait({self._writer})
+
+    async def aclose(self) -> None:
+        """Every record handed over stored or refused, then the sink closed (its lock or claim
+        given back)."""
+        await self.flush()
+        await self._sink.aclose()
 
     def close(self) -> None:
         self._sink.close()
 
 
-def _tail(path: Path) -> tuple[int, str]:
-    """(seq, hash) of the file's last record, or (0, GENESIS)."""
-    if not path.exists() or path.stat().st_size == 0:
-        return 0, GENESIS
-    with open(path, "rb") as file:
-        file.seek(max(0, path.stat().st_size - 65536))
-        last = file.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
-    record = orjson.loads(last)
-    return int(record["seq"]), str(record["hash"])
+def signer_for(key_file: Path, last: dict | None, where: str) -> Signer:
+    """The signing key of a ledger whose last record is `last`: created for a new ledger, else
+    the key its records are signed with, or LedgerKeyError (never a new key in its place: no
+    single key would verify the ledger afterwards)."""
+    if last is None:
+        return load_signer(key_file) if key_file.exists() else create_signer(key_file)
+    expected = head_of(last).key_id
+    if not key_file.exists() and not key_file.with_name(key_file.name + ".next").exists():
+        raise LedgerKeyError(
+            f"the privacy ledger {where} holds {last['seq']} records signed by key {expected}, but "
+            f"its signing key {key_file} is missing; restore the key (a new one would leave no single "
+            "key that verifies the ledger), or move the ledger aside to start a new one"
+        )
+    signer = load_signer(key_file) if key_file.exists() else None
+    if signer is None or signer.key_id != expected:
+        pending = key_file.with_name(key_file.name + ".next")
+        if pending.exists() and load_signer(pending).key_id == expected:
+            _finish_rotation(key_file)
+            return load_signer(key_file)
+        found = signer.key_id if signer is not None else "none"
+        raise LedgerKeyError(
+            f"the signing key {key_file} is key {found}, but the privacy ledger {where} is signed "
+            f"by key {expected}; restore that key"
+        )
+    return signer
 
 
-@dataclass
-class Verification:
-    records: int = 0
-    problems: list[str] = field(default_factory=list)  # each names the record
-    private_off_prem: list[str] = field(default_factory=list)  # receipts
-
-    @property
-    def intact(self) -> bool:
-        return not self.problems
-
-
-def verify(path: Path, key: bytes) -> Verification:
-    """A ledger file: every record checked, the first one the start of its chain."""
-    with open(path, "rb") as file:
-        return verify_lines(file, key, GENESIS)
-
-
-def verify_lines(lines, key: bytes, first_prev: str | None) -> Verification:
-    """Recompute every record's hash, check its signature and its link to the one before.
-    `first_prev`: what the first record must follow (GENESIS for a whole chain; None where older
-    records expired under a retention limit, as in a trimmed Redis stream)."""
-    result, prev, seq = Verification(), first_prev, None
-    for line_number, line in enumerate(lines, 1):
-        where = f"line {line_number}"
-        try:
-            record = orjson.loads(line)
-            fields = {k: v for k, v in record.items() if k not in ("receipt", "hash", "sig")}
-            where = f"record seq {record['seq']} (line {line_number}, receipt {record.get('receipt')})"
-            problem = _problem(record, fields, key, prev, seq)
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as error:
-            problem = f"unreadable ({type(error).__name__})"
-            record = None
-        if problem:
-            result.problems.append(f"{where}: {problem}")
-        result.records += 1
-        if record is not None:
-            prev, seq = record.get("hash"), record.get("seq")
-            if record.get("private") and record.get("node") and not record.get("on_prem"):
-                result.private_off_prem.append(str(record.get("receipt")))
-    return result
-
-
-def _problem(record: dict, fields: dict, key: bytes, prev: str | None, seq: int | None) -> str:
-    if _digest(fields) != record["hash"]:
-        return "its contents do not match its hash (edited)"
-    if not hmac.compare_digest(_signature(key, record["hash"]), record["sig"]):
-        return "its signature is not the gateway's"
-    if record["receipt"] != f"pr_{record['hash'][:32]}":
-        return "its receipt id does not match its hash"
-    if prev is not None and record["prev"] != prev:
-        return "it does not follow the record before it (removed or reordered records)"
-    if seq is not None and record["seq"] != seq + 1:
-        return f"its sequence number follows {seq} (records removed)"
-    return ""
+def _finish_rotation(key_file: Path) -> None:
+    pending = key_file.with_name(key_file.name + ".next")
+    signer = load_signer(pending)
+    write_atomically(public_path(key_file), signer.public_pem(), 0o644, replace=True)
+    os.replace(pending, key_file)
