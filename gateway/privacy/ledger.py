@@ -227,6 +227,12 @@ def signer_for(key_file: Path, last: dict | None, where: str) -> Signer:
     single key would verify the ledger afterwards)."""
     if last is None:
         return load_signer(key_file) if key_file.exists() else create_signer(key_file)
+    if "key_id" not in last and "new_key_id" not in last:
+        raise LedgerKeyError(
+            f"the privacy ledger {where} was written by an earlier hybridgw (HMAC-signed records, "
+            "which only the key's holder can verify); move it and its key aside, where they stay "
+            "as they were, and start again: a new ledger is signed with an Ed25519 key"
+        )
     expected = head_of(last).key_id
     if not key_file.exists() and not key_file.with_name(key_file.name + ".next").exists():
         raise LedgerKeyError(

@@ -5,6 +5,10 @@ test_anthropic_messages.py)."""
 
 from pathlib import Path
 
+import pytest
+
+from tests.conformance.model_answers import JUDGES
+
 NOT_APPLICABLE = {
     "test_pdf_inputs",
     "test_pdf_tool_message",
@@ -28,3 +32,17 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """A standard test that failed by the demo model's choice (and whose gateway kept its
+    contract) is an expected failure naming the answer; any other failure fails
+    (tests/conformance/model_answers.py)."""
+    judge = JUDGES.get(getattr(pyfuncitem, "originalname", pyfuncitem.name))
+    if judge is None or Path(pyfuncitem.fspath).parent != Path(__file__).parent:
+        return (yield)
+    try:
+        return (yield)
+    except Exception as failure:
+        pytest.xfail(f"the model's answer: {judge(failure)}")

@@ -3,9 +3,9 @@ ChatModelIntegrationTests), run with langchain-openai's ChatOpenAI against a liv
 gateway` process in front of an edge node serving the SmolLM2-135M demo model.
 
 The suite asserts what the gateway does, the same on every CPU: where a standard test's outcome
-hangs on what this small model chooses to write, it is judged by what the gateway promises
-(tests/conformance/model_answers.py) or run with the choice taken from the model (a forced tool
-call, a constrained argument); the model's answers are never listed as expected failures.
+hangs on what this small model chooses to write, a failure is judged by what the gateway promises
+(tests/conformance/model_answers.py), and the same behaviour is tested with the choice taken from
+the model (a forced tool call, a constrained argument) by the tests this class adds.
 """
 
 from typing import Literal
@@ -17,12 +17,11 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langchain_tests.integration_tests import ChatModelIntegrationTests
 
-from tests.conformance.model_answers import cut_answers_reported, json_object_answered
+from tests.conformance.model_answers import MAX_TOKENS
 from tests.fixtures.edge_node import EdgeNode
 from tests.fixtures.gateway_process import GatewayProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.demo_model]
-MAX_TOKENS = 256
 SERVED: dict[str, str] = {}  # the live gateway's URL, once the module's fixture started it
 
 
@@ -85,28 +84,8 @@ class TestHybridgwChatOpenAI(ChatModelIntegrationTests):
     def model_override_value(self) -> str:
         return "tiny"  # `model=` per call: the one model this gateway serves
 
-    @pytest.mark.parametrize("schema_type", ["pydantic", "typeddict", "json_schema"])
-    def test_structured_output(self, model, schema_type: Literal["pydantic", "typeddict", "json_schema"]):
-        with cut_answers_reported(MAX_TOKENS):
-            super().test_structured_output(model, schema_type)
-
-    @pytest.mark.parametrize("schema_type", ["pydantic", "typeddict", "json_schema"])
-    async def test_structured_output_async(
-        self, model, schema_type: Literal["pydantic", "typeddict", "json_schema"]
-    ):
-        with cut_answers_reported(MAX_TOKENS):
-            await super().test_structured_output_async(model, schema_type)
-
-    def test_structured_output_pydantic_2_v1(self, model):
-        with cut_answers_reported(MAX_TOKENS):
-            super().test_structured_output_pydantic_2_v1(model)
-
-    def test_json_mode(self, model):
-        with json_object_answered():
-            super().test_json_mode(model)
-
     @pytest.mark.parametrize("model", [{}, {"output_version": "v1"}], indirect=True)
-    def test_agent_loop(self, model):
+    def test_agent_loop_with_the_call_forced(self, model):
         """The standard loop (a call, its result, an answer), the call forced: with `auto`,
         whether a 135M model calls the tool is its choice; forced, the gateway owes the call."""
 
@@ -126,7 +105,7 @@ class TestHybridgwChatOpenAI(ChatModelIntegrationTests):
         answer = model.bind_tools([get_weather]).invoke([question, call_message, result])
         assert isinstance(answer, AIMessage)
 
-    def test_unicode_tool_call_integration(self, model):
+    def test_unicode_names_through_a_constrained_call(self, model):
         """Names in Chinese and Japanese through a forced call and back, byte for byte: the
         argument is constrained to the name asked for (which name to write is the model's
         choice, how the gateway carries it is not)."""
