@@ -10,15 +10,30 @@ What the written form says decides the rest, so that order numbers and dates sta
   only as a Chinese mobile number or after a phone word ("tel", "电话", "Handy", ...).
 Numbers in fiction ranges (UK 07700 900xxx, US 555) are still numbers someone may own: the check
 is the length and shape of a possible number, not an assignment.
+
+The text's language adds its countries (gateway/privacy/regions.py: es -> ES, MX, ...; ru -> RU;
+pt -> BR, PT), whose national forms count without a trunk prefix ("612 58 95 20" in Spanish)
+when the number is valid there, grouped or after a phone word (a bare run of digits: a mobile).
+A number is exempt by its type in libphonenumber's metadata, never by a list: toll-free,
+premium-rate, shared-cost, UAN (a company's one number for all its sites) and voicemail access
+numbers reach a business or a service, not a person. VoIP, pager and personal numbers (UK 070)
+stay personal: people own them.
 """
 
 import re
 
 import phonenumbers
+from phonenumbers import PhoneNumberType
 
+from gateway.privacy.regions import regions_of
 from gateway.privacy.validators import only_digits
 
 REGIONS = ("CN", "JP", "KR", "DE", "FR", "GB", "US", "IN")
+NOT_PERSONAL = frozenset({
+    PhoneNumberType.TOLL_FREE, PhoneNumberType.PREMIUM_RATE, PhoneNumberType.SHARED_COST,
+    PhoneNumberType.UAN, PhoneNumberType.VOICEMAIL,
+})  # fmt: skip
+MOBILE = frozenset({PhoneNumberType.MOBILE, PhoneNumberType.FIXED_LINE_OR_MOBILE})
 CANDIDATE = re.compile(
     r"(?<![A-Za-z0-9_+])(?:(?:\+|00)[ \t]?)?(?:\([ \t]?\d{1,5}[ \t]?\)|\d)"
     r"(?:[ \t.\-/]{0,2}(?:\([ \t]?\d{1,5}[ \t]?\)|\d)){6,17}(?![A-Za-z0-9_])"
@@ -32,13 +47,15 @@ PHONE_WORDS = re.compile(
     r"|(?:my|his|her|your|their) number"
     r"|电话|電話|手机|手機|联系|聯繫|致电|拨打|携帯|けいたい|連絡|번호|전화|휴대폰|핸드폰|연락"
     r"|telefon|handy|rufnummer|anrufen|erreichbar|mobil|téléphone|portable|appeler|joindre|tél"
-    r"|teléfono|telefono|móvil|movil|celular|llamar|cellulare|chiamare)"
+    r"|teléfono|telefono|móvil|movil|celular|llamar|cellulare|chiamare|sms|telemóvel|telefone|ligar"
+    r"|telefoon|mobiel|bellen|смс|телефон|тел\.|звонить|позвонить|फ़ोन|फोन|मोबाइल|هاتف|جوال|موبايل|اتصل)"
 )
 WORD_WINDOW = 40
 # numbers that say what they are: an ISBN, an order or a part is no phone
 NOT_PHONE_WORDS = re.compile(
     r"(?i)(?:isbn(?:-1[03])?|issn|doi|order|invoice|sku|serial|part|model|lot|ref(?:erence)?|ticket|case|"
-    r"tracking|version|build|batch)(?:[ \t]?(?:no\.?|number|#|nr\.?))?[ \t:#-]{0,3}$"
+    r"tracking|version|build|batch|p\.? ?iva|partita iva|vat(?: id| no\.?)?|ust-?id(?:nr)?|tva|siret|siren)"
+    r"(?:[ \t]?(?:no\.?|number|#|nr\.?))?[ \t:#-]{0,3}$"
 )
 
 
@@ -52,7 +69,7 @@ def is_phone(match: re.Match) -> bool:
     if not 7 <= len(digits) <= 15:
         return False
     if written.startswith(("+", "00")):
-        return _possible("+" + (digits[2:] if written.startswith("00") else digits), None)
+        return _phone_in("+" + (digits[2:] if written.startswith("00") else digits), (None,))
     grouped = len(digits) != len(written)
     worded = _phone_word_before(match)
     if DOTTED_QUAD.fullmatch(written):  # an IPv4 address (gateway/privacy/validators.py decides)
@@ -63,24 +80,50 @@ def is_phone(match: re.Match) -> bool:
         return True
     shaped = digits[0] == "0" or NANP.fullmatch(written) or INDIA_MOBILE.fullmatch(written)
     if shaped and (grouped or worded):
-        return any(_possible(written, region) for region in REGIONS)
-    # bare digits after a phone word ("call 4155552671", spelled-out digits): a valid number
-    return worded and not grouped and any(_valid(digits, region) for region in REGIONS)
+        return _phone_in(written, (*regions_of(match.string), *REGIONS))
+    if worded and not grouped and any(_valid(digits, region) for region in REGIONS):
+        return True  # bare digits after a phone word ("call 4155552671", spelled-out digits)
+    return _national(written, digits, grouped or worded, match.string)
 
 
-def _possible(written: str, region: str | None) -> bool:
+def _national(written: str, digits: str, grouped: bool, text: str) -> bool:
+    """A valid number of a country of the text's language; bare digits only as a mobile."""
+    for region in regions_of(text):
+        number = _parsed(written, region)
+        if number is not None and phonenumbers.is_valid_number(number):
+            kind = phonenumbers.number_type(number)
+            if kind in NOT_PERSONAL:
+                return False
+            if grouped or kind in MOBILE:
+                return True
+    return False
+
+
+def _parsed(written: str, region: str | None) -> phonenumbers.PhoneNumber | None:
     try:
-        number = phonenumbers.parse(written, region)
+        return phonenumbers.parse(written, region)
     except phonenumbers.NumberParseException:
+        return None
+
+
+def _phone_in(written: str, regions: tuple[str | None, ...]) -> bool:
+    """Valid in one of the regions, or of a possible length in one; but a number one of them
+    reads as toll-free, premium, shared-cost, UAN or voicemail is a service's, wherever else it
+    would also be valid (0800 028 3636 is a UK freephone, not an Indian mobile)."""
+    parsed = [number for number in (_parsed(written, region) for region in regions) if number is not None]
+    valid = [number for number in parsed if phonenumbers.is_valid_number(number)]
+    if any(phonenumbers.number_type(number) in NOT_PERSONAL for number in valid):
         return False
-    return phonenumbers.is_valid_number(number) or phonenumbers.is_possible_number(number)
+    return bool(valid) or any(phonenumbers.is_possible_number(number) for number in parsed)
 
 
 def _valid(digits: str, region: str) -> bool:
-    try:
-        return phonenumbers.is_valid_number(phonenumbers.parse(digits, region))
-    except phonenumbers.NumberParseException:
-        return False
+    number = _parsed(digits, region)
+    return (
+        number is not None
+        and phonenumbers.is_valid_number(number)
+        and phonenumbers.number_type(number) not in NOT_PERSONAL
+    )
 
 
 def _phone_word_before(match: re.Match) -> bool:
