@@ -14,7 +14,10 @@ CONTEXT_WINDOW = 48
 
 
 def valid_with(module):
-    return lambda match: module.is_valid(only_digits(match.group()))
+    """The module's check, on a number of more than one digit (111.111.111-11 is a placeholder)."""
+    return lambda match: (
+        len(set(only_digits(match.group()))) > 1 and module.is_valid(only_digits(match.group()))
+    )
 
 
 RRN_WORDS = re.compile(r"(?i)주민등록번호|주민번호|주민등록|resident registration|\brrn\b")

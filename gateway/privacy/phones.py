@@ -13,7 +13,7 @@ is the length and shape of a possible number, not an assignment.
 
 The text's language adds its countries (gateway/privacy/regions.py: es -> ES, MX, ...; ru -> RU;
 pt -> BR, PT), whose national forms count without a trunk prefix ("612 58 95 20" in Spanish)
-when the number is valid there, grouped or after a phone word (a bare run of digits: a mobile).
+when the number is valid there, grouped, after a phone word or in parentheses.
 A number is exempt by its type in libphonenumber's metadata, never by a list: toll-free,
 premium-rate, shared-cost, UAN (a company's one number for all its sites) and voicemail access
 numbers reach a business or a service, not a person. VoIP, pager and personal numbers (UK 070)
@@ -33,12 +33,12 @@ NOT_PERSONAL = frozenset({
     PhoneNumberType.TOLL_FREE, PhoneNumberType.PREMIUM_RATE, PhoneNumberType.SHARED_COST,
     PhoneNumberType.UAN, PhoneNumberType.VOICEMAIL,
 })  # fmt: skip
-MOBILE = frozenset({PhoneNumberType.MOBILE, PhoneNumberType.FIXED_LINE_OR_MOBILE})
 CANDIDATE = re.compile(
     r"(?<![A-Za-z0-9_+])(?:(?:\+|00)[ \t]?)?(?:\([ \t]?\d{1,5}[ \t]?\)|\d)"
     r"(?:[ \t.\-/]{0,2}(?:\([ \t]?\d{1,5}[ \t]?\)|\d)){6,17}(?![A-Za-z0-9_])"
 )
 CN_MOBILE = re.compile(r"(?:86)?1[3-9]\d{9}")
+DATE = re.compile(r"\d{4}([-./])\d{1,2}\1\d{1,2}|\d{1,2}([-./])\d{1,2}\2\d{4}")
 DOTTED_QUAD = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 NANP = re.compile(r"\(?[2-9]\d{2}\)?[ .\-/]{1,2}\d{3}[ .\-]\d{4}")
 INDIA_MOBILE = re.compile(r"[6-9]\d{4}[ \-]\d{5}")
@@ -72,31 +72,41 @@ def is_phone(match: re.Match) -> bool:
         return _phone_in("+" + (digits[2:] if written.startswith("00") else digits), (None,))
     grouped = len(digits) != len(written)
     worded = _phone_word_before(match)
+    if DATE.fullmatch(written) or _inside_code(match):  # 2024-03-15; a UUID's or hash's groups
+        return False
     if DOTTED_QUAD.fullmatch(written):  # an IPv4 address (gateway/privacy/validators.py decides)
         return False
     if NOT_PHONE_WORDS.search(match.string, max(0, match.start() - 24), match.start()):
         return False
     if CN_MOBILE.fullmatch(digits):
         return True
+    regions = tuple(dict.fromkeys((*regions_of(match.string), *REGIONS)))
     shaped = digits[0] == "0" or NANP.fullmatch(written) or INDIA_MOBILE.fullmatch(written)
     if shaped and (grouped or worded):
-        return _phone_in(written, (*regions_of(match.string), *REGIONS))
+        return _phone_in(written, regions)
     if worded and not grouped and any(_valid(digits, region) for region in REGIONS):
         return True  # bare digits after a phone word ("call 4155552671", spelled-out digits)
-    return _national(written, digits, grouped or worded, match.string)
+    enclosed = match.string[match.start() - 1 : match.start()] == "(" and match.string[
+        match.end() :
+    ].startswith(")")
+    return (grouped or worded or enclosed) and _national(written, match.string)
 
 
-def _national(written: str, digits: str, grouped: bool, text: str) -> bool:
-    """A valid number of a country of the text's language; bare digits only as a mobile."""
+def _national(written: str, text: str) -> bool:
+    """A valid number, of a personal type, of a country of the text's language."""
     for region in regions_of(text):
         number = _parsed(written, region)
         if number is not None and phonenumbers.is_valid_number(number):
-            kind = phonenumbers.number_type(number)
-            if kind in NOT_PERSONAL:
-                return False
-            if grouped or kind in MOBILE:
-                return True
+            return phonenumbers.number_type(number) not in NOT_PERSONAL
     return False
+
+
+def _inside_code(match: re.Match) -> bool:
+    before, after = (
+        match.string[match.start() - 1 : match.start()],
+        match.string[match.end() : match.end() + 1],
+    )
+    return before == "-" or after == "-" or (after.isascii() and after.isalpha())
 
 
 def _parsed(written: str, region: str | None) -> phonenumbers.PhoneNumber | None:
@@ -107,14 +117,16 @@ def _parsed(written: str, region: str | None) -> phonenumbers.PhoneNumber | None
 
 
 def _phone_in(written: str, regions: tuple[str | None, ...]) -> bool:
-    """Valid in one of the regions, or of a possible length in one; but a number one of them
-    reads as toll-free, premium, shared-cost, UAN or voicemail is a service's, wherever else it
-    would also be valid (0800 028 3636 is a UK freephone, not an Indian mobile)."""
+    """Valid in the regions, or of a possible length in one. Where the regions disagree, the
+    types vote: a number as many of them read as toll-free, premium, shared-cost, UAN or
+    voicemail as read as a person's is a service's (0800 028 3636: a freephone in CN, JP, DE and
+    GB, a mobile only in IN). A tie is a person's number (fail closed)."""
     parsed = [number for number in (_parsed(written, region) for region in regions) if number is not None]
-    valid = [number for number in parsed if phonenumbers.is_valid_number(number)]
-    if any(phonenumbers.number_type(number) in NOT_PERSONAL for number in valid):
-        return False
-    return bool(valid) or any(phonenumbers.is_possible_number(number) for number in parsed)
+    types = [phonenumbers.number_type(number) for number in parsed if phonenumbers.is_valid_number(number)]
+    services = sum(kind in NOT_PERSONAL for kind in types)
+    if types:
+        return services <= len(types) - services  # a tie is a person's: fail closed
+    return any(phonenumbers.is_possible_number(number) for number in parsed)
 
 
 def _valid(digits: str, region: str) -> bool:

@@ -2,7 +2,8 @@
 
 The script says it for most (Hangul: KR; kana: JP; Han: CN, TW; Cyrillic: Russian; Devanagari:
 Hindi; Arabic script: Arabic); Latin-script texts by their commonest words (a handful each for
-Spanish, Portuguese, Italian, Dutch, German, French). A language's countries are Faker's locales
+Spanish, Portuguese, Italian, Dutch, German, French; English's countries are the phone
+recognizer's defaults already). A language's countries are Faker's locales
 for it (`faker.config.AVAILABLE_LOCALES`: es -> ES, MX, AR, CL, CO, VE, ...; pt -> BR, PT; ar ->
 AE, BH, DZ, EG, JO, PS, SA), a catalogue kept by others, not a list of ours.
 """
@@ -21,9 +22,26 @@ SCRIPTS = (  # (language, a character of its script)
     ("ar", re.compile(r"[\u0600-\u06ff]")),
 )
 LATIN_WORDS = {  # words frequent in one language and rare in the others
-    "en": {"the", "and", "is", "my", "to", "of", "for", "you", "please", "with", "call", "this", "your"},
     "es": {"el", "los", "las", "del", "por", "para", "con", "una", "que", "mi", "está", "mañana", "llamar"},
-    "pt": {"não", "você", "um", "uma", "com", "os", "das", "dos", "em", "na", "ao", "às", "sem", "meu", "é"},
+    "pt": {
+        "não",
+        "você",
+        "um",
+        "uma",
+        "com",
+        "os",
+        "das",
+        "dos",
+        "em",
+        "na",
+        "ao",
+        "às",
+        "sem",
+        "meu",
+        "é",
+        "da",
+        "seu",
+    },
     "it": {"il", "gli", "della", "che", "per", "una", "sono", "mio", "mia", "chiamare", "è", "di"},
     "nl": {"de", "het", "een", "van", "en", "niet", "mijn", "voor", "met", "bellen", "aan", "naar"},
     "de": {"der", "die", "das", "und", "nicht", "ist", "mein", "meine", "mit", "für", "anrufen"},
