@@ -40,6 +40,7 @@ CANDIDATE = re.compile(
 CN_MOBILE = re.compile(r"(?:86)?1[3-9]\d{9}")
 DATE = re.compile(r"\d{4}([-./])\d{1,2}\1\d{1,2}|\d{1,2}([-./])\d{1,2}\2\d{4}")
 DOTTED_QUAD = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
+NANP_WITH_ONE = re.compile(r"1[ .\-]\(?[2-9]\d{2}\)?[ .\-/]{1,2}\d{3}[ .\-]\d{4}")
 NANP = re.compile(r"\(?[2-9]\d{2}\)?[ .\-/]{1,2}\d{3}[ .\-]\d{4}")
 INDIA_MOBILE = re.compile(r"[6-9]\d{4}[ \-]\d{5}")
 PHONE_WORDS = re.compile(
@@ -78,12 +79,13 @@ def is_phone(match: re.Match) -> bool:
         return False
     if NOT_PHONE_WORDS.search(match.string, max(0, match.start() - 24), match.start()):
         return False
-    if CN_MOBILE.fullmatch(digits):
+    if CN_MOBILE.fullmatch(digits) and not NANP_WITH_ONE.fullmatch(written):  # 1-800-...: NANP
         return True
-    regions = tuple(dict.fromkeys((*regions_of(match.string), *REGIONS)))
-    shaped = digits[0] == "0" or NANP.fullmatch(written) or INDIA_MOBILE.fullmatch(written)
+    nanp = NANP.fullmatch(written) or NANP_WITH_ONE.fullmatch(written)
+    shaped = digits[0] == "0" or nanp or INDIA_MOBILE.fullmatch(written)
     if shaped and (grouped or worded):
-        return _phone_in(written, regions)
+        preferred = (*regions_of(match.string), *(("US",) if nanp else ()))
+        return _phone_in(written, preferred) if _valid_in(written, preferred) else _phone_in(written, REGIONS)
     if worded and not grouped and any(_valid(digits, region) for region in REGIONS):
         return True  # bare digits after a phone word ("call 4155552671", spelled-out digits)
     enclosed = match.string[match.start() - 1 : match.start()] == "(" and match.string[
@@ -99,6 +101,11 @@ def _national(written: str, text: str) -> bool:
         if number is not None and phonenumbers.is_valid_number(number):
             return phonenumbers.number_type(number) not in NOT_PERSONAL
     return False
+
+
+def _valid_in(written: str, regions: tuple[str, ...]) -> bool:
+    numbers = (_parsed(written, region) for region in regions)
+    return any(number is not None and phonenumbers.is_valid_number(number) for number in numbers)
 
 
 def _inside_code(match: re.Match) -> bool:
@@ -117,7 +124,8 @@ def _parsed(written: str, region: str | None) -> phonenumbers.PhoneNumber | None
 
 
 def _phone_in(written: str, regions: tuple[str | None, ...]) -> bool:
-    """Valid in the regions, or of a possible length in one. Where the regions disagree, the
+    """Valid in the regions (the text's own countries when one of them knows the number, the
+    defaults otherwise), or of a possible length in one. Where the regions disagree, the
     types vote: a number as many of them read as toll-free, premium, shared-cost, UAN or
     voicemail as read as a person's is a service's (0800 028 3636: a freephone in CN, JP, DE and
     GB, a mobile only in IN). A tie is a person's number (fail closed)."""

@@ -207,7 +207,7 @@ IDENTIFIERS = [
     for kind, pattern, validate in identifiers.PATTERNS
 ]
 DOCUMENTS = [  # passports, MRZ lines, plates, bank accounts: each after its words (literals gate)
-    Recognizer(kind, pattern, validate, both(digits(run=1), folded_contains(*literals)))
+    Recognizer(kind, pattern, validate, folded_contains(*literals))
     for kind, pattern, validate, literals in (*documents.PATTERNS, *accounts.PATTERNS)
 ]
 RECOGNIZERS = [*CONTACT, *NATIONAL_IDS, *IDENTIFIERS, *DOCUMENTS, *SECRETS]

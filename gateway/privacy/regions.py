@@ -22,7 +22,24 @@ SCRIPTS = (  # (language, a character of its script)
     ("ar", re.compile(r"[\u0600-\u06ff]")),
 )
 LATIN_WORDS = {  # words frequent in one language and rare in the others
-    "es": {"el", "los", "las", "del", "por", "para", "con", "una", "que", "mi", "está", "mañana", "llamar"},
+    "es": {
+        "el",
+        "los",
+        "las",
+        "del",
+        "por",
+        "para",
+        "con",
+        "una",
+        "que",
+        "mi",
+        "está",
+        "mañana",
+        "llamar",
+        "al",
+        "llámame",
+        "número",
+    },
     "pt": {
         "não",
         "você",
