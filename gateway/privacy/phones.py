@@ -85,7 +85,8 @@ def is_phone(match: re.Match) -> bool:
     shaped = digits[0] == "0" or nanp or INDIA_MOBILE.fullmatch(written)
     if shaped and (grouped or worded):
         preferred = (*regions_of(match.string), *(("US",) if nanp else ()))
-        return _phone_in(written, preferred) if _valid_in(written, preferred) else _phone_in(written, REGIONS)
+        others = tuple(region for region in REGIONS if region not in preferred)
+        return _phone_in(written, (*preferred, *preferred, *others))  # the text's countries: 2 votes
     if worded and not grouped and any(_valid(digits, region) for region in REGIONS):
         return True  # bare digits after a phone word ("call 4155552671", spelled-out digits)
     enclosed = match.string[match.start() - 1 : match.start()] == "(" and match.string[
@@ -101,11 +102,6 @@ def _national(written: str, text: str) -> bool:
         if number is not None and phonenumbers.is_valid_number(number):
             return phonenumbers.number_type(number) not in NOT_PERSONAL
     return False
-
-
-def _valid_in(written: str, regions: tuple[str, ...]) -> bool:
-    numbers = (_parsed(written, region) for region in regions)
-    return any(number is not None and phonenumbers.is_valid_number(number) for number in numbers)
 
 
 def _inside_code(match: re.Match) -> bool:
@@ -124,8 +120,8 @@ def _parsed(written: str, region: str | None) -> phonenumbers.PhoneNumber | None
 
 
 def _phone_in(written: str, regions: tuple[str | None, ...]) -> bool:
-    """Valid in the regions (the text's own countries when one of them knows the number, the
-    defaults otherwise), or of a possible length in one. Where the regions disagree, the
+    """Valid in the regions (the text's own countries count twice), or of a possible length in
+    one. Where the regions disagree, the
     types vote: a number as many of them read as toll-free, premium, shared-cost, UAN or
     voicemail as read as a person's is a service's (0800 028 3636: a freephone in CN, JP, DE and
     GB, a mobile only in IN). A tie is a person's number (fail closed)."""

@@ -270,7 +270,6 @@ HAND_NEAR_MISSES = [
     ("hotline", "de", "Telefonseelsorge 0800 111 0 111 (kostenlos)"),
     ("hotline", "fr", "Service client 0 800 05 10 10 (appel gratuit)"),
     ("hotline", "it", "Numero Verde 800 123 321"),
-    ("hotline", "ja", "お客様相談室 0120-123-456"),
     ("hotline", "ru", "телефон доверия 8-800-2000-122 (бесплатно)"),
     ("hotline", "en", "call 1-800-356-9377 for support"),
     ("code", "en", "DATABASE_URL=postgres://USER:PASSWORD@localhost:5432/DBNAME\nSECRET_KEY=change-me"),
