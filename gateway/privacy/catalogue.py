@@ -130,6 +130,7 @@ OWN_IDS: tuple[tuple[str, tuple[str, ...], Callable[[str], bool]], ...] = (
     ),
     ("mx_clabe", ("clabe",), checksums.clabe_valid),
 )
+NOT_SPACED_SCRIPTS = 0x0E00  # Thai, CJK, kana, Hangul: words without spaces around them
 _EXAMPLE = re.compile(r">>> (?:validate|compact|format|is_valid)\('([^']+)'\)[^\n]*\n(?!Traceback)")
 _PARENTHESIS = re.compile(r"^([^(]*)\(([^,)]*)")
 _SEPARATORS = re.compile(r"[ ./\-]")
@@ -150,11 +151,12 @@ class PersonId:
 @dataclass(frozen=True, slots=True)
 class Catalogue:
     """Built once: word (folded, split on separators, words joined by one space) -> the ids it
-    names; compact length -> the STRONG ids of that length; the longest word in words."""
+    names; compact length -> the STRONG ids of that length."""
 
     word_to_ids: dict[str, tuple[PersonId, ...]]
+    unspaced_word_to_ids: tuple[tuple[str, tuple[PersonId, ...]], ...]  # Thai, CJK: substrings
     length_to_strong: dict[int, tuple[PersonId, ...]]
-    max_words: int
+    first_word_to_sizes: dict[str, tuple[int, ...]]  # the word counts of the phrases it begins
 
 
 def fold(text: str) -> str:
@@ -205,8 +207,18 @@ def catalogue() -> Catalogue:
         if person_id.is_strong:
             for length in person_id.lengths:
                 length_to_strong.setdefault(length, []).append(person_id)
+    words = {word: tuple(ids) for word, ids in word_to_ids.items() if word}
     return Catalogue(
-        {word: tuple(ids) for word, ids in word_to_ids.items() if word},
+        words,
+        tuple((word, ids) for word, ids in words.items() if ord(word[0]) >= NOT_SPACED_SCRIPTS),
         {length: tuple(ids) for length, ids in length_to_strong.items()},
-        max(len(word.split()) for word in word_to_ids),
+        _first_word_to_sizes(words),
     )
+
+
+def _first_word_to_sizes(words: dict[str, tuple[PersonId, ...]]) -> dict[str, tuple[int, ...]]:
+    sizes: dict[str, set[int]] = {}
+    for word in words:
+        parts = word.split()
+        sizes.setdefault(parts[0], set()).add(len(parts))
+    return {first: tuple(sorted(counts)) for first, counts in sizes.items()}

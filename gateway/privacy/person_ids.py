@@ -9,18 +9,17 @@ is bounded and possessive; the work per candidate is bounded by its groups (8, s
 """
 
 import re
-from collections.abc import Iterator
 
 from gateway.privacy.catalogue import Catalogue, PersonId, catalogue, fold
 
 CANDIDATE = re.compile(
-    r"(?<![\w.\-/])(?:[A-Z]{1,6}[ .\-/]?)?\d[0-9A-Z]{0,20}+(?:[ .\-/][0-9A-Z]{1,20}+){0,7}+(?![\w])"
+    r"(?<![\w.\-/])(?=[0-9A-Z .\-/]{7})"  # seven characters at least: the shortest number
+    r"(?:[A-Z]{1,6}[ .\-/]?)?\d[0-9A-Z]{0,20}+(?:[ .\-/][0-9A-Z]{1,20}+){0,7}+(?![\w])"
 )
 CONTEXT_CHARS = 40
 MIN_CHARS = 7  # the shortest catalogue number's letters and digits
 MAX_GROUPS = 8
 _GROUP = re.compile(r"[0-9A-Z]+")
-_NOT_SPACED_SCRIPTS = 0x0E00  # Thai, CJK, kana, Hangul: words are found as substrings
 
 
 def person_id_findings(text: str) -> list[tuple[str, int, int]]:
@@ -28,15 +27,13 @@ def person_id_findings(text: str) -> list[tuple[str, int, int]]:
     found: list[tuple[str, int, int]] = []
     table = catalogue()
     for match in CANDIDATE.finditer(text):
-        if match.end() - match.start() < MIN_CHARS:
+        runs = _runs(match)
+        if not runs:
             continue
         # the words before the candidate and its own letter groups ("RUT 12.531.909-2")
         named = _named(table, text[max(0, match.start() - CONTEXT_CHARS) : match.end()])
-        for start, end in _runs(match):
+        for start, end, compact in runs:
             number = text[start:end]
-            compact = sum(c.isalnum() for c in number)
-            if compact < MIN_CHARS or sum(c.isdigit() for c in number) < 4:
-                continue
             # without a word, only a number written as one (a spaced run is as often a phone's)
             strong = () if " " in number else table.length_to_strong.get(compact, ())
             for person_id in (*strong, *named):
@@ -45,24 +42,36 @@ def person_id_findings(text: str) -> list[tuple[str, int, int]]:
     return list(dict.fromkeys(found))
 
 
-def _runs(match: re.Match) -> Iterator[tuple[int, int]]:
-    groups = [(g.start() + match.start(), g.end() + match.start()) for g in _GROUP.finditer(match.group())]
+def _runs(match: re.Match) -> list[tuple[int, int, int]]:
+    """(start, end, letters and digits) of each run of consecutive groups that may be a number:
+    seven letters and digits, four of them digits, at least."""
+    groups = [
+        (g.start() + match.start(), g.end() + match.start(), sum(c.isdigit() for c in g.group()))
+        for g in _GROUP.finditer(match.group())
+    ]
+    runs = []
     for first in range(len(groups)):
-        for last in range(first, min(len(groups), first + MAX_GROUPS)):
-            yield groups[first][0], groups[last][1]
+        alnum = digits = 0
+        for start, end, group_digits in groups[first : first + MAX_GROUPS]:
+            alnum, digits = alnum + end - start, digits + group_digits
+            if alnum >= MIN_CHARS and digits >= 4:
+                runs.append((groups[first][0], end, alnum))
+    return runs
 
 
 def _named(table: Catalogue, before: str) -> list[PersonId]:
-    """The ids a word in `before` names: every sequence of up to max_words folded words, and the
+    """The ids a word in `before` names: every phrase of folded words the catalogue knows, and the
     words of scripts written without spaces as substrings."""
     named: dict[PersonId, None] = {}
     words = fold(before).split()
-    for size in range(1, table.max_words + 1):
-        for first in range(len(words) - size + 1):
-            named.update(dict.fromkeys(table.word_to_ids.get(" ".join(words[first : first + size]), ())))
+    for first, word in enumerate(words):
+        for size in table.first_word_to_sizes.get(word, ()):
+            ids = table.word_to_ids.get(" ".join(words[first : first + size]))
+            if ids:
+                named.update(dict.fromkeys(ids))
     if not before.isascii():
         folded = before.casefold()
-        for word, ids in table.word_to_ids.items():
-            if ord(word[0]) >= _NOT_SPACED_SCRIPTS and word in folded:
+        for word, ids in table.unspaced_word_to_ids:
+            if word in folded:
                 named.update(dict.fromkeys(ids))
     return list(named)

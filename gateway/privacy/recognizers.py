@@ -199,8 +199,8 @@ IDENTIFIER_GATES = {
     "br_cnpj": digits(run=2, cluster=14),
     "fr_nir": digits(run=2),
     "mac_address": alnum(2),
-    "passport": digits(run=8),
-    "medical_record_number": digits(run=4),
+    "passport": both(digits(run=8), folded_contains(*identifiers.PASSPORT_LITERALS)),
+    "medical_record_number": both(digits(run=4), folded_contains(*identifiers.MEDICAL_RECORD_LITERALS)),
 }
 IDENTIFIERS = [
     Recognizer(kind, pattern, validate, IDENTIFIER_GATES[kind])
