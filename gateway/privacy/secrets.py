@@ -35,8 +35,9 @@ SERVICE_KEYS = (
         r"|sq0(?:atp|csp)-[\w-]{22,43}+"  # Square
         r"|do[opr]_v1_[a-f0-9]{64}"  # DigitalOcean
         r"|dapi[a-f0-9]{32}"  # Databricks
-        r"|GOCSPX-[\w-]{28})(?![\w-])",  # Google OAuth client secret
-        ("whsec_", "SG.", "npm_", "pypi-", "gl", "hf_", "shp", "sq0", "_v1_", "dapi", "GOCSPX-"),
+        r"|GOCSPX-[\w-]{28}"  # Google OAuth client secret
+        r"|LTAI[A-Za-z0-9]{12,24})(?![\w-])",  # Alibaba Cloud AccessKey id
+        ("whsec_", "SG.", "npm_", "pypi-", "gl", "hf_", "shp", "sq0", "_v1_", "dapi", "GOCSPX-", "LTAI"),
     ),
     (r"(?<![\w-])(?:AC|SK)[0-9a-f]{32}(?![\w-])", ("AC", "SK")),  # Twilio
     (r"(?<![\w:])\d{8,10}:AA[\w-]{33}(?![\w-])", (":AA",)),  # Telegram bot

@@ -124,6 +124,8 @@ HAND_POSITIVES = [
     ("licence_plate", "nl", "kenteken 12-ABC-3"),
     ("licence_plate", "ru", "машина А123ВС77 уехала"),
     ("licence_plate", "zh", "车牌号粤B12345"),
+    ("licence_plate", "zh", "楼下那辆京A·F12345的车"),
+    ("cloud_key", "zh", "oss2.Auth('LTAI5tAbCdEfGhIjKlMnOp', secret)"),
     ("licence_plate", "ko", "번호판 12가 3456"),
     ("licence_plate", "pt", "placa ABC1D23"),
     # bank accounts without IBAN
