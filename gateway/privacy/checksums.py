@@ -151,3 +151,28 @@ def italian_fiscal_code_valid(code: str) -> bool:
             value = _CF_ODD_DIGITS[value] if char.isdigit() else _CF_ODD_LETTERS[value]
         total += value
     return chr(ord("A") + total % 26) == code[15]
+
+
+def snils_valid(value: str) -> bool:
+    """Russian СНИЛС: 11 digits, the first nine weighted 9..1, the sum mod 101 (100 as 00) the
+    last two."""
+    digits = "".join(c for c in value if c.isdigit())
+    if len(digits) != 11 or len(value) - len(digits) > 4:
+        return False
+    total = sum(int(d) * w for d, w in zip(digits[:9], range(9, 0, -1), strict=True))
+    return total % 101 % 100 == int(digits[9:])
+
+
+def emirates_id_valid(value: str) -> bool:
+    """UAE Emirates ID: 784-YYYY-NNNNNNN-C, 15 digits, Luhn."""
+    digits = "".join(c for c in value if c.isdigit())
+    return len(digits) == 15 and digits.startswith("784") and luhn_valid(digits)
+
+
+def clabe_valid(value: str) -> bool:
+    """Mexican CLABE: 18 digits; weights 3, 7, 1 over the first 17, each product mod 10."""
+    digits = "".join(c for c in value if c.isdigit())
+    if len(digits) != 18 or len(value) - len(digits) > 5:
+        return False
+    total = sum(int(d) * (3, 7, 1)[i % 3] % 10 for i, d in enumerate(digits[:17]))
+    return (10 - total % 10) % 10 == int(digits[17])

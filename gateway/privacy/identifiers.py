@@ -14,7 +14,10 @@ CONTEXT_WINDOW = 48
 
 
 def valid_with(module):
-    return lambda match: module.is_valid(only_digits(match.group()))
+    """The module's check, on a number of more than one digit (111.111.111-11 is a placeholder)."""
+    return lambda match: (
+        len(set(only_digits(match.group()))) > 1 and module.is_valid(only_digits(match.group()))
+    )
 
 
 RRN_WORDS = re.compile(r"(?i)주민등록번호|주민번호|주민등록|resident registration|\brrn\b")
@@ -64,6 +67,13 @@ MEDICAL_RECORD = re.compile(
     r"|의무기록번호|환자번호|병록번호)"
     r"[ \t]{0,3}[:#№：]?[ \t]{0,3}[A-Za-z]{0,3}-?\d{4,12}(?!\d)"
 )
+# a literal of each word of the patterns above, casefolded: what any match holds (their gates)
+PASSPORT_LITERALS = ("pass", "pasaporte", "护照", "護照", "旅券", "パスポート", "여권")
+MEDICAL_RECORD_LITERALS = (
+    "mrn", "medical record", "patient", "chart", "fallnummer", "dossier", "historia", "病历号",
+    "病歷號", "住院号", "病案号", "カルテ番号", "患者番号", "診察券番号", "의무기록번호", "환자번호",
+    "병록번호",
+)  # fmt: skip
 
 PATTERNS = [  # (kind, pattern, validator)
     ("kr_rrn", re.compile(r"(?<![\d-])\d{6}[ \-]?[1-8]\d{6}(?!\d)"), kr_rrn),

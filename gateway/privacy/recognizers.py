@@ -19,11 +19,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import gateway.privacy.accounts as accounts
+import gateway.privacy.documents as documents
 import gateway.privacy.identifiers as identifiers
 import gateway.privacy.phones as phones
+import gateway.privacy.secrets as secrets
 import gateway.privacy.validators as v
 from gateway.privacy.free_text import free_text_findings
 from gateway.privacy.normalize import normalize, views
+from gateway.privacy.person_ids import person_id_findings
 from gateway.privacy.text_facts import Gate, TextFacts, alnum, both, contains, digits, folded_contains
 
 
@@ -179,35 +183,13 @@ SECRETS = [
         re.compile(r"(?<![\w-])eyJ[\w-]{8,}+\.eyJ[\w-]{8,}+\.[\w-]{8,}+"),
         gate=contains("eyJ"),
     ),
-    Recognizer(
-        "credential",
-        re.compile(
-            r"(?i)\b(?:password|passwd|passwort|pwd|secret|secret[_-]?key|client[_-]?secret|api[_-]?key"
-            r"|access[_-]?token|auth[_-]?token|aws_secret_access_key|private[_-]?key)\b"
-            r"[ \t]{0,8}[:=][ \t]{0,8}\S{4,}"  # password: x, secret_key=x
-            r"|(?i:\b(?:password|passwort|passcode|pwd|pin)\b[ \t]{1,8}"
-            r"(?:is|was|ist|lautet)[ \t:]{1,8}\S{3,})"  # my password is x
-        ),
-        gate=folded_contains(  # a literal of every keyword, in every spelling the pattern allows
-            "pass",
-            "pwd",
-            "secret",
-            "api_",
-            "api-",
-            "apikey",
-            "access_",
-            "access-",
-            "accesstoken",
-            "auth_",
-            "auth-",
-            "authtoken",
-            "private_",
-            "private-",
-            "privatekey",
-            "pin ",
-            "pin\t",
-        ),
+    *(
+        Recognizer("cloud_key", re.compile(pattern), gate=contains(*literals))
+        for pattern, literals in secrets.SERVICE_KEYS
     ),
+    Recognizer("credential", secrets.ASSIGNMENT, secrets.assignment, contains(":", "=")),
+    Recognizer("credential", secrets.URL_USERINFO, secrets.url_userinfo, contains("://")),
+    Recognizer("credential", secrets.SAID, secrets.said, folded_contains(*secrets.SAID_LITERALS)),
 ]
 
 IDENTIFIER_GATES = {
@@ -217,14 +199,19 @@ IDENTIFIER_GATES = {
     "br_cnpj": digits(run=2, cluster=14),
     "fr_nir": digits(run=2),
     "mac_address": alnum(2),
-    "passport": digits(run=8),
-    "medical_record_number": digits(run=4),
+    "passport": both(digits(run=8), folded_contains(*identifiers.PASSPORT_LITERALS)),
+    "medical_record_number": both(digits(run=4), folded_contains(*identifiers.MEDICAL_RECORD_LITERALS)),
 }
 IDENTIFIERS = [
     Recognizer(kind, pattern, validate, IDENTIFIER_GATES[kind])
     for kind, pattern, validate in identifiers.PATTERNS
 ]
-RECOGNIZERS = [*CONTACT, *NATIONAL_IDS, *IDENTIFIERS, *SECRETS]
+DOCUMENTS = [  # passports, MRZ lines, plates, bank accounts: each after its words (literals gate)
+    Recognizer(kind, pattern, validate, folded_contains(*literals))
+    for kind, pattern, validate, literals in (*documents.PATTERNS, *accounts.PATTERNS)
+]
+RECOGNIZERS = [*CONTACT, *NATIONAL_IDS, *IDENTIFIERS, *DOCUMENTS, *SECRETS]
+PERSON_ID_GATE = digits(run=2, cluster=4)  # the catalogue's numbers: four digits at least
 
 
 # Joined digit groups are read for numbers with check digits, not for phones: "page 030 and
@@ -254,6 +241,8 @@ def _find(text: str, gated: bool) -> list[Finding]:
             if name == "base":
                 found.extend(Finding(*finding) for finding in free_text_findings(view))
             facts, skipped = TextFacts(view), NOT_IN_VIEW.get(name, frozenset())
+            if not gated or PERSON_ID_GATE(facts):
+                found.extend(Finding(*finding) for finding in person_id_findings(view))
             for recognizer in RECOGNIZERS:
                 if recognizer.kind not in skipped and (not gated or recognizer.gate(facts)):
                     found.extend(_scan(recognizer, view))
