@@ -70,8 +70,11 @@ def test_cases_from_elsewhere(request, elsewhere):
         result = elsewhere[part]
         if part == "outside" and not result.total.num_private:
             continue  # the outside files are not copied in yet
-        assert result.total.recall >= min_recall, (part, result.total.recall, result.misses[:50])
-        assert result.total.over_blocked <= max_blocked, (part, result.false_alarms[:50])
+        # outside cases by their id: their texts stay unseen by whoever tunes the detector
+        misses = [c.source if part == "outside" else c for c in result.misses[:50]]
+        false_alarms = [c.source if part == "outside" else c for c in result.false_alarms[:50]]
+        assert result.total.recall >= min_recall, (part, result.total.recall, misses)
+        assert result.total.over_blocked <= max_blocked, (part, result.total.over_blocked, false_alarms)
 
 
 def test_third_party_part_covers_every_source():
