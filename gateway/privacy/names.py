@@ -16,7 +16,7 @@ import importlib
 import re
 
 from gateway.privacy.name_index import NameIndex, load_name_index
-from gateway.privacy.person_words import FIRST_PERSON, RELATION
+from gateway.privacy.person_words import FIRST_PERSON
 from gateway.privacy.script_names import anchored_names, script_names
 
 LATIN_LOCALES = (
@@ -130,7 +130,6 @@ def person_spans(text: str) -> list[tuple[int, int, str]]:
         for m in pattern.finditer(text)
     ]
     spans += [(m.start(), m.end(), "first_person") for m in FIRST_PERSON.finditer(text)]
-    spans += [(m.start(), m.end(), "relation") for m in RELATION.finditer(text)]
     spans += anchored_names(text, names, index)
     for match in _WORDS.finditer(text):
         if _latin_name(match.group(), names, index):

@@ -131,7 +131,8 @@ ROLE = re.compile(
 )
 # saying one's own name: what follows is the sender's name
 OWN_NAME = re.compile(
-    r"(?i:\b(?:my (?:full )?name is|my name's|i am called|this is|je m'appelle|je m’appelle|mon nom est"
+    r"(?=[mMiIjJeEkKмМ])(?i:\b(?:my (?:full )?name is|my name's|i am called|je m'appelle|je m’appelle"
+    r"|mon nom est"
     r"|ich hei(?:ß|ss)e|mein name ist|me llamo|mi nombre es|meu nome é|me chamo|mi chiamo|il mio nome è"
     r"|ik heet|mijn naam is|меня зовут|моё имя|мое имя)\b)"
     r"|(?i:\bmera naam\b)|اسمي|(?:मेरा नाम)|我叫|我的名字(?:是|叫)|她叫|他叫|名叫|名字叫|本人"
@@ -141,7 +142,7 @@ OWN_NAME = re.compile(
 )
 # "I'm", "soy", "ich bin": what follows is the sender's name only when it is a known name
 OWN_NAME_IF_NAME = re.compile(
-    r"(?i:\b(?:i'm|i am|im|soy|yo soy|ich bin|je suis|sono|ik ben|eu sou|sou|main)\b)"
+    r"(?i:\b(?:i'm|i am|im|this is|soy|yo soy|ich bin|je suis|sono|ik ben|eu sou|sou|main)\b)"
     r"|\bя(?:[ \t]—)?(?= [А-ЯЁ])"
 )
 FIRST_PERSON = re.compile(

@@ -40,13 +40,14 @@ _NOT_NAMES = frozenset(_NOT_NAME_WORDS.split())
 def anchored_names(
     text: str, names: dict[str, frozenset[str]], index: NameIndex
 ) -> list[tuple[int, int, str]]:
-    """(start, end, "anchored") of each person word followed by a name-shaped word."""
-    spans = []
-    for pattern in (RELATION, ROLE, OWN_NAME):
-        for match in pattern.finditer(text):
-            end = _name_after(text, _AFTER.match(text, match.end()).end(), names, index)
-            if end is not None:
-                spans.append((match.start(), end, "anchored"))
+    """(start, end, "relation") of each relationship word, and (start, end, "anchored") of each
+    person word followed by a name-shaped word."""
+    relations = list(RELATION.finditer(text))
+    spans = [(m.start(), m.end(), "relation") for m in relations]
+    for match in [*relations, *ROLE.finditer(text), *OWN_NAME.finditer(text)]:
+        end = _name_after(text, _AFTER.match(text, match.end()).end(), names, index)
+        if end is not None:
+            spans.append((match.start(), end, "anchored"))
     for match in OWN_NAME_IF_NAME.finditer(text):
         at = _AFTER.match(text, match.end()).end()
         if (word := _CASED_WORD.match(text, at)) and (
