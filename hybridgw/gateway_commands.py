@@ -43,7 +43,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         default=16,
         help="waiting requests per edge node beyond which it takes no more (429 when every node is full)",
     )
-    gateway.add_argument("--privacy-mode", choices=("auto", "always_private", "public"), default="auto")
+    gateway.add_argument(
+        "--privacy-mode", choices=("auto", "strict", "always_private", "public"), default="auto"
+    )
     gateway.add_argument(
         "--privacy-ledger",
         help="the privacy ledger's file (default $HYBRIDGW_HOME/privacy-ledger.jsonl; '' for none); "

@@ -2,7 +2,9 @@
 
 Fail closed: if detection itself fails, is off (gateway/privacy/stages.py) or takes longer than
 SCAN_TIMEOUT_S, the request is private; so is one with images in `auto` mode (the detectors read
-text: an image's content is not scanned), unless its key's privacy mode is `public`.
+text: an image's content is not scanned), unless its key's privacy mode is `public`. In `strict`
+mode a request is also private when it names anyone or holds an identifier-shaped token
+(gateway/privacy/strict.py): only the confidently public leave on-prem.
 """
 
 import asyncio
@@ -14,6 +16,7 @@ from enum import StrEnum
 from gateway.off_loop import INLINE_CHARS, off_loop
 from gateway.privacy.recognizers import Finding, find_personal_data
 from gateway.privacy.stages import VERSIONS, all_running, stage_status
+from gateway.privacy.strict import strict_findings
 
 logger = logging.getLogger("hybridgw.gateway")
 SEPARATOR = "\n\x1e\n"  # between the strings of one request: newline, record separator, newline
@@ -24,14 +27,15 @@ SCAN_TIMEOUT_S = 20.0  # a scan still running then makes its request private (a 
 class PrivacyMode(StrEnum):
     ALWAYS_PRIVATE = "always_private"
     AUTO = "auto"
+    STRICT = "strict"  # auto, and also private with any person reference or identifier-shaped token
     PUBLIC = "public"
 
 
 @dataclass(frozen=True, slots=True)
 class PrivacyDecision:
     is_private: bool
-    # "key", "header", "detected", "detector_error", "detector_off", "detector_timeout", "image",
-    # "public", "clean"
+    # "key", "header", "detected", "strict", "detector_error", "detector_off", "detector_timeout",
+    # "image", "public", "clean"
     reason: str
     kinds: tuple[str, ...] = field(default_factory=tuple)
     stages: tuple[tuple[str, str], ...] = ()  # the detector stages that decided, with their versions
@@ -56,13 +60,17 @@ def classify(texts: Texts, mode: PrivacyMode, header: str | None, images: int = 
         strings = texts() if callable(texts) else texts
         # one scan of all the strings (a 20,000-value enum is 20,000 strings), kept apart by a
         # separator no pattern crosses (digit groups and phone numbers never join across it)
-        findings: list[Finding] = find_personal_data(SEPARATOR.join(strings))
+        text = SEPARATOR.join(strings)
+        findings: list[Finding] = find_personal_data(text)
+        strict = strict_findings(text) if mode == PrivacyMode.STRICT and not findings else ()
     except Exception:  # fail closed: an error in a detector must not let data out
         logger.exception("privacy detection failed; treating the request as private")
         return PrivacyDecision(True, "detector_error")
     stages = tuple(VERSIONS.items())
     if findings:
         return PrivacyDecision(True, "detected", tuple(sorted({f.kind for f in findings})), stages)
+    if strict:
+        return PrivacyDecision(True, "strict", strict, stages)
     return PrivacyDecision(False, "clean", (), stages)
 
 

@@ -12,11 +12,13 @@ headers, vital signs, doses, age and sex shorthand, ICD-10 codes), named or not.
 
 import re
 
-from gateway.privacy.names import person_spans
-from gateway.privacy.vocabularies import BIRTH_WORDS, CATEGORIES, STREET, terms_pattern
+from gateway.privacy.addresses import ADDRESS
+from gateway.privacy.names import name_index, person_spans
+from gateway.privacy.vocabularies import BIRTH_WORDS, CATEGORIES
 
 WINDOW = 160
-VERSION = "free-text-1"
+DETAIL_CHARS = 200  # longer than any detail match (an address is the longest)
+VERSION = "free-text-2"
 _MONTHS = (
     r"jan(?:uary|uar|vier)?|feb(?:ruary|ruar)?|févr(?:ier)?|mar(?:ch|s)?|märz|apr(?:il)?|avr(?:il)?|may|mai"
     r"|jun(?:e|i)?|juin|jul(?:y|i)?|juil(?:let)?|aug(?:ust)?|août|sep(?:t(?:ember|embre)?)?|oct(?:ober|obre)?"
@@ -28,16 +30,6 @@ DATE = re.compile(
     rf"|\d{{1,2}}\.?[ \t]{{1,2}}(?:de[ \t])?(?:{_MONTHS})\.?[ \t]{{1,2}}(?:de[ \t])?(?:19|20)\d{{2}}"
     rf"|(?:{_MONTHS})\.?[ \t]{{1,2}}\d{{1,2}}(?:st|nd|rd|th)?,?[ \t]{{1,2}}(?:19|20)\d{{2}}"
     r"|(?:19|20)\d{2}[ \t]?[年년][ \t]?\d{1,2}[ \t]?[月월][ \t]?\d{1,2}[ \t]?[日일]?)(?!\d)"
-)
-_STREET = terms_pattern(STREET).pattern.removeprefix("(?i)")
-ADDRESS = re.compile(
-    rf"(?i)\b\d{{1,5}}[a-z]?,?[ \t]{{1,2}}(?:[A-Za-zÀ-ÿ'’.\-]+[ \t]{{1,2}}){{0,4}}(?:{_STREET})(?![a-z])"
-    r"|(?i:\b[A-Za-zÀ-ÿ\-]{2,30}(?:straße|strasse|str\.|weg|gasse|allee|platz))[ \t]{0,2}\d{1,4}[a-z]?\b"
-    r"|(?i:\b(?:rue|avenue|boulevard|chemin|calle|avenida|via|viale|rua)[ \t]"
-    r"(?:[A-Za-zÀ-ÿ'’\-]+[ \t]?){1,4}),?[ \t]?\d{1,4}"
-    r"|[\u4e00-\u9fff]{1,8}(?:路|街|道|巷|弄)[ \t]?\d{1,5}[ \t]?(?:号|號)"
-    r"|\d{1,2}[ \t]?丁目[ \t]?\d{1,4}(?:[ \t]?番地?)?(?:[ \t]?\d{1,4}[ \t]?号?)?"
-    r"|[\uac00-\ud7a3\d]{1,10}(?:로|길)[ \t]?\d{1,5}(?:-\d{1,4})?"
 )
 CLINICAL_CUES = {
     "section": re.compile(
@@ -93,30 +85,92 @@ PUBLIC_FULL_NAMES = (
     "carl jung", "milton friedman", "kobe bryant", "elon musk", "jeff bezos", "mark zuckerberg",
 )  # fmt: skip
 _CJK_FIGURES = tuple(name for name in PUBLIC_FIGURES if not name.isascii())
-_RECORD_WORDS = re.compile(
+PLACEHOLDER = re.compile(
+    r"\[[^\[\]\n]{1,40}\]|\{[^{}\n]{1,40}\}|<[A-Z_ ]{2,30}>|【[^【】\n]{1,20}】|［[^［］\n]{1,20}］"
+)
+FICTION = re.compile(
+    r"(?i)\b(?:continue the story|short story|a story|the story|novel|fiction|fictional|character|screenplay"
+    r"|fan ?fic|my (?:book|novel|story)|roman|histoire|geschichte|cuento|relato|racconto|verhaal)\b"
+    r"|小说|故事|虚构|角色|小説|物語|소설|이야기|рассказ|роман|قصة|رواية|कहानी|उपन्यास"
+)
+_LONG_WORD = re.compile(r"[A-Za-z]{5,}")
+RECORD_WORDS = re.compile(
     r"(?i)\b(?:patient|employee|client|mrn|record|file|case|dob)\b|患者|员工|病历|社員|환자|직원"
 )
 
 
 def free_text_findings(text: str) -> list[tuple[str, int, int]]:
-    """(kind, start, end) of each finding in `text` (already normalized)."""
+    """(kind, start, end) of each finding in `text` (already normalized).
+
+    A name anchored by a relationship, role or own-name word ("my grandmother Nokuthula
+    Khumalo", "patient Doe", "我表哥周文斌", "my name is ...") is personal data on its own
+    (`person_name`); any other person reference needs a sensitive detail near it."""
     found = [("clinical_note", 0, len(text))] if _clinical(text) else []
-    people = [span for span in person_spans(text) if not _public_figure(text, span)]
+    has_records = RECORD_WORDS.search(text) is not None
+    people = [
+        span for span in person_spans(masked_placeholders(text)) if not public_figure(text, span, has_records)
+    ]
+    if FICTION.search(text):  # invented characters: only the sender and their own people count
+        people = [span for span in people if span[2] in ("relation", "first_person")]
+    found += [("person_name", start, end) for start, end, how in people if how == "anchored"]
     if not people:  # no one named: the vocabularies (the costlier passes) need not run
         return found
+    return found + _details_near(text, people)
+
+
+def _details_near(text: str, people: list[tuple[int, int, str]]) -> list[tuple[str, int, int]]:
+    """The sensitive details near a person, looked for only around the people (a detail farther
+    than WINDOW counts for nothing, so a long prompt with one name costs a few hundred characters
+    of vocabulary passes, not all of it)."""
+    found = []
+    for start, end in _regions(people, len(text)):
+        nearby = [span for span in people if span[0] < end and span[1] > start]
+        for kind, d_start, d_end in _details(text[start:end]):
+            d_start, d_end = d_start + start, d_end + start
+            if any(
+                _near(d_start, d_end, p_start, p_end) and not _inside(d_start, d_end, p_start, p_end)
+                for p_start, p_end, _ in nearby
+            ):
+                found.append((kind, d_start, d_end))
+    return found
+
+
+def _regions(people: list[tuple[int, int, str]], length: int) -> list[tuple[int, int]]:
+    """The stretches of text within WINDOW (and a detail's length) of a person, merged."""
+    reach = WINDOW + DETAIL_CHARS
+    regions: list[tuple[int, int]] = []
+    for p_start, p_end, _ in sorted(people):
+        start, end = max(0, p_start - reach), min(length, p_end + reach)
+        if regions and start <= regions[-1][1]:
+            regions[-1] = (regions[-1][0], max(regions[-1][1], end))
+        else:
+            regions.append((start, end))
+    return regions
+
+
+def _details(text: str) -> list[tuple[str, int, int]]:
     details = [
         (f"person_{name}", m.start(), m.end())
         for name, pattern in CATEGORIES.items()
         for m in pattern.finditer(text)
     ]
-    details += _birth_dates(text) + [("person_address", m.start(), m.end()) for m in ADDRESS.finditer(text)]
-    for kind, start, end in details:
-        if any(
-            _near(start, end, p_start, p_end) and not _inside(start, end, p_start, p_end)
-            for p_start, p_end, _ in people
-        ):
-            found.append((kind, start, end))
-    return found
+    details += _medical_words(text) + _birth_dates(text)
+    return details + [("person_address", m.start(), m.end()) for m in ADDRESS.finditer(text)]
+
+
+def masked_placeholders(text: str) -> str:
+    """A template's placeholders ("[Employee Name]", "{first_name}", "<NAME>") blanked, in place."""
+    return PLACEHOLDER.sub(lambda m: " " * len(m.group()), text)
+
+
+def _medical_words(text: str) -> list[tuple[str, int, int]]:
+    """Disease, ICD-10 and drug words (gateway/privacy/name_index.py's medical section)."""
+    medical = name_index().medical
+    return [
+        ("person_health", m.start(), m.end())
+        for m in _LONG_WORD.finditer(text)
+        if m.group().lower() in medical
+    ]
 
 
 def _clinical(text: str) -> bool:
@@ -141,16 +195,30 @@ def _birth_dates(text: str) -> list[tuple[str, int, int]]:
     ]
 
 
-def _public_figure(text: str, span: tuple[int, int, str]) -> bool:
+def public_figure(text: str, span: tuple[int, int, str], has_records: bool) -> bool:
+    """A known public figure's name, in a text without patient, record or employee words."""
     start, end, how = span
     if how != "name":
         return False
     name = text[start:end]
     words = [word.removesuffix("'s").removesuffix("’s") for word in name.lower().split()]
-    known = set(words) & PUBLIC_FIGURES or any(full in " ".join(words) for full in PUBLIC_FULL_NAMES)
+    known = (
+        set(words) & PUBLIC_FIGURES
+        or _figure_surname(words)
+        or any(full in " ".join(words) for full in PUBLIC_FULL_NAMES)
+    )
     if not (known or any(len(name) >= 2 and name in figure for figure in _CJK_FIGURES)):
         return False
-    return _RECORD_WORDS.search(text) is None
+    return not has_records
+
+
+def _figure_surname(words: list[str]) -> bool:
+    """First name and a public figure's surname ("Édith Piaf", "Ludwig van Beethoven"); not a
+    double surname ("Cristian Guardiola Río": two family names, a private person's form)."""
+    middle = words[1:-1]
+    if len(words) < 2 or len(middle) > 1 or (middle and len(middle[0]) > 3 and not middle[0].endswith(".")):
+        return False
+    return words[-1] in name_index().figures
 
 
 def _near(start: int, end: int, p_start: int, p_end: int) -> bool:

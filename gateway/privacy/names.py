@@ -15,10 +15,19 @@ import functools
 import importlib
 import re
 
+from gateway.privacy.name_index import NameIndex, load_name_index
+from gateway.privacy.person_words import FIRST_PERSON
+from gateway.privacy.script_names import anchored_names, script_names
+
 LATIN_LOCALES = (
     "en_US", "en_GB", "en_IN", "de_DE", "fr_FR", "es_ES", "es_MX", "it_IT", "pt_BR", "nl_NL", "pl_PL",
     "sv_SE", "da_DK", "fi_FI", "cs_CZ", "tr_TR", "id_ID", "ro_RO", "en_IE", "en_NG", "en_KE", "pt_PT",
     "de_AT", "fr_CA", "es_AR", "es_CO", "vi_VN", "en_NZ", "no_NO", "hu_HU",
+)  # fmt: skip
+# locales whose names are written in another script (Cyrillic, Greek, Arabic, Hebrew, Devanagari, ...)
+SCRIPT_LOCALES = (
+    "ru_RU", "uk_UA", "bg_BG", "mk_MK", "el_GR", "ar_AA", "ar_SA", "ar_PS", "ar_DZ", "fa_IR", "he_IL",
+    "hi_IN", "mr_IN", "ne_NP", "bn_BD", "gu_IN", "ta_IN", "th_TH", "hy_AM", "ka_GE",
 )  # fmt: skip
 # first names that are ordinary words at a sentence start: never a name on their own
 _COMMON_WORDS = (
@@ -30,7 +39,9 @@ _COMMON_WORDS = (
 )
 COMMON_WORDS = frozenset(_COMMON_WORDS.split())
 HONORIFIC = (
-    r"(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Sir|Dame|Herr|Frau|Hr|Fr|M|Mme|Mlle|Me|Sr|Sra|Srta|Dña|Don|Sig|Sig\.ra"
+    r"(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Sir|Dame|Herr|Frau|Hr|Fr|M|Mme|Mlle|Me|Sr|Sra|Srta|Dña|Don|Sig"
+    r"|Sig\.ra|Dhr|Mevr|Mw"
+    r"|Meneer|Mevrouw|Signora|Signor|Sig\.a|Dott|Dott\.ssa|Avv|Sr\.a"
     r"|Patient|Patientin|Patiente|Paciente|Employee|Mitarbeiter|Mitarbeiterin|Client|Customer|Applicant"
     r"|Candidate|Kunde|Kundin|Bewerber|Bewerberin|Employé|Employée|Salarié|Salariée|Empleado|Empleada"
     r"|Cliente|Candidato|Candidata|Tenant|Resident|Student|Inmate|Member|Claimant|Insured|Versicherte[rn]?)"
@@ -46,7 +57,8 @@ _PARTICLE = r"(?:de|del|de la|de los|da|di|du|van|van der|van den|von|von der|le
 # a form's name field: "Name: ...", "姓名：...", "이름: ..."
 _NAME_LABEL = re.compile(  # a field of its own: at a line start or after a separator, not "File name:"
     r"(?im:(?:^|[,;|(\t]|[.:] )[ \t]*(?:full name|patient name|name of patient|name|nom|nombre|nome|vorname"
-    r"|nachname|apellidos?|姓名|氏名|名前|이름|성명)[ \t]*[:：][ \t]*[^\s:：,，]{2,40})"
+    r"|nachname|apellidos?|naam|имя|фио|الاسم|नाम|姓名|氏名|名前|이름"
+    r"|성명)[ \t]*[:：—–-][ \t]*[^\s:：,，]{2,40})"
 )
 _WORDS = re.compile(
     rf"{_CAPITALIZED}(?:[ \t]{{1,3}}(?:{_PARTICLE}[ \t]{{1,3}}|[A-Z]\.[ \t]{{1,3}})?{_CAPITALIZED}){{1,3}}"
@@ -60,14 +72,13 @@ _ZH_ROLE = re.compile(
     rf"(?:患者|病人|员工|員工|职员|職員|客户|客戶|申请人|雇员|租户|学生|乘客)[:：\s]?{_HAN}{{2,3}}"
 )
 _JA_SUFFIX = re.compile(r"[\u4e00-\u9fff\u3040-\u30ff]{2,6}(?:さん|様|さま|氏|くん|君|ちゃん|先生|殿)")
-_KO_SUFFIX = re.compile(r"[\uac00-\ud7a3]{2,4}[ ]?(?:씨|님|환자|선생님|직원|고객|군|양)(?![\uac00-\ud7a3])")
-FIRST_PERSON = re.compile(
-    r"(?i)\b(?:i(?:'m| am| was| have| had|'ve| got| suffer| tested| take)"
-    r"|my (?:diagnos|doctor|salary|debt|therap|medication|test result|loan|mortgage|boss|manager|employer"
-    r"|psychiatr)|ich (?:habe|bin|wurde|leide)|mein(?:e|en)? (?:diagnose|gehalt|arzt|therapie|schulden)"
-    r"|j'ai|je suis|je souffre|mon (?:salaire|médecin|diagnostic)|ma (?:maladie|dette)|tengo|estoy"
-    r"|me (?:diagnosticaron|despidieron)|mi (?:salario|sueldo|diagnóstico|médico))\b"
-    r"|我(?:被|的|患|得了|有|确诊|怀孕|欠)|私は|僕は|私の|저는|제가|나는|내가"
+_KO_SUFFIX = re.compile(
+    r"[\uac00-\ud7a3]{2,4}[ ]?(?:씨|님|환자|선생님|직원|고객|군|양|과장|부장|대리|팀장|차장|사원|주임)"
+    r"(?![\uac00-\ud7a3])"
+)
+# Hindi and Arabic honorifics before a name
+_SCRIPT_TITLED = re.compile(
+    r"(?:श्रीमती|श्री|सुश्री|डॉ\.?|السيدة|السيد|الدكتور)[ \t]{1,2}[\u0900-\u097f\u0600-\u06ff]{2,}"
 )
 
 
@@ -85,6 +96,11 @@ def gazetteers() -> dict[str, frozenset[str]]:
         for c in ("zh_CN", "zh_TW", "ja_JP", "ko_KR")
     }
     zh_given = {c for p in ("zh_CN", "zh_TW") for name in provider[p].first_names for c in name}
+    script_names = set()
+    for locale in SCRIPT_LOCALES:
+        script = importlib.import_module(f"faker.providers.person.{locale}").Provider
+        for kind in ("first_names", "first_names_male", "first_names_female", "last_names"):
+            script_names.update(name.casefold() for name in getattr(script, kind, ()) if " " not in name)
     return {
         "latin_first": frozenset(latin_first - COMMON_WORDS),
         "latin_last": frozenset(latin_last - COMMON_WORDS),
@@ -93,30 +109,41 @@ def gazetteers() -> dict[str, frozenset[str]]:
         "ja_surname": frozenset(provider["ja_JP"].last_names),
         "ko_surname": frozenset(provider["ko_KR"].last_names),
         "ko_given": frozenset(provider["ko_KR"].first_names),
+        "script_names": frozenset(script_names),
     }
 
 
+@functools.cache
+def name_index() -> NameIndex:
+    """names-dataset's names in every script, public figures and medical words (loaded once)."""
+    return load_name_index()
+
+
 def person_spans(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, how) of every person reference found."""
-    names = gazetteers()
+    """(start, end, how) of every person reference found; how is "anchored" for a name after a
+    relationship, role or own-name word (a named person of the sender's life or records),
+    "relation" and "first_person" for a person without a name, "title" and "name" otherwise."""
+    names, index = gazetteers(), name_index()
     spans = [
         (m.start(), m.end(), "title")
-        for pattern in (_TITLED, _ROLE_LOWER, _NAME_LABEL)
+        for pattern in (_TITLED, _ROLE_LOWER, _NAME_LABEL, _SCRIPT_TITLED)
         for m in pattern.finditer(text)
     ]
     spans += [(m.start(), m.end(), "first_person") for m in FIRST_PERSON.finditer(text)]
+    spans += anchored_names(text, names, index)
     for match in _WORDS.finditer(text):
-        if _latin_name(match.group(), names):
+        if _latin_name(match.group(), names, index):
             spans.append((match.start(), match.end(), "name"))
+    spans += script_names(text, names, index)
     for match in _REVERSED.finditer(text):
         if match.group(1).lower() in names["latin_last"] and match.group(2).lower() in names["latin_first"]:
             spans.append((match.start(), match.end(), "name"))
     if not text.isascii():
-        spans += _cjk_spans(text, names)
+        spans += _cjk_spans(text, names, index)
     return spans
 
 
-def _latin_name(written: str, names: dict[str, frozenset[str]]) -> bool:
+def _latin_name(written: str, names: dict[str, frozenset[str]], index: NameIndex) -> bool:
     """A known first name first, a known surname after it, or a double-barrelled surname."""
     words = [word for word in written.split() if word[0].isupper()]
     surnames = {part.lower() for word in words[1:] for part in word.split("-")}
@@ -124,16 +151,20 @@ def _latin_name(written: str, names: dict[str, frozenset[str]]) -> bool:
         "-" in word and all(part[:1].isupper() for part in word.split("-")) for word in words
     )
     return (
-        words[0].lower() in names["latin_first"] or bool(surnames & names["latin_last"]) or double_barrelled
+        words[0].lower() in names["latin_first"]
+        or words[0].casefold() in index.first
+        or bool(surnames & names["latin_last"])
+        or bool(surnames & index.last)
+        or double_barrelled
     )
 
 
-def _cjk_spans(text: str, names: dict[str, frozenset[str]]) -> list[tuple[int, int, str]]:
+def _cjk_spans(text: str, names: dict[str, frozenset[str]], index: NameIndex) -> list[tuple[int, int, str]]:
     patterns = (_ZH_TITLE, _ZH_ROLE, _JA_SUFFIX, _KO_SUFFIX)
     spans = [(m.start(), m.end(), "title") for pattern in patterns for m in pattern.finditer(text)]
     zh_surname, zh_given, ko_surname = names["zh_surname"], names["zh_given_char"], names["ko_surname"]
     for i, char in enumerate(text):
-        if char in zh_surname and text[i + 1 : i + 2] in zh_given:
+        if char in zh_surname and text[i + 1 : i + 2] in zh_given and not _in_han_word(text, i, index):
             spans.append((i, i + 3 if text[i + 2 : i + 3] in zh_given else i + 2, "name"))
         elif char in ko_surname and text[i + 1 : i + 3] in names["ko_given"]:
             spans.append((i, i + 3, "name"))
@@ -143,3 +174,9 @@ def _cjk_spans(text: str, names: dict[str, frozenset[str]]) -> list[tuple[int, i
             spans.append((start, start + len(surname), "name"))
             start = text.find(surname, start + 1)
     return spans
+
+
+def _in_han_word(text: str, at: int, index: NameIndex) -> bool:
+    """The surname character at `at` starts a frequent word, or its given name is one ("全国"
+    whole country, "和信用卡" and credit card, "子女" children)."""
+    return text[at : at + 2] in index.han_words or text[at + 1 : at + 3] in index.han_words

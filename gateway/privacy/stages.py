@@ -5,7 +5,7 @@ every `auto` request is private (gateway/privacy/__init__.py)."""
 import functools
 
 from gateway.privacy.free_text import VERSION as FREE_TEXT_VERSION
-from gateway.privacy.names import gazetteers
+from gateway.privacy.names import gazetteers, name_index
 
 VERSIONS = {"patterns": "patterns-2", "free_text": FREE_TEXT_VERSION}
 
@@ -14,7 +14,7 @@ VERSIONS = {"patterns": "patterns-2", "free_text": FREE_TEXT_VERSION}
 def stage_status() -> dict[str, str]:
     """name -> "ok" or "off: <why>" (checked once per process)."""
     status = {}
-    for name, check in (("patterns", _patterns), ("free_text", gazetteers)):
+    for name, check in (("patterns", _patterns), ("free_text", _free_text)):
         try:
             check()
             status[name] = "ok"
@@ -32,3 +32,9 @@ def _patterns() -> None:
 
     if not find_personal_data("card 4111 1111 1111 1111, tel +44 20 7946 0958"):
         raise RuntimeError("the pattern stage found nothing in its self-test")
+
+
+def _free_text() -> None:
+    """Faker's name lists and the name index (built on first start: ~1 minute, once)."""
+    gazetteers()
+    name_index()

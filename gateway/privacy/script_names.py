@@ -1,0 +1,108 @@
+"""Names that no honorific announces: a name-shaped word after a relationship, role or own-name
+word ("my husband Callum", "患者陈思彤", "мой брат Тимур", "زوجي أحمد"), and names in scripts
+other than Latin and Han (Cyrillic, Greek, Arabic, Hebrew, Devanagari, ...) told apart from
+ordinary words by names-dataset and wordfreq (gateway/privacy/name_index.py).
+
+Name-shaped, after a person word: a capitalized word in a cased script (any name: the person
+word already says a person follows), a word of the name index in a caseless one, a Chinese
+surname with one or two more Han characters, a Korean surname with two more syllables. On its
+own: two words of the index in a row ("Иван Петров", "أحمد محمد", "राहुल शर्मा"), or one that is
+only a name ("Nokuthula"), capitalized where the script has case.
+"""
+
+import re
+
+from gateway.privacy.name_index import NameIndex
+from gateway.privacy.person_words import BARE_RELATION, OWN_NAME, OWN_NAME_IF_NAME, RELATION, ROLE
+
+_AFTER = re.compile(
+    r"[ \t:：,，\"“'‘(（—–-]{0,4}(?:(?:o|a|la|el|le|il|lo|the)[ \t]{1,2})?"
+    r"(?:(?:Dr|Mr|Mrs|Ms|Miss|Prof|Herr|Herrn|Frau|Mme|Don|Doña|Dhr|Mevr|Sig|Sra|Sr|श्री|श्रीमती|सुश्री|السيد|السيدة|г-н|г-жа)\.?"
+    r"[ \t]{1,2})?"
+)
+_CASED_WORD = re.compile(r"[A-ZÀ-ÖØ-ÞА-ЯЁΑ-Ω][a-zß-öø-ÿа-яёά-ώ'’]+(?:-[A-ZÀ-ÖØ-ÞА-ЯЁ][a-zß-öø-ÿа-яё'’]+)*")
+_LOWER_WORD = re.compile(r"[a-zß-öø-ÿа-яё]{3,}")
+# letters of scripts without case (and their vowel marks), and of Cyrillic and Greek
+_SCRIPT_WORD = re.compile(
+    r"[\u0590-\u05ff\u0600-\u06ff\u0750-\u077f\u0900-\u097f\u0980-\u09ff\u0b80-\u0bff\u0400-\u04ff\u0370-\u03ff]+"
+)
+_HAN = re.compile(r"[\u4e00-\u9fff]{2,3}")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]{3}")
+# capitalized words that follow a person word without being a name
+_NOT_NAME_WORDS = (
+    "i the a an and or but is was has had who which that this in on at to for with from of by my our "
+    "his her their he she it they we you monday tuesday wednesday thursday friday saturday sunday "
+    "january february march april june july august september october november december"
+)
+_NOT_NAMES = frozenset(_NOT_NAME_WORDS.split())
+
+
+def anchored_names(
+    text: str, names: dict[str, frozenset[str]], index: NameIndex
+) -> list[tuple[int, int, str]]:
+    """(start, end, "relation") of each relationship word, and (start, end, "anchored") of each
+    person word followed by a name-shaped word."""
+    relations = list(RELATION.finditer(text))
+    spans = [(m.start(), m.end(), "relation") for m in relations]
+    for match in [*relations, *ROLE.finditer(text), *OWN_NAME.finditer(text)]:
+        end = _name_after(text, _AFTER.match(text, match.end()).end(), names, index)
+        if end is not None:
+            spans.append((match.start(), end, "anchored"))
+    for match in OWN_NAME_IF_NAME.finditer(text):
+        at = _AFTER.match(text, match.end()).end()
+        if (word := _CASED_WORD.match(text, at)) and (
+            index.is_any_name(word.group()) or word.group().lower() in names["latin_first"]
+        ):
+            spans.append((match.start(), word.end(), "anchored"))
+    for match in BARE_RELATION.finditer(text):  # "Daughter Gillian": a named person, not anchored
+        if (
+            word := _CASED_WORD.match(text, _AFTER.match(text, match.end()).end())
+        ) and word.group().casefold() not in _NOT_NAMES:
+            spans.append((match.start(), word.end(), "title"))
+    return spans
+
+
+def _name_after(text: str, at: int, names: dict[str, frozenset[str]], index: NameIndex) -> int | None:
+    """Where the name that starts at `at` ends, or None when no name-shaped word starts there."""
+    if cased := _CASED_WORD.match(text, at):
+        return None if cased.group().casefold() in _NOT_NAMES else cased.end()
+    if (lower := _LOWER_WORD.match(text, at)) and lower.group() in index.first:
+        return lower.end()
+    if (word := _SCRIPT_WORD.match(text, at)) and _any_name(word.group(), names, index):
+        return word.end()
+    if (han := _HAN.match(text, at)) and han.group()[0] in names["zh_surname"]:
+        written = han.group()
+        if written[:2] in names["zh_surname"]:  # 欧阳, 司马: the given name follows
+            return None if written[1:3] in index.han_words else han.end()
+        return None if written[:2] in index.han_words or written[1:3] in index.han_words else han.end()
+    if (hangul := _HANGUL.match(text, at)) and hangul.group()[0] in names["ko_surname"]:
+        return hangul.end()
+    return None
+
+
+def _any_name(word: str, names: dict[str, frozenset[str]], index: NameIndex) -> bool:
+    return index.is_any_name(word) or word.casefold() in names["script_names"]
+
+
+def script_names(text: str, names: dict[str, frozenset[str]], index: NameIndex) -> list[tuple[int, int, str]]:
+    """(start, end, "name") of names written in a non-Latin alphabet or abjad."""
+    words = [m for m in _SCRIPT_WORD.finditer(text) if _shaped(m.group())]
+    spans = []
+    for i, word in enumerate(words):
+        following = words[i + 1] if i + 1 < len(words) else None
+        is_pair = (
+            following is not None
+            and following.start() - word.end() <= 2
+            and _any_name(word.group(), names, index)
+            and _any_name(following.group(), names, index)
+        )
+        if is_pair:
+            spans.append((word.start(), following.end(), "name"))
+        elif word.group().casefold() in index.first and len(word.group()) >= 4:
+            spans.append((word.start(), word.end(), "name"))
+    return spans
+
+
+def _shaped(word: str) -> bool:
+    """A cased script's name starts with a capital; a caseless script's word may be a name."""
+    return not word[0].islower()
