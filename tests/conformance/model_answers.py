@@ -39,6 +39,16 @@ def _failed_at(failure: BaseException, *sources: str) -> bool:
     return bool(suite) and any(text in (suite[-1].line or "") for text in sources)
 
 
+def _suite_locals(failure: BaseException) -> dict:
+    """The local variables of the standard suite's frame that raised `failure`."""
+    frame, tb = None, failure.__traceback__
+    while tb is not None:
+        if "langchain_tests" in tb.tb_frame.f_code.co_filename:
+            frame = tb.tb_frame
+        tb = tb.tb_next
+    return dict(frame.f_locals) if frame is not None else {}
+
+
 def cut_reported(failure: BaseException) -> str:
     """A Joke the model had not closed within MAX_TOKENS: reported honestly, a Joke prefix."""
     if not isinstance(failure, openai.LengthFinishReasonError):
@@ -74,9 +84,16 @@ def text_instead_of_call(failure: BaseException) -> str:
 
 
 def argument_text_chosen(failure: BaseException) -> str:
-    """A forced call made to the right tool, whose argument the model wrote otherwise."""
+    """A forced call made to the right tool, whose argument the model wrote otherwise, or did
+    not finish within MAX_TOKENS (then the call is reported as far as written, with a length
+    finish: langchain lists a call whose arguments are not whole JSON as invalid)."""
     if isinstance(failure, AssertionError) and _failed_at(failure, "in customer_name"):
         return f"the forced call's argument as the model wrote it ({str(failure)[:120]})"
+    if isinstance(failure, AssertionError) and _failed_at(failure, "len(ai_msg"):
+        message = [v for k, v in _suite_locals(failure).items() if k.startswith("ai_msg")][-1]  # the last
+        assert message.response_metadata["finish_reason"] == "length", message
+        assert [call["name"] for call in message.invalid_tool_calls] == ["unicode_customer"], message
+        return f"the forced call's argument ran past {MAX_TOKENS} tokens, reported cut"
     raise NotTheModelsAnswer("not the model's argument text") from failure
 
 
