@@ -37,6 +37,10 @@ class UpstreamEntry:
     # "chat": the client's messages to /v1/chat/completions (any OpenAI-compatible API)
     api: str = "completions"
     capabilities: list[str] = field(default_factory=list)  # of DECLARABLE: what it does itself
+    # an idle pooled connection is dropped after this long: below the server's own keep-alive
+    # (llama-server's and uvicorn's, so vLLM's and SGLang's: 5 s), or it closes one this gateway
+    # is about to reuse; 0: a new connection per request
+    keepalive_s: float = 3.0
 
     def __post_init__(self) -> None:
         where = f"upstreams[{self.node_id}]"
@@ -53,6 +57,8 @@ class UpstreamEntry:
             raise ValueError(f"upstreams[{self.node_id}].url must be an http(s) URL (its /v1 base)")
         if self.max_concurrency < 1:
             raise ValueError(f"upstreams[{self.node_id}].max_concurrency must be >= 1")
+        if not self.keepalive_s >= 0:
+            raise ValueError(f"upstreams[{self.node_id}].keepalive_s must be >= 0")
 
 
 ROUTING_POLICIES = ("predicted", "all-edge", "all-cloud", "round-robin", "least-busy")
