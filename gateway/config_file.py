@@ -4,8 +4,9 @@
                    cors_allow_origins, responses_retention_hours, keepalive_s (idle client
                    connections closed after it, default 75)
     [routing]      policy, latency_target_ms, ttft_target_ms, tpot_target_ms, cooldown_s,
-                   max_attempts, expected_output_tokens, first_token_deadline_s,
-                   first_token_deadline_factor
+                   max_cooldown_s, failure_window_s, min_failures, failure_rate (the circuit
+                   breaker: gateway/routing/circuit_breaker.py), max_attempts, retry_backoff_s,
+                   expected_output_tokens, first_token_deadline_s, first_token_deadline_factor
     [telemetry]    service_name, otlp_endpoint, trace_file
     [[models]]     name, gguf, context_length
     [[edge_nodes]] id, address, models, queue_bound
@@ -64,7 +65,12 @@ SCHEMA: dict[str, set[str]] = {
         "ttft_target_ms",
         "tpot_target_ms",
         "cooldown_s",
+        "max_cooldown_s",
+        "failure_window_s",
+        "min_failures",
+        "failure_rate",
         "max_attempts",
+        "retry_backoff_s",
         "expected_output_tokens",
         "first_token_deadline_s",
         "first_token_deadline_factor",

@@ -102,7 +102,12 @@ def routing_section(routing: dict) -> RoutingPolicy:
         tpot_target_ms=value_of("routing", routing, "tpot_target_ms", int | float),
         policy=value_of("routing", routing, "policy", str, "predicted"),
         cooldown_s=value_of("routing", routing, "cooldown_s", int | float, 5.0),
+        max_cooldown_s=value_of("routing", routing, "max_cooldown_s", int | float, 60.0),
+        failure_window_s=value_of("routing", routing, "failure_window_s", int | float, 10.0),
+        min_failures=value_of("routing", routing, "min_failures", int, 3),
+        failure_rate=value_of("routing", routing, "failure_rate", int | float, 0.5),
         max_attempts=value_of("routing", routing, "max_attempts", int, 2),
+        retry_backoff_s=value_of("routing", routing, "retry_backoff_s", int | float, 0.05),
         expected_output_tokens=value_of("routing", routing, "expected_output_tokens", int, 256),
         first_token_deadline_s=value_of("routing", routing, "first_token_deadline_s", int | float, 5.0),
         first_token_deadline_factor=value_of(
