@@ -141,7 +141,7 @@ async def _backends(app: web.Application):
         backends.append(EdgeBackend(node.node_id, node.address, frozenset(node.models), node.queue_bound))
     tokenizers = {name: model.tokenizer for name, model in app[app_keys.MODELS].items()}
     for upstream in config.upstreams:
-        backends.append(UpstreamBackend(upstream, tokenizers))
+        backends.append(UpstreamBackend(upstream, tokenizers, config.routing.first_token_deadline_s))
     if config.redis_url:
         client = redis_client.connect(config.redis_url)
         models = frozenset(config.cloud_models or app[app_keys.MODELS])

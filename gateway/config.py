@@ -37,6 +37,10 @@ class UpstreamEntry:
     # "chat": the client's messages to /v1/chat/completions (any OpenAI-compatible API)
     api: str = "completions"
     capabilities: list[str] = field(default_factory=list)  # of DECLARABLE: what it does itself
+    # an idle pooled connection is dropped after this long: below the server's own keep-alive
+    # (llama-server's and uvicorn's, so vLLM's and SGLang's: 5 s), or it closes one this gateway
+    # is about to reuse; 0: a new connection per request
+    keepalive_s: float = 3.0
 
     def __post_init__(self) -> None:
         where = f"upstreams[{self.node_id}]"
@@ -53,6 +57,8 @@ class UpstreamEntry:
             raise ValueError(f"upstreams[{self.node_id}].url must be an http(s) URL (its /v1 base)")
         if self.max_concurrency < 1:
             raise ValueError(f"upstreams[{self.node_id}].max_concurrency must be >= 1")
+        if not self.keepalive_s >= 0:
+            raise ValueError(f"upstreams[{self.node_id}].keepalive_s must be >= 0")
 
 
 ROUTING_POLICIES = ("predicted", "all-edge", "all-cloud", "round-robin", "least-busy")
@@ -66,8 +72,19 @@ class RoutingPolicy:
     latency_target_ms: float | None = None  # end to end; a key's or the request header's wins
     ttft_target_ms: float | None = None
     tpot_target_ms: float | None = None
-    cooldown_s: float = 5.0  # a node that failed is skipped this long
-    max_attempts: int = 2  # tries on different nodes before the first token
+    # a node is taken out (skipped, then given one trial request) when, of its requests' outcomes
+    # in the last failure_window_s, at least min_failures and failure_rate failed
+    # (gateway/routing/circuit_breaker.py): for cooldown_s, doubled after each failed trial up
+    # to max_cooldown_s
+    cooldown_s: float = 5.0
+    max_cooldown_s: float = 60.0
+    failure_window_s: float = 10.0
+    min_failures: int = 3
+    failure_rate: float = 0.5
+    # tries before the first token: on another node when one can take the request, else on the
+    # same one after retry_backoff_s (doubled each time)
+    max_attempts: int = 2
+    retry_backoff_s: float = 0.05
     expected_output_tokens: int = 256  # cap on max_tokens when predicting completion time
     policy: str = "predicted"
     # a node with no first token by max(deadline, factor x its predicted TTFT) loses the request
@@ -82,8 +99,12 @@ class RoutingPolicy:
                 raise ValueError(f"routing.{name} must be positive")
         if self.policy not in ROUTING_POLICIES:
             raise ValueError(f"routing.policy must be one of {', '.join(ROUTING_POLICIES)}")
-        if self.cooldown_s < 0:
-            raise ValueError("routing.cooldown_s must be >= 0")
+        if not 0 <= self.cooldown_s <= self.max_cooldown_s:
+            raise ValueError("routing.cooldown_s must be >= 0 and <= max_cooldown_s")
+        if not (self.failure_window_s > 0 and self.min_failures >= 1 and 0 < self.failure_rate <= 1):
+            raise ValueError("routing: failure_window_s > 0, min_failures >= 1, 0 < failure_rate <= 1")
+        if self.retry_backoff_s < 0:
+            raise ValueError("routing.retry_backoff_s must be >= 0")
         if not 1 <= self.max_attempts <= 10:
             raise ValueError("routing.max_attempts must be between 1 and 10")
         if self.expected_output_tokens < 1:

@@ -1,15 +1,18 @@
 """The gateway's TOML configuration file, with every field overridable from the environment.
 
     [gateway]      host, port, privacy_mode, max_body_bytes, compress_responses, allow_unknown_params,
-                   cors_allow_origins, responses_retention_hours
+                   cors_allow_origins, responses_retention_hours, keepalive_s (idle client
+                   connections closed after it, default 75)
     [routing]      policy, latency_target_ms, ttft_target_ms, tpot_target_ms, cooldown_s,
-                   max_attempts, expected_output_tokens, first_token_deadline_s,
-                   first_token_deadline_factor
+                   max_cooldown_s, failure_window_s, min_failures, failure_rate (the circuit
+                   breaker: gateway/routing/circuit_breaker.py), max_attempts, retry_backoff_s,
+                   expected_output_tokens, first_token_deadline_s, first_token_deadline_factor
     [telemetry]    service_name, otlp_endpoint, trace_file
     [[models]]     name, gguf, context_length
     [[edge_nodes]] id, address, models, queue_bound
     [[upstreams]]  id, url, kind, models (names, or a table: ours = the upstream's), api_key_env,
-                   max_concurrency, metrics_url, api ("completions" | "chat"), capabilities
+                   max_concurrency, metrics_url, api ("completions" | "chat"), capabilities,
+                   keepalive_s (idle pooled connections dropped after it, default 3)
     [cloud]        redis_url, prefix, models, signing_secret
     [privacy]      ledger (the privacy ledger's file; default $HYBRIDGW_HOME/privacy-ledger.jsonl,
                    "" for none), ledger_key_file (default: the ledger's path + ".key"), store
@@ -26,17 +29,21 @@ HYBRIDGW_CLOUD_REDIS_URL=...), HYBRIDGW_<ARRAY>_<INDEX>_<FIELD> for arrays of ta
 
 import os
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gateway.config import (
-    EdgeNodeEntry,
-    GatewayConfig,
-    HttpLimits,
-    ModelEntry,
-    RoutingPolicy,
-    UpstreamEntry,
+from gateway.config import GatewayConfig
+from gateway.config_sections import (
+    ConfigError,
+    ServerSettings,
+    edge_nodes_section,
+    http_section,
+    models_section,
+    number,
+    routing_section,
+    server_section,
+    upstreams_section,
+    value_of,
 )
 from gateway.keys_file import FIELDS as KEY_FIELDS
 from gateway.keys_file import KeysFileError, parse_keys
@@ -54,13 +61,19 @@ SCHEMA: dict[str, set[str]] = {
         "allow_unknown_params",
         "cors_allow_origins",
         "responses_retention_hours",
+        "keepalive_s",
     },
     "routing": {
         "latency_target_ms",
         "ttft_target_ms",
         "tpot_target_ms",
         "cooldown_s",
+        "max_cooldown_s",
+        "failure_window_s",
+        "min_failures",
+        "failure_rate",
         "max_attempts",
+        "retry_backoff_s",
         "expected_output_tokens",
         "first_token_deadline_s",
         "first_token_deadline_factor",
@@ -79,6 +92,7 @@ SCHEMA: dict[str, set[str]] = {
         "metrics_url",
         "api",
         "capabilities",
+        "keepalive_s",
     },
     "cloud": {"redis_url", "prefix", "models", "signing_secret"},
     "privacy": {
@@ -95,26 +109,7 @@ SCHEMA: dict[str, set[str]] = {
     "keys": set(KEY_FIELDS),
 }
 ARRAYS = {"models", "edge_nodes", "upstreams", "keys"}
-
-
-class ConfigError(ValueError):
-    """The configuration is invalid; the message names the field."""
-
-
-@dataclass(slots=True)
-class TelemetrySettings:
-    service_name: str = "hybridgw-gateway"
-    otlp_endpoint: str | None = None  # e.g. http://otel-collector:4317; None: OTEL_EXPORTER_OTLP_ENDPOINT
-    trace_file: str | None = None  # JSON lines, one span per line
-
-
-@dataclass(slots=True)
-class ServerSettings:
-    """What the process needs besides the app: where to listen and where traces go."""
-
-    host: str = "127.0.0.1"
-    port: int = 8080
-    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
+__all__ = ["ConfigError", "ServerSettings", "load_config"]
 
 
 def load_config(
@@ -186,24 +181,10 @@ def _parse_value(raw: str) -> Any:
         return raw
 
 
-def _number(value) -> float | None:
-    return None if value is None else float(value)
-
-
-def value_of(where: str, entry: dict, name: str, kind, default=None, required=False):
-    """entry[name] checked against `kind` (a bool is not an int), else `default`."""
-    value = entry.get(name, default)
-    if value is None and not required:
-        return None
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise ConfigError(f"{where}.{name}: expected {getattr(kind, '__name__', kind)}, got {value!r}")
-    return value
-
-
 def _build(document: dict):
     gateway, cloud = document.get("gateway", {}), document.get("cloud", {})
     privacy = document.get("privacy", {})
-    models = _models(document)
+    models = models_section(document)
     try:
         mode = PrivacyMode(gateway.get("privacy_mode", "auto"))
     except ValueError:
@@ -215,117 +196,32 @@ def _build(document: dict):
     try:
         config = GatewayConfig(
             models=models,
-            edge_nodes=_edge_nodes(document, models),
-            upstreams=_upstreams(document, models),
+            edge_nodes=edge_nodes_section(document, models),
+            upstreams=upstreams_section(document, models),
             redis_url=value_of("cloud", cloud, "redis_url", str),
             redis_prefix=value_of("cloud", cloud, "prefix", str, "hybridgw:"),
             cloud_models=value_of("cloud", cloud, "models", list, []),
             cloud_signing_secret=value_of("cloud", cloud, "signing_secret", str),
             privacy_mode=mode,
-            routing=_routing(document.get("routing", {})),
+            routing=routing_section(document.get("routing", {})),
             max_body_bytes=value_of("gateway", gateway, "max_body_bytes", int, 1 << 20),
             api_keys=keys,
             compress_responses=value_of("gateway", gateway, "compress_responses", bool, False),
             allow_unknown_params=value_of("gateway", gateway, "allow_unknown_params", bool, False),
             cors_allow_origins=value_of("gateway", gateway, "cors_allow_origins", list, []),
-            responses_retention_hours=_number(
+            responses_retention_hours=number(
                 value_of("gateway", gateway, "responses_retention_hours", int | float, 720.0)
             ),
             privacy_ledger=value_of("privacy", privacy, "ledger", str, str(default_ledger_path())) or None,
             privacy_ledger_key_file=value_of("privacy", privacy, "ledger_key_file", str),
             privacy_ledger_store=value_of("privacy", privacy, "store", str, "file"),
             privacy_ledger_id=value_of("privacy", privacy, "ledger_id", str),
-            privacy_ledger_retention_days=_number(
-                value_of("privacy", privacy, "retention_days", int | float)
-            ),
+            privacy_ledger_retention_days=number(value_of("privacy", privacy, "retention_days", int | float)),
             privacy_ledger_fsync=value_of("privacy", privacy, "fsync", bool, True),
-            privacy_ledger_rotate_mb=_number(value_of("privacy", privacy, "rotate_mb", int | float)),
+            privacy_ledger_rotate_mb=number(value_of("privacy", privacy, "rotate_mb", int | float)),
             privacy_ledger_rotate_daily=value_of("privacy", privacy, "rotate_daily", bool, False),
-            http=_http(document.get("http", {})),
+            http=http_section(document.get("http", {})),
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    return config, _server(gateway, document.get("telemetry", {}))
-
-
-def _http(http: dict) -> HttpLimits:
-    defaults = HttpLimits()
-    seconds = {
-        name: float(value_of("http", http, name, int | float, getattr(defaults, name)))
-        for name in ("header_timeout_s", "body_timeout_s", "keepalive_timeout_s")
-    }
-    return HttpLimits(
-        **seconds, max_connections=value_of("http", http, "max_connections", int, defaults.max_connections)
-    )
-
-
-def _models(document: dict) -> list[ModelEntry]:
-    return [
-        ModelEntry(
-            value_of(f"models[{i}]", m, "name", str, required=True),
-            value_of(f"models[{i}]", m, "gguf", str, required=True),
-            value_of(f"models[{i}]", m, "context_length", int),
-        )
-        for i, m in enumerate(document.get("models", []))
-    ]
-
-
-def _upstreams(document: dict, models: list[ModelEntry]) -> list[UpstreamEntry]:
-    entries = []
-    for i, u in enumerate(document.get("upstreams", [])):
-        where = f"upstreams[{i}]"
-        served = value_of(where, u, "models", list | dict, [m.name for m in models])
-        entries.append(
-            UpstreamEntry(
-                value_of(where, u, "id", str, required=True),
-                value_of(where, u, "url", str, required=True),
-                value_of(where, u, "kind", str, required=True),
-                served if isinstance(served, dict) else {name: name for name in served},
-                value_of(where, u, "api_key_env", str),
-                value_of(where, u, "max_concurrency", int, 64),
-                value_of(where, u, "metrics_url", str),
-                value_of(where, u, "api", str, "completions"),
-                value_of(where, u, "capabilities", list, []),
-            )
-        )
-    return entries
-
-
-def _edge_nodes(document: dict, models: list[ModelEntry]) -> list[EdgeNodeEntry]:
-    return [
-        EdgeNodeEntry(
-            value_of(f"edge_nodes[{i}]", e, "id", str, required=True),
-            value_of(f"edge_nodes[{i}]", e, "address", str, required=True),
-            value_of(f"edge_nodes[{i}]", e, "models", list, [m.name for m in models]),
-            value_of(f"edge_nodes[{i}]", e, "queue_bound", int, 16),
-        )
-        for i, e in enumerate(document.get("edge_nodes", []))
-    ]
-
-
-def _routing(routing: dict) -> RoutingPolicy:
-    return RoutingPolicy(
-        latency_target_ms=value_of("routing", routing, "latency_target_ms", int | float),
-        ttft_target_ms=value_of("routing", routing, "ttft_target_ms", int | float),
-        tpot_target_ms=value_of("routing", routing, "tpot_target_ms", int | float),
-        policy=value_of("routing", routing, "policy", str, "predicted"),
-        cooldown_s=value_of("routing", routing, "cooldown_s", int | float, 5.0),
-        max_attempts=value_of("routing", routing, "max_attempts", int, 2),
-        expected_output_tokens=value_of("routing", routing, "expected_output_tokens", int, 256),
-        first_token_deadline_s=value_of("routing", routing, "first_token_deadline_s", int | float, 5.0),
-        first_token_deadline_factor=value_of(
-            "routing", routing, "first_token_deadline_factor", int | float, 4.0
-        ),
-    )
-
-
-def _server(gateway: dict, telemetry: dict) -> "ServerSettings":
-    return ServerSettings(
-        value_of("gateway", gateway, "host", str, "127.0.0.1"),
-        value_of("gateway", gateway, "port", int, 8080),
-        TelemetrySettings(
-            value_of("telemetry", telemetry, "service_name", str, "hybridgw-gateway"),
-            value_of("telemetry", telemetry, "otlp_endpoint", str),
-            value_of("telemetry", telemetry, "trace_file", str),
-        ),
-    )
+    return config, server_section(gateway, document.get("telemetry", {}))

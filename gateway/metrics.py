@@ -23,6 +23,9 @@ class GatewayMetrics:
     privacy_forced: Counter
     first_token_deadlines: Counter  # requests taken from a node that gave no first token in time
     resumed_streams: Counter  # choices continued on another node after theirs failed mid-stream
+    refused: Counter  # requests no node was given, by reason (all_queues_full, node_cooling_down, ...)
+    retries: Counter  # attempts after a failure before the first token: on another node or the same
+    node_cooldowns: Counter  # times a node's circuit breaker took it out
     in_flight: Gauge  # generations being answered now (what a gateway in front of this one reads)
     queue_depth: Gauge
     prediction_ratio: Histogram
@@ -123,6 +126,24 @@ class GatewayMetrics:
             resumed_streams=Counter(
                 "hybridgw_resumed_streams",
                 "Choices continued on another node after theirs failed mid-stream",
+                registry=registry,
+            ),
+            refused=Counter(
+                "hybridgw_refused_requests",
+                "Requests refused without a node (429/503), by reason",
+                ["reason"],
+                registry=registry,
+            ),
+            retries=Counter(
+                "hybridgw_node_retries",
+                "Attempts after a node failed before the first token, on another node or the same",
+                ["where"],
+                registry=registry,
+            ),
+            node_cooldowns=Counter(
+                "hybridgw_node_cooldowns",
+                "Times a node was taken out of routing by its failures (circuit breaker opened)",
+                ["node"],
                 registry=registry,
             ),
             in_flight=Gauge(

@@ -1,6 +1,9 @@
 """One generation request from routing to its first tokens: classify privacy, route, dispatch
 every choice to the chosen node, wait for their first tokens. A node that fails before the first
-token is cooled down and the request re-routed (its events so far are dropped from the sink)."""
+token has it counted against it (gateway/routing/circuit_breaker.py: enough failures take it
+out) and the request is re-routed (its events so far are dropped from the sink): to another node
+that can take it, else to the same one after a backoff (the only node is never left for one
+error)."""
 
 import asyncio
 import functools
@@ -15,6 +18,7 @@ from gateway.config import RoutingPolicy
 from gateway.errors import APIError
 from gateway.generation import Generation
 from gateway.metrics import GatewayMetrics
+from gateway.node_failures import NodeFailures
 from gateway.node_request import run_choice
 from gateway.outbound_request import OutboundRequest
 from gateway.prepared_request import PreparedRequest
@@ -46,6 +50,10 @@ class Dispatcher:
     rng: random.Random
     ledger: PrivacyLedger | None = None  # every routing decision recorded (gateway/privacy/ledger.py)
     affinity: CacheAffinity = field(default_factory=CacheAffinity)  # prompt_cache_key's nodes
+    failures: NodeFailures = field(init=False)  # what a node's failure does
+
+    def __post_init__(self) -> None:
+        self.failures = NodeFailures(self.policy, self.metrics)
 
     async def start(self, prepared: PreparedRequest, output: EventSink) -> Generation:
         """The generation, once every choice has its first token (in `output` already). Raises
@@ -93,21 +101,24 @@ class Dispatcher:
             except BaseException:
                 await generation.close()
                 raise
+            self.failures.dispatched(backend.state)
             if attempt == 0:  # runs once the choices' requests are on their way to the node
                 asyncio.get_running_loop().call_soon(output.ahead)
             try:
                 await self._first_tokens(generation, decision, route_request, excluded, attempt)
+                self.failures.succeeded(backend.state)
                 generation.calibrate_ttft()
                 return generation
             except BackendError as error:
                 await generation.close()
                 output.reset()
+                if error.node_failed and error.retryable:
+                    self.failures.failed(backend.state)
                 if not error.retryable or attempt + 1 == self.policy.max_attempts:
                     kind = "server_error" if error.status >= 500 else "invalid_request_error"
                     raise APIError(error.status, str(error), kind) from None
-                if error.node_failed:
-                    backend.state.cooldown_until = time.monotonic() + self.policy.cooldown_s
-                excluded.add(backend.state.node_id)
+                others = [b.state for b in self.backends if b.state.node_id not in excluded]
+                await self.failures.before_retry(route_request, backend.state, others, excluded, attempt)
             except BaseException:
                 await generation.close()
                 raise
@@ -130,8 +141,10 @@ class Dispatcher:
         if not done and retry and self._better_elsewhere(request, tried, generation.node, working, deadline):
             waiter.cancel()
             self.metrics.first_token_deadlines.inc()
+            if not working:  # no token to any request for the whole deadline: hung, out at once
+                self.failures.failed(generation.node, is_conclusive=True)
             message = f"node {decision.node_id} gave no first token within {deadline:.1f} s"
-            raise BackendError(message, 504, node_failed=not working)
+            raise BackendError(message, 504, node_failed=False)
         await waiter
 
     async def _record(
@@ -199,9 +212,10 @@ class Dispatcher:
         num_tokens: int,
     ) -> tuple[Backend, Dispatched] | None:
         """Where a choice continues after its node failed mid-stream: the router's pick among the
-        other nodes (privacy rules unchanged), counted there at once; the failed one cools down."""
+        other nodes (privacy rules unchanged), counted there at once; the failure counts against
+        the failed one."""
         states = {b.state.node_id: b for b in self.backends}
-        states[failed].state.cooldown_until = time.monotonic() + self.policy.cooldown_s
+        self.failures.failed(states[failed].state)
         request = self._route_request(prepared, privacy, prompt)
         request = replace(request, prompt_tokens=num_tokens, needs=(*request.needs, CONTINUATION))
         others = [b.state for b in self.backends if b.state.node_id != failed]

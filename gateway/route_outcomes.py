@@ -1,7 +1,11 @@
 """The answer to a request the router did not place: 400 (it fits no node's context window, or
 no node that may serve it has what it needs), 429 (every node is at capacity) or 503 (no node
-can serve it now), each recorded for the status page."""
+can serve it now). A refusal says why in its code (`all_queues_full`, `private_no_capacity`,
+`node_cooling_down` with the seconds left in its message and Retry-After, `no_node`,
+`no_private_node`), is counted by that reason (hybridgw_refused_requests_total) and recorded for
+the status page."""
 
+import math
 import time
 
 from gateway.activity import RecentDecision
@@ -36,33 +40,33 @@ def raise_for_outcome(
             "messages",
             "context_length_exceeded",
         )
-    if decision.outcome in (Outcome.SHED, Outcome.UNAVAILABLE):
-        metrics.recent.record(
-            RecentDecision(
-                time.time(),
-                "",
-                model,
-                decision.outcome.value,
-                "",
-                "",
-                decision.reason,
-                privacy.is_private,
-                privacy.reason,
-            )
+    assert decision.outcome in (Outcome.SHED, Outcome.UNAVAILABLE)
+    metrics.refused.labels(decision.reason).inc()
+    metrics.recent.record(
+        RecentDecision(
+            time.time(),
+            "",
+            model,
+            decision.outcome.value,
+            "",
+            "",
+            decision.reason,
+            privacy.is_private,
+            privacy.reason,
         )
-    retry = {"Retry-After": str(max(1, round(decision.retry_after_s)))}
+    )
+    retry_after_s = max(1, math.ceil(decision.retry_after_s))
+    retry = {"Retry-After": str(retry_after_s)}
     if decision.outcome == Outcome.SHED:
-        raise APIError(
-            429,
-            "All nodes are at capacity; retry later.",
-            "rate_limit_error",
-            code="overloaded",
-            headers=retry,
-        )
-    if decision.outcome == Outcome.UNAVAILABLE:
+        message = "All nodes are at capacity; retry later."
+        raise APIError(429, message, "rate_limit_error", code=decision.reason, headers=retry)
+    if decision.reason == "node_cooling_down":
         message = (
-            "No on-prem node can take this private request now."
-            if privacy.is_private
-            else "No node can serve this model now."
+            "Every node that can serve this request is cooling down after failures; "
+            f"retry in {retry_after_s} s."
         )
-        raise APIError(503, message, "server_error", code=decision.reason, headers=retry)
+    elif privacy.is_private:
+        message = "No on-prem node can take this private request now."
+    else:
+        message = "No node can serve this model now."
+    raise APIError(503, message, "server_error", code=decision.reason, headers=retry)

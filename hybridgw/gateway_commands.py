@@ -55,6 +55,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     gateway.add_argument("--keys", help="TOML file of API keys (sha256-hashed); without it the API is open")
     gateway.add_argument("--host", default="127.0.0.1")
     gateway.add_argument("--port", type=int, default=8080)
+    gateway.add_argument(
+        "--keepalive-s",
+        type=float,
+        default=75.0,
+        help="seconds an idle client connection is kept open (default 75)",
+    )
     gateway.set_defaults(handler=_gateway)
 
 
@@ -77,7 +83,7 @@ def _gateway(args: argparse.Namespace) -> int:
             raise SystemExit(f"hybridgw: error: {error}") from None
         telemetry = server.telemetry
         setup_tracing(telemetry.service_name, telemetry.otlp_endpoint, telemetry.trace_file)
-        serve_app(create_app(config), server.host, server.port)
+        serve_app(create_app(config), server.host, server.port, keepalive_s=server.keepalive_s)
         return 0
     setup_tracing("hybridgw-gateway")
     if not args.model:
@@ -109,7 +115,9 @@ def _gateway(args: argparse.Namespace) -> int:
         if args.privacy_ledger is None
         else (args.privacy_ledger or None),
     )
-    serve_app(create_app(config), args.host, args.port)
+    if not args.keepalive_s > 0:
+        raise SystemExit("hybridgw: error: --keepalive-s must be > 0")
+    serve_app(create_app(config), args.host, args.port, keepalive_s=args.keepalive_s)
     return 0
 
 

@@ -19,20 +19,22 @@ def ensure_can_listen(host: str, port: int) -> None:
         raise ListenError(f"cannot listen on {host}:{port}: {error.strerror}") from None
 
 
-def serve_app(app, host: str, port: int, announce: bool = True, on_listening=None) -> None:
+def serve_app(
+    app, host: str, port: int, announce: bool = True, on_listening=None, keepalive_s: float = 75.0
+) -> None:
     """Serve until SIGINT/SIGTERM; the app's cleanup (nodes, Redis) runs on the way out. Port 0
     takes a free port: the bound address is logged (`{"event": "listening", ...}`) and passed
-    to `on_listening(port)`."""
+    to `on_listening(port)`. An idle client connection is closed after `keepalive_s`."""
     ensure_can_listen(host, port)
     app.on_startup.append(_prepare_gc)  # after the app's own startup (nodes, Redis)
     loop = new_event_loop()
     try:
-        loop.run_until_complete(_serve(app, host, port, announce, on_listening))
+        loop.run_until_complete(_serve(app, host, port, announce, on_listening, keepalive_s))
     finally:
         loop.close()
 
 
-async def _serve(app, host: str, port: int, announce: bool, on_listening) -> None:
+async def _serve(app, host: str, port: int, announce: bool, on_listening, keepalive_s: float) -> None:
     import asyncio
     import json
     import logging
@@ -42,7 +44,7 @@ async def _serve(app, host: str, port: int, announce: bool, on_listening) -> Non
 
     from gateway.http_errors import GatewayRunner
 
-    runner = GatewayRunner(app, handler_cancellation=True, access_log=None)
+    runner = GatewayRunner(app, handler_cancellation=True, access_log=None, keepalive_timeout=keepalive_s)
     await runner.setup()
     try:
         try:

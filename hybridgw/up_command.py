@@ -180,6 +180,7 @@ def _up(args: argparse.Namespace) -> int:
             port,
             announce=False,
             on_listening=lambda bound: _banner(host, bound, keyed, list(served)),
+            keepalive_s=server.keepalive_s,
         )
     finally:
         _stop(children)

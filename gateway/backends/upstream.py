@@ -11,9 +11,19 @@ it sends the client's messages to `/v1/chat/completions` (gateway/backends/upstr
 Its load is what this gateway has in flight there (`max_concurrency` running, as many again
 waiting in its own queue, then it takes no more) plus, with `metrics_url`, what its own metrics
 say; its speed what the gateway observes (smoothed prefill and decode rates feed the router's
-predictions); its health its `/health`.
+predictions); its health its `/health` (down after PROBE_FAILURES failed probes in a row: one
+lost probe is no evidence).
+
+Connections: kept alive in a pool that drops one idle for `keepalive_s` (below the keep-alive of
+the servers it fronts: llama-server's and uvicorn's 5 s), and checked as they are taken from it
+(aiohttp reuses one only while its socket is open). A connection the server closed while it sat
+idle can still be taken before its close is read (a busy event loop); the request breaks before a
+byte of the answer came back, and was never read there: it is sent again, at once, on a fresh
+connection (`_open`), and again with backoff while fresh ones break too, within the first-token
+deadline, before anything else (a retry, a node failure) hears of it.
 """
 
+import asyncio
 import os
 import time
 
@@ -31,13 +41,24 @@ from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_state import NodeState
 from shared.proto import inference_pb2 as pb
 
+PROBE_FAILURES = 3  # /health probes failed in a row (0.5 s apart) before the node counts as down
+# a connection that broke before the answer's first byte (a pooled one the server had closed)
+BROKEN_BEFORE_ANSWER = (
+    aiohttp.ServerDisconnectedError,
+    aiohttp.ClientConnectionResetError,
+    aiohttp.ClientOSError,
+)
+MAX_RECONNECT_BACKOFF_S = 0.5
 SMOOTHING = 0.3  # weight of the newest observation in the rates
 INITIAL_PREFILL_TOKENS_PER_S, INITIAL_DECODE_TOKENS_PER_S = 2000.0, 50.0  # until observed
 
 
 class UpstreamBackend:
-    def __init__(self, entry: UpstreamEntry, tokenizers: dict[str, GGUFTokenizer]):
+    def __init__(self, entry: UpstreamEntry, tokenizers: dict[str, GGUFTokenizer], reconnect_s: float = 5.0):
+        """`reconnect_s`: how long a request whose connections break before any answer is sent
+        again (the routing's first-token deadline)."""
         self.entry = entry
+        self.reconnect_s = reconnect_s
         self.url = entry.url.rstrip("/")
         self.base = self.url.removesuffix("/v1")
         self.tokenizers = tokenizers
@@ -56,34 +77,47 @@ class UpstreamBackend:
         key = os.environ.get(entry.api_key_env) if entry.api_key_env else None
         self.headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.metrics = UpstreamMetrics()
-        self.session: aiohttp.ClientSession | None = None
+        self.session: aiohttp.ClientSession | None = None  # kept-alive connections
+        self.fresh: aiohttp.ClientSession | None = None  # a new connection per request
+        self.num_reconnects = 0  # requests sent again on a fresh connection (`_open`)
+        self.num_failed_probes = 0  # in a row
         self._poller = None
 
     async def start(self) -> None:
-        self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+        keepalive_s = self.entry.keepalive_s
+        if keepalive_s:
+            pooled = aiohttp.TCPConnector(limit=0, keepalive_timeout=keepalive_s)
+        else:  # 0: a connection per request
+            pooled = aiohttp.TCPConnector(limit=0, force_close=True)
+        self.session = aiohttp.ClientSession(connector=pooled)
+        self.fresh = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=True))
         await self.poll_once()
         self._poller = start_polling(self.poll_once)
 
     async def close(self) -> None:
         if self._poller:
             self._poller.cancel()
-        if self.session:
-            await self.session.close()
+        for session in (self.session, self.fresh):
+            if session:
+                await session.close()
 
     async def poll_once(self) -> None:
         started = time.perf_counter()
         timeout = aiohttp.ClientTimeout(total=2)
         try:
             async with self.session.get(f"{self.base}/health", timeout=timeout) as reply:
-                self.state.healthy = reply.status == 200
-            if self.entry.metrics_url and self.state.healthy:
+                is_up = reply.status == 200
+            if self.entry.metrics_url and is_up:
                 async with self.session.get(self.entry.metrics_url, timeout=timeout) as reply:
                     if reply.status == 200:
                         self._report(await reply.text())
         except (aiohttp.ClientError, TimeoutError):
-            self.state.healthy = False
-            return
-        self.state.rtt_s = time.perf_counter() - started
+            is_up = False
+        self.num_failed_probes = 0 if is_up else self.num_failed_probes + 1
+        if is_up or self.num_failed_probes >= PROBE_FAILURES:
+            self.state.healthy = is_up
+        if is_up:
+            self.state.rtt_s = time.perf_counter() - started
 
     def _report(self, text: str) -> None:
         """Its requests (running + waiting) and KV-cache use from its metrics: what other clients
@@ -111,18 +145,15 @@ class UpstreamBackend:
         body = self._chat_body(request, client) if chat else self._completion_body(request, client)
         headers = {**self.headers, **(trace_headers or {})}
         stream = UpstreamStream(sink, self.tokenizers.get(request.model), self.entry.node_id)
+        url = f"{self.url}/{'chat/completions' if chat else 'completions'}"
         try:
-            async with self.session.post(
-                f"{self.url}/{'chat/completions' if chat else 'completions'}",
-                json=body,
-                headers=headers,
-                timeout=aiohttp.ClientTimeout(total=timeout_s),
-            ) as reply:
+            async with await self._open(url, body, headers, timeout_s) as reply:
                 if reply.status != 200:
                     raise _refusal(self.entry.node_id, reply.status, await reply.text())
                 read = read_chat(reply, stream, client) if chat else stream.read(reply, _completion_choice)
                 if not await read:
                     return
+                await reply.content.read()  # to the body's end: the connection goes back to the pool
         except (aiohttp.ClientError, TimeoutError) as error:
             raise BackendError(
                 f"upstream {self.entry.node_id}: {type(error).__name__}: {error}", 502
@@ -130,6 +161,26 @@ class UpstreamBackend:
         observed = stream.end()
         if observed is not None:
             self._observe(*observed)
+
+    async def _open(self, url: str, body: dict, headers: dict, timeout_s: float) -> aiohttp.ClientResponse:
+        """The answer's head. A connection that breaks before any byte of it came back is
+        replaced by a fresh one at once (the request never reached the engine: the server had
+        closed that pooled connection idle), then with backoff while fresh ones break too, for
+        `reconnect_s`; one that cannot connect at all is the node's failure."""
+        timeout = aiohttp.ClientTimeout(total=timeout_s)
+        session, backoff_s = self.session, 0.0
+        give_up_at = time.monotonic() + self.reconnect_s
+        while True:
+            try:
+                return await session.post(url, json=body, headers=headers, timeout=timeout)
+            except aiohttp.ClientConnectorError:
+                raise
+            except BROKEN_BEFORE_ANSWER:
+                if time.monotonic() + backoff_s > give_up_at:
+                    raise
+            self.num_reconnects += 1
+            await asyncio.sleep(backoff_s)
+            session, backoff_s = self.fresh, min(MAX_RECONNECT_BACKOFF_S, max(0.01, 2 * backoff_s))
 
     def _completion_body(self, request: pb.GenerateRequest, client: ClientRequest | None) -> dict:
         """The OpenAI (+ vLLM extras) completion request for the node request; BackendError for

@@ -26,7 +26,8 @@ The factors are the node's observed/predicted ratios, learned online (gateway/ro
 `lag` is how far past its predicted first token the latest of its requests still without one
 is (gateway/routing/node_load.py: overdue_lag_s): the node is that far behind, known before calibration
 learns it at the first tokens.
-Policy: candidates serve the model, are healthy, not cooling down, and fit the prompt plus the
+Policy: candidates serve the model, are healthy, not cooling down (when every healthy one is,
+the answer is node_cooling_down with the seconds left), and fit the prompt plus the
 expected output in their context window; a private request may only use edge nodes. A full edge
 is left out while another node has room until the requests holding its slots decode (its slot
 wait is read off their paces, not guessed). With
@@ -126,6 +127,9 @@ def route(
         return Decision(Outcome.UNSUPPORTED, None, _missing(request.needs, permitted))
     allowed = [n for n in capable if n.healthy and n.cooldown_until <= now]
     if not allowed:
+        cooling = [n.cooldown_until - now for n in capable if n.healthy]
+        if cooling:  # up, but taken out by their failures (routing/circuit_breaker.py) for a while
+            return Decision(Outcome.UNAVAILABLE, None, "node_cooling_down", retry_after_s=min(cooling))
         reason = "no_private_node" if request.is_private else "no_node"
         return Decision(Outcome.UNAVAILABLE, None, reason)
     candidates = [n for n in allowed if fits(n, request)]

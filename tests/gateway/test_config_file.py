@@ -28,6 +28,12 @@ context_length = 128
 id = "edge-1"
 address = "10.0.0.5:50051"
 
+[[upstreams]]
+id = "llama"
+url = "http://llama:8080/v1"
+kind = "edge"
+keepalive_s = 1.5
+
 [cloud]
 redis_url = "redis://redis:6379/0"
 
@@ -43,6 +49,7 @@ def test_a_full_file_and_environment_overrides(tmp_path):
     path.write_text(GOOD)
     environ = {
         "HYBRIDGW_GATEWAY_PORT": "9100",
+        "HYBRIDGW_GATEWAY_KEEPALIVE_S": "20",
         "HYBRIDGW_EDGE_NODES_0_ADDRESS": "edge:50051",
         "HYBRIDGW_EDGE_NODES_0_QUEUE_BOUND": "4",
         "HYBRIDGW_GATEWAY_COMPRESS_RESPONSES": "true",
@@ -50,7 +57,8 @@ def test_a_full_file_and_environment_overrides(tmp_path):
         "PATH": "/bin",
     }
     config, server = load_config(path, environ)
-    assert (server.host, server.port) == ("127.0.0.1", 9100)
+    assert (server.host, server.port, server.keepalive_s) == ("127.0.0.1", 9100, 20.0)
+    assert [(u.node_id, u.keepalive_s, u.max_concurrency) for u in config.upstreams] == [("llama", 1.5, 64)]
     assert config.compress_responses is True
     assert (config.routing.cooldown_s, config.routing.max_attempts) == (2.5, 2)
     assert server.telemetry.otlp_endpoint == "http://otel-collector:4317"
@@ -80,6 +88,7 @@ def test_environment_alone_can_configure_the_gateway():
         },
     )
     assert [m.name for m in config.models] == ["m"] and server.host == "0.0.0.0"
+    assert server.keepalive_s == 75.0 and config.upstreams == []
 
 
 @pytest.mark.parametrize(
@@ -95,6 +104,17 @@ def test_environment_alone_can_configure_the_gateway():
         ("[[models]]\nname='a'\ngguf='b'\ncolour='red'\n", {}, r"models\[0\]\.colour: unknown field"),
         ("[nonsense]\n", {}, r"unknown section \[nonsense\]"),
         ("[routing]\nmax_attempts = 0\n[[models]]\nname='a'\ngguf='b'\n", {}, r"routing\.max_attempts"),
+        (
+            "[gateway]\nkeepalive_s = 0\n[[models]]\nname='a'\ngguf='b'\n",
+            {},
+            r"gateway\.keepalive_s must be > 0",
+        ),
+        (
+            "[[models]]\nname='a'\ngguf='b'\n[[upstreams]]\nid='u'\nurl='http://u/v1'\nkind='edge'\n"
+            "keepalive_s=-1\n",
+            {},
+            r"upstreams\[u\]\.keepalive_s must be >= 0",
+        ),
         (
             "[telemetry]\notlp_endpoint = 4317\n[[models]]\nname='a'\ngguf='b'\n",
             {},

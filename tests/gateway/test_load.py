@@ -46,13 +46,17 @@ async def test_a_burst_of_500_streams_completes_or_is_refused_cleanly(model_path
         )
         backend = gw.runner.app[app_keys.BACKENDS][0]
         assert backend.state.load.own_requests == 0  # every dispatch counted out again
+        registry = gw.runner.app[app_keys.METRICS].registry
     statuses = [status for status, _ in results]
+    refused = registry.get_sample_value("hybridgw_refused_requests_total", {"reason": "all_queues_full"})
+    assert (refused or 0) == statuses.count(429)  # each refusal counted by its reason
     assert len(results) == 500 and set(statuses) <= {200, 429, 503}
     assert statuses.count(200) >= 64
     ids = set()
     for status, result in results:
         if status != 200:
             assert result["error"]["type"] in ("rate_limit_error", "server_error")
+            assert status != 429 or result["error"]["code"] == "all_queues_full"  # says why
             continue
         chunks = result["chunks"]
         assert result["done"] and "error" not in chunks[-1]

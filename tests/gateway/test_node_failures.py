@@ -1,9 +1,12 @@
-"""Nodes that fail or answer oddly, as in-process test doubles: a failing node is cooled down and
-the request retried elsewhere (streamed too, with the answering node's headers); a stream with no
-node left gets a JSON error; a node that answers without waiting streams its whole text."""
+"""Nodes that fail or answer oddly, as in-process test doubles: a failing node is cooled down on
+evidence (failures, not one) and the request retried elsewhere (streamed too, with the answering
+node's headers); the only node is retried after a backoff, and a request it cannot take while
+cooling down gets a JSON 503 saying so; a node that answers without waiting streams its whole
+text."""
 
 import asyncio
 import json
+import math
 import time
 
 import aiohttp
@@ -45,28 +48,36 @@ class FailingNode:
         raise BackendError("connection refused", 502)
 
 
-async def test_a_node_failing_before_the_first_token_is_cooled_down_and_the_request_retried(
+async def test_a_node_failing_before_the_first_token_is_cooled_down_on_evidence_and_the_request_retried(
     model_path, edge_node
 ):
     broken = FailingNode()
     config = edge_config(model_path, edge_node)
     async with Gateway(config, [broken]) as gateway, aiohttp.ClientSession() as session:
+        registry = gateway.runner.app[app_keys.METRICS].registry
+        min_failures = config.routing.min_failures
         body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 3}
         # the real edge predicts a first token within the router's tie of the double's, and ties
-        # are broken at random: requests until one went to the double (each answered by edge-a)
-        for _ in range(30):
+        # are broken at random: requests until the double failed min_failures of them (each
+        # answered by edge-a); only the last of those takes it out
+        for _ in range(60):
             async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
                 assert response.status == 200
                 assert response.headers["X-Hybridgw-Node"] == "edge-a"
-            if broken.calls:
+            if broken.calls == min_failures:
                 break
-        assert broken.calls == 1 and broken.state.cooldown_until > time.monotonic()
+            assert broken.state.cooldown_until == 0.0  # one failure is no evidence
+        assert broken.calls == min_failures and broken.state.cooldown_until > time.monotonic()
+        assert (
+            registry.get_sample_value("hybridgw_node_retries_total", {"where": "other_node"}) == min_failures
+        )
+        assert registry.get_sample_value("hybridgw_node_cooldowns_total", {"node": "broken"}) == 1
         async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
             assert response.status == 200
-        assert broken.calls == 1  # cooling down: not tried again
+        assert broken.calls == min_failures  # cooling down: not tried again
         # streamed: the headers, made while the failing node had the request, name the node
-        # that answered (the edge, calibrated on its two answers, made to look slow again: the
-        # failing node is tried first)
+        # that answered (the edge, calibrated on its answers, made to look slow again: the
+        # failing node, half-open once its cooldown is over, gets the trial request first)
         broken.state.cooldown_until = 0.0
         edge = next(b for b in gateway.runner.app[app_keys.BACKENDS] if b is not broken)
         edge.state.calibration.ttft_factor = 10.0
@@ -77,7 +88,8 @@ async def test_a_node_failing_before_the_first_token_is_cooled_down_and_the_requ
             assert response.headers["X-Hybridgw-Target"] == "edge"
             assert response.headers["Content-Type"] == "text/event-stream"
             lines = [line async for line in response.content if line.startswith(b"data: ")]
-        assert broken.calls == 2
+        assert broken.calls == min_failures + 1
+        assert broken.state.cooldown_until > time.monotonic() + config.routing.cooldown_s  # doubled
         assert lines[-1] == b"data: [DONE]\n"
         text = "".join(
             (json.loads(line[6:])["choices"] or [{}])[0].get("delta", {}).get("content") or ""
@@ -117,22 +129,41 @@ async def test_a_node_that_answers_without_waiting_streams_whole_text(model_path
         assert expected and text == expected and instant.calls == 1
 
 
-async def test_a_stream_whose_every_node_fails_before_the_first_token_gets_a_json_error(model_path):
+async def test_the_only_node_failing_is_retried_after_a_backoff_then_refused_while_cooling_down(model_path):
     broken = FailingNode()
     config = GatewayConfig(models=[ModelEntry("tiny", str(model_path), context_length=128)])
+    policy = config.routing
+    assert (policy.max_attempts, policy.min_failures) == (2, 3)  # what the counts below follow from
     async with Gateway(config, [broken]) as gateway, aiohttp.ClientSession() as session:
+        registry = gateway.runner.app[app_keys.METRICS].registry
         body = {"model": "tiny", "messages": MESSAGES, "max_tokens": 3, "stream": True}
-        for _ in range(2):  # and the connection serves the next request as usual
-            async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
-                # tried once, cooled down: no node is left to take it
-                assert response.status == 503
-                assert response.content_type == "application/json"
-                assert int(response.headers["Retry-After"]) >= 1
-                assert "X-Hybridgw-Node" not in response.headers
-                error = (await response.json())["error"]
-                assert error["type"] == "server_error" and error["code"] == "no_node"
-            broken.state.cooldown_until = 0.0
-        assert broken.calls == 2
+        # the only node: tried again after a backoff, not left; both attempts fail: the node's error
+        started = time.monotonic()
+        async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
+            assert response.status == 502 and response.content_type == "application/json"
+            error = (await response.json())["error"]
+            assert error["type"] == "server_error" and "connection refused" in error["message"]
+        assert time.monotonic() - started >= policy.retry_backoff_s
+        assert broken.calls == 2 and broken.state.cooldown_until == 0.0
+        # the third failure in a row takes it out: the retry finds it cooling down, and says so
+        async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
+            assert response.status == 503 and response.content_type == "application/json"
+            assert response.headers["Retry-After"] == str(math.ceil(policy.cooldown_s))
+            assert "X-Hybridgw-Node" not in response.headers
+            error = (await response.json())["error"]
+            assert error["type"] == "server_error" and error["code"] == "node_cooling_down"
+            assert f"retry in {math.ceil(policy.cooldown_s)} s" in error["message"]
+        assert broken.calls == 3
+        assert registry.get_sample_value("hybridgw_node_retries_total", {"where": "same_node"}) == 2
+        assert (
+            registry.get_sample_value("hybridgw_refused_requests_total", {"reason": "node_cooling_down"}) == 1
+        )
+        async with session.post(f"{gateway.url}/v1/chat/completions", json=body) as response:
+            assert response.status == 503  # and the connection serves the next request as usual
+        assert broken.calls == 3
+        assert (
+            registry.get_sample_value("hybridgw_refused_requests_total", {"reason": "node_cooling_down"}) == 2
+        )
 
 
 class DyingNode(InstantNode):
@@ -166,8 +197,8 @@ async def test_a_node_failing_mid_stream_ends_it_with_an_error_event_not_a_cut(m
         )
         expected = GGUFTokenizer.from_file(model_path).decode(list(DyingNode.TOKENS[:2]), skip_special=True)
         assert text == expected
-        assert dying.state.cooldown_until > time.monotonic()  # failed: skipped for a while
-        dying.state.cooldown_until = 0.0
+        assert dying.state.cooldown_until == 0.0  # one failure: counted, not taken out
+        assert gateway.runner.app[app_keys.DISPATCHER].failures.breakers["broken"].num_failures == 1
         unstreamed = {**body, "stream": False}
         async with session.post(f"{gateway.url}/v1/chat/completions", json=unstreamed) as response:
             assert response.status == 502 and (await response.json())["error"]["type"] == "server_error"

@@ -271,8 +271,16 @@ def test_public_requests_leave_half_of_an_edge_queue_to_private_ones_while_they_
 
 def test_cooled_down_and_wrong_model_nodes_are_skipped():
     nodes = [_edge(cooldown_until=5.0), _cloud(models=frozenset({"other"}))]
-    assert route(_request(), nodes, now=1.0, rng=random.Random(0)).outcome == Outcome.UNAVAILABLE
+    cooling = route(_request(), nodes, now=1.0, rng=random.Random(0))
+    assert (cooling.outcome, cooling.reason, cooling.retry_after_s) == (
+        Outcome.UNAVAILABLE,
+        "node_cooling_down",
+        4.0,
+    )
     assert route(_request(), nodes[:1], now=6.0, rng=random.Random(0)).node_id == "edge-1"
+    nodes[0].healthy = False  # down is not cooling down: no node, and no time to wait for
+    down = route(_request(), nodes, now=1.0, rng=random.Random(0))
+    assert (down.outcome, down.reason, down.retry_after_s) == (Outcome.UNAVAILABLE, "no_node", 1.0)
 
 
 def test_ties_are_broken_at_random():
