@@ -3,7 +3,7 @@ SDK runs a tool loop through /v1/responses (it sends `include: []`, function too
 `strict`, the call and its output as items, a structured final output), streamed and not.
 
 The model is a tiny random one, which on "auto" calls the tool again and again (its answer, not
-ours: tests/conformance/model_answers.md): the first turn forces the call, and once the tool
+ours: tests/conformance/model_answers.py): the first turn forces the call, and once the tool
 has run a hook turns tools off, so the second turn is the structured answer (its grammar ends
 it) given the call and its output as items."""
 
