@@ -12,6 +12,7 @@ headers, vital signs, doses, age and sex shorthand, ICD-10 codes), named or not.
 
 import re
 
+from gateway.privacy.address_anchors import anchored_addresses
 from gateway.privacy.addresses import ADDRESS
 from gateway.privacy.names import name_index, person_spans
 from gateway.privacy.vocabularies import BIRTH_WORDS, CATEGORIES
@@ -113,6 +114,7 @@ def free_text_findings(text: str) -> list[tuple[str, int, int]]:
     if FICTION.search(text):  # invented characters: only the sender and their own people count
         people = [span for span in people if span[2] in ("relation", "first_person")]
     found += [("person_name", start, end) for start, end, how in people if how == "anchored"]
+    found += anchored_addresses(text)
     if not people:  # no one named: the vocabularies (the costlier passes) need not run
         return found
     return found + _details_near(text, people)

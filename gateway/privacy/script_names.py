@@ -13,14 +13,25 @@ only a name ("Nokuthula"), capitalized where the script has case.
 import re
 
 from gateway.privacy.name_index import NameIndex
-from gateway.privacy.person_words import BARE_RELATION, OWN_NAME, OWN_NAME_IF_NAME, RELATION, ROLE
+from gateway.privacy.person_words import (
+    BARE_RELATION,
+    NAME_FIELD,
+    OWN_NAME,
+    OWN_NAME_IF_NAME,
+    RELATION,
+    ROLE,
+)
 
 _AFTER = re.compile(
     r"[ \t:：,，\"“'‘(（—–-]{0,4}(?:(?:o|a|la|el|le|il|lo|the)[ \t]{1,2})?"
     r"(?:(?:Dr|Mr|Mrs|Ms|Miss|Prof|Herr|Herrn|Frau|Mme|Don|Doña|Dhr|Mevr|Sig|Sra|Sr|श्री|श्रीमती|सुश्री|السيد|السيدة|г-н|г-жа)\.?"
     r"[ \t]{1,2})?"
 )
-_CASED_WORD = re.compile(r"[A-ZÀ-ÖØ-ÞА-ЯЁΑ-Ω][a-zß-öø-ÿа-яёά-ώ'’]+(?:-[A-ZÀ-ÖØ-ÞА-ЯЁ][a-zß-öø-ÿа-яё'’]+)*")
+# Latin Extended-A (Đ, Ł, Š, ı, ő) holds capitals and small letters alike: a name's first letter
+# there is taken as a capital
+_CASED_WORD = re.compile(
+    r"[A-ZÀ-ÖØ-ÞА-ЯЁΑ-ΩĀ-ž][a-zß-öø-ÿа-яёά-ώĀ-ž'’]+(?:-[A-ZÀ-ÖØ-ÞА-ЯЁĀ-ž][a-zß-öø-ÿа-яёĀ-ž'’]+)*"
+)
 _LOWER_WORD = re.compile(r"[a-zß-öø-ÿа-яё]{3,}")
 # letters of scripts without case (and their vowel marks), and of Cyrillic and Greek
 _SCRIPT_WORD = re.compile(
@@ -54,6 +65,10 @@ def anchored_names(
             index.is_any_name(word.group()) or word.group().lower() in names["latin_first"]
         ):
             spans.append((match.start(), word.end(), "anchored"))
+    for match in NAME_FIELD.finditer(text):
+        end = _known_name_after(text, _AFTER.match(text, match.end()).end(), names, index)
+        if end is not None:
+            spans.append((match.start(), end, "anchored"))
     for match in BARE_RELATION.finditer(text):  # "Daughter Gillian": a named person, not anchored
         if (
             word := _CASED_WORD.match(text, _AFTER.match(text, match.end()).end())
@@ -78,6 +93,25 @@ def _name_after(text: str, at: int, names: dict[str, frozenset[str]], index: Nam
     if (hangul := _HANGUL.match(text, at)) and hangul.group()[0] in names["ko_surname"]:
         return hangul.end()
     return None
+
+
+def _known_name_after(text: str, at: int, names: dict[str, frozenset[str]], index: NameIndex) -> int | None:
+    """Where a known name starting at `at` ends: a capitalized word that is only a name, or
+    two capitalized words one of which is a name ("Alma Russo", "Jóhann Brynjólfsson"); a
+    name of the index in another script; a Chinese or Korean surname with a given name."""
+    if cased := _CASED_WORD.match(text, at):
+        first = cased.group().casefold()
+        second = _CASED_WORD.match(text, _AFTER.match(text, cased.end()).end())
+        if first in _NOT_NAMES or (
+            first in names["latin_first"] and second is None and first in index.ordinary
+        ):
+            return None
+        if index.is_name(first) or first in names["latin_first"] or first in names["latin_last"]:
+            return (second or cased).end()
+        if second and (index.is_any_name(second.group()) or second.group().casefold() in names["latin_last"]):
+            return second.end()
+        return None
+    return _name_after(text, at, names, index)
 
 
 def _any_name(word: str, names: dict[str, frozenset[str]], index: NameIndex) -> bool:

@@ -4,6 +4,7 @@ every `auto` request is private (gateway/privacy/__init__.py)."""
 
 import functools
 
+from gateway.privacy.address_anchors import street_words
 from gateway.privacy.free_text import VERSION as FREE_TEXT_VERSION
 from gateway.privacy.names import gazetteers, name_index
 
@@ -35,6 +36,7 @@ def _patterns() -> None:
 
 
 def _free_text() -> None:
-    """Faker's name lists and the name index (built on first start: ~1 minute, once)."""
+    """Faker's name and street lists and the name index (built on first start: ~1 minute, once)."""
     gazetteers()
     name_index()
+    street_words()

@@ -4,6 +4,13 @@ languages (legal, school, therapy, clinical), abbreviated addresses, and the pub
 let through (public figures, templates, fiction). Written by the team: regression, not recall."""
 
 PERSON_POSITIVES = [
+    ("person_name", "en", "Which card is it on? It's under my sister's name Ingrid Solvang"),
+    ("person_name", "en", "The booking is wrong, the full name on the booking should be Tomasz Wierzbicki"),
+    ("person_name", "en", "Please add Mireille Okonkwo as a second driver on the rental"),
+    ("person_name", "en", "Our founder was called Aurelio Benavídez, can you draft his memorial note"),
+    ("person_address", "en", "Please ship the replacement to Haldenweg 17\n8957 Spreitenbach, thanks"),
+    ("person_address", "en", "My new address is Kauppakatu 21 B, Kuopio; update the invoice please"),
+    ("person_address", "en", "Could a courier pick me up at Dunajská ulica 8 tomorrow morning?"),
     ("person_health", "en", "my husband Callum was diagnosed with early onset alzheimers last week"),
     ("person_school", "en", "My daughter Ellie-Rose (14) has been excluded for 3 days for vaping"),
     ("person_name", "en", "write a short eulogy for my grandmother Nokuthula Khumalo, 1938-2024"),
@@ -36,6 +43,10 @@ PERSON_POSITIVES = [
     ("person_name", "es", "Hola, me llamo Pilar Ugarte y quiero reclamar"),
 ]
 PERSON_NEAR_MISSES = [
+    ("name_field", "en", "What's the name of this function? getUserById returns a row or None"),
+    ("name_field", "en", "Rename the column, change it to customer_name in the schema"),
+    ("address_words", "en", "Send it to the printer on floor 3, the one next to room 12"),
+    ("address_words", "en", "What is the IP address of the gateway, 10.0.0.1 or 10.0.0.254?"),
     ("public_figure", "fr", "Quel rôle la maladie a-t-elle joué dans la vie d'Édith Piaf ?"),
     ("public_figure", "en", "Did Marie Curie die of radiation sickness?"),
     ("public_figure", "en", "Was Franklin D. Roosevelt's polio diagnosis hidden from the public?"),

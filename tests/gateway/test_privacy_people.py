@@ -63,6 +63,9 @@ HOSTILE = {
     "role then han": "患者" + "张" * 100_000,
     "many relations": "my son " * 15_000,
     "address words": "1 " + "Oak " * 25_000,
+    "address anchors": "send it to 12 " * 10_000,
+    "name fields then capitals": "name: " + "Anna " * 20_000,
+    "gated windows": "my " * 30_000,
 }
 
 

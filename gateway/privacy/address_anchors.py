@@ -1,0 +1,79 @@
+"""An address the sender gives as where they live, or where something of theirs goes: after
+"my (new) address", "address is", "send it to", "meet me at", "taxi to", "lives at" comes an address-shaped
+stretch, which is personal data on its own (as an anchored name is: gateway/privacy/names.py).
+
+Address-shaped, within ANCHOR_REACH characters after the anchor: what gateway/privacy/
+addresses.py recognizes, or a house number with a street word of any of Faker's 100-odd
+locales (its `street_suffixes` and `street_prefixes`, a maintained catalogue: "Rayansingel 64",
+"Uunisepäntie 812", "Síp utca 17", "Aleea Albu Nr. 857"), or a house number followed by a line
+that starts with a postcode and a place ("... 40\\n2327 Ecublens").
+"""
+
+import functools
+import importlib
+import pkgutil
+import re
+
+from gateway.privacy.addresses import ADDRESS
+from gateway.privacy.gated import after_words, gated
+
+ANCHOR_REACH = 120
+ANCHOR = gated(
+    after_words(
+        r"(?i)\b(?:address(?:es)?\b|(?:sent|send|deliver(?:ed)?|ship(?:ped)?|mail(?:ed)?|return(?:ed)?"
+        r"|forward(?:ed)?)(?:[ \t]+(?:it|this|them|that|the[ \t]+\w{1,20}))?[ \t]+to\b"
+        r"|(?:meet|pick)[ \t]+me[ \t]+(?:up[ \t]+)?at\b|taxi[ \t]+to\b|arrived[ \t]+at\b"
+        r"|li(?:ve|ves|ved|ving)[ \t]+(?:at|in|on)\b|moved[ \t]+to\b)",
+        "address sent send deliver ship mail return forward me_ taxi arrived live moved",
+    ),
+)
+_HOUSE_NUMBER = re.compile(r"(?<![\d.,:/-])\d{1,5}[a-zA-Z]?\b(?![.,:/-]?\d)")
+_POSTCODE_LINE = re.compile(
+    r"\b\d{1,5}[a-zA-Z]?,?[ \t]*\n[ \t]*(?:[A-Z]{1,2}[- ]?)?\d{3,5}(?:[ -]\d{2,3})?[ \t]+\w"
+)
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+@functools.cache
+def street_words() -> frozenset[str]:
+    """Faker's street suffixes and prefixes of every locale: single words of 3 letters or more,
+    casefolded (ImportError without Faker: the free-text stage is then off)."""
+    package = importlib.import_module("faker.providers.address")
+    words = set()
+    for module in pkgutil.iter_modules(package.__path__):
+        provider = importlib.import_module(f"faker.providers.address.{module.name}").Provider
+        for attr in ("street_suffixes", "street_prefixes", "street_suffixes_long", "street_prefixes_long"):
+            words.update(
+                w.strip().casefold() for w in getattr(provider, attr, ()) if _WORD.fullmatch(w.strip())
+            )
+    return frozenset(words)
+
+
+def anchored_addresses(text: str) -> list[tuple[str, int, int]]:
+    """("person_address", start, end) of each stretch after an anchor that is address-shaped
+    (overlapping stretches are read once, merged: a text of anchors stays linear)."""
+    stretches: list[tuple[int, int, int]] = []  # (anchor start, stretch start, stretch end)
+    for match in ANCHOR.finditer(text):
+        end = min(len(text), match.end() + ANCHOR_REACH)
+        if stretches and match.end() <= stretches[-1][2]:
+            stretches[-1] = (stretches[-1][0], stretches[-1][1], end)
+        else:
+            stretches.append((match.start(), match.end(), end))
+    return [
+        ("person_address", anchor, end)
+        for anchor, start, end in stretches
+        if _address_shaped(text[start:end])
+    ]
+
+
+def _address_shaped(stretch: str) -> bool:
+    if ADDRESS.search(stretch) or _POSTCODE_LINE.search(stretch):
+        return True
+    if not _HOUSE_NUMBER.search(stretch):
+        return False
+    streets = street_words()
+    for word in _WORD.findall(stretch):
+        folded = word.casefold()
+        if folded in streets or any(folded[-k:] in streets for k in range(4, min(9, len(folded)))):
+            return True
+    return False
