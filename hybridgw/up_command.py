@@ -67,6 +67,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         metavar="[NAME=]FILE.gguf",
         help="serve this GGUF file (repeatable; NAME defaults to the file's stem); default: the demo model",
     )
+    up.add_argument(
+        "--privacy-ledger",
+        help="the privacy ledger's file (default: the file's privacy.ledger, else "
+        "$HYBRIDGW_HOME/privacy-ledger.jsonl; '' for none); one gateway writes a ledger at a time",
+    )
     up.add_argument("--no-cloud", action="store_true", help="edge only")
     up.add_argument(
         "--no-prefix-caching", action="store_true", help="no prompt-prefix reuse on either tier (to compare)"
@@ -145,6 +150,8 @@ def _up(args: argparse.Namespace) -> int:
     if not args.model:
         pull(DEFAULT_MODEL)  # to the demo model's path, when absent
     config.redis_url = None if args.no_cloud else (args.redis or config.redis_url)
+    if args.privacy_ledger is not None:
+        config.privacy_ledger = args.privacy_ledger or None
     telemetry = server.telemetry
     setup_tracing(
         telemetry.service_name if args.config else "hybridgw-up",

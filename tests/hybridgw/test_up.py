@@ -4,6 +4,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import typing
@@ -24,6 +25,9 @@ class Up:
 
     def __init__(self, *args: str):
         Up.started.append(self)
+        if "--privacy-ledger" not in args:  # its own ledger: one writer per ledger file
+            self.ledger_folder = tempfile.TemporaryDirectory(prefix="hybridgw-ledger-")
+            args = (*args, "--privacy-ledger", f"{self.ledger_folder.name}/privacy-ledger.jsonl")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "hybridgw", "up", *args],
             stdout=subprocess.PIPE,
