@@ -8,8 +8,9 @@ mobile) whose pattern it matches. Toll-free, premium-rate, shared-cost, UAN and 
 numbers reach a business or a service; the others a person. The country codes that read it
 vote (is_service_number), the text's own countries (gateway/privacy/regions.py) weighing more;
 written nationally, a number's country is a guess, and libphonenumber's example numbers measure
-it: two thirds of the service numbers are told apart, at the cost of 1 in 60 personal ones. The plans are compiled once (functools.cache); a reading is a few hundred regex matches on
-a string of at most 17 digits.
+it: two thirds of the service numbers are told apart, at the cost of 1 in 60 personal ones.
+The plans are compiled once (functools.cache); a reading is a few hundred regex matches on a
+string of at most 17 digits.
 """
 
 import functools

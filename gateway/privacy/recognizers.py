@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import gateway.privacy.accounts as accounts
 import gateway.privacy.documents as documents
 import gateway.privacy.identifiers as identifiers
+import gateway.privacy.labelled_ids as labelled_ids
 import gateway.privacy.phones as phones
 import gateway.privacy.secrets as secrets
 import gateway.privacy.validators as v
@@ -208,7 +209,7 @@ IDENTIFIERS = [
 ]
 DOCUMENTS = [  # passports, MRZ lines, plates, bank accounts: each after its words (literals gate)
     Recognizer(kind, pattern, validate, folded_contains(*literals))
-    for kind, pattern, validate, literals in (*documents.PATTERNS, *accounts.PATTERNS)
+    for kind, pattern, validate, literals in (*documents.PATTERNS, *accounts.PATTERNS, *labelled_ids.PATTERNS)
 ]
 RECOGNIZERS = [*CONTACT, *NATIONAL_IDS, *IDENTIFIERS, *DOCUMENTS, *SECRETS]
 PERSON_ID_GATE = digits(run=2, cluster=4)  # the catalogue's numbers: four digits at least
