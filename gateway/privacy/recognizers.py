@@ -30,6 +30,7 @@ from gateway.privacy.free_text import free_text_findings
 from gateway.privacy.normalize import normalize, views
 from gateway.privacy.person_ids import person_id_findings
 from gateway.privacy.text_facts import Gate, TextFacts, alnum, both, contains, digits, folded_contains
+from gateway.privacy.thing_labels import follows_thing_label
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +244,11 @@ def _find(text: str, gated: bool) -> list[Finding]:
                 found.extend(Finding(*finding) for finding in free_text_findings(view))
             facts, skipped = TextFacts(view), NOT_IN_VIEW.get(name, frozenset())
             if not gated or PERSON_ID_GATE(facts):
-                found.extend(Finding(*finding) for finding in person_id_findings(view))
+                found.extend(
+                    Finding(*finding)
+                    for finding in person_id_findings(view)
+                    if not follows_thing_label(view, finding[1])
+                )
             for recognizer in RECOGNIZERS:
                 if recognizer.kind not in skipped and (not gated or recognizer.gate(facts)):
                     found.extend(_scan(recognizer, view))
@@ -251,10 +256,11 @@ def _find(text: str, gated: bool) -> list[Finding]:
 
 
 def _scan(recognizer: Recognizer, text: str) -> list[Finding]:
+    """The valid matches, but a number right after a business's or a thing's label ("EIN:")."""
     return [
         Finding(recognizer.kind, match.start(), match.end())
         for match in recognizer.pattern.finditer(text)
-        if recognizer.validate(match)
+        if recognizer.validate(match) and not follows_thing_label(text, match.start())
     ]
 
 
