@@ -51,7 +51,7 @@ class Recognizer:
 NATIONAL_IDS = [
     Recognizer(
         "iban",  # any case: [A-Za-z] rather than (?i), which costs every position a case fold
-        re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:(?:[ -]|[ ]?\r?\n)?[A-Za-z0-9]){11,32}"),
+        re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[ ]?\d{2}(?:(?:[ -]|[ ]?\r?\n)?[A-Za-z0-9]){11,32}"),
         v.iban,
         both(digits(run=2), alnum(4)),
     ),
