@@ -138,9 +138,9 @@ CONTACT = [
     ),
     Recognizer(
         "card_number",
-        re.compile(r"(?<![\d./-])(?<!\d[ ./-])\d(?:[ ./-]?\d){12,18}(?![\d]|[ ./-]\d)"),
+        re.compile(r"(?<![\d./-])(?<!\d[ ./-])\d(?:[ ./-]?\d){11,18}(?![\d]|[ ./-]\d)"),
         v.card,
-        digits(cluster=13),
+        digits(cluster=12),
     ),
     Recognizer(
         "ip_address",
