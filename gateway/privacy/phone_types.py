@@ -86,10 +86,10 @@ def _type_of(plan: Plan, number: str) -> bool | None:
 
 
 def is_service_number(digits: str, own_regions: tuple[str, ...]) -> bool:
-    """A service's number: a country of the text's language reads it as a service's (each of
-    them counts OWN_WEIGHT times), or the country codes that read it at all read it as a
-    service's at least 1 / SERVICE_WEIGHT as often as a person's (regions sharing a code, GB and
-    GG, FI and AX, share a plan and count once)."""
+    """A service's number: the country codes that read it at all read it as a service's more
+    than 1 / SERVICE_WEIGHT as often as a person's, a country of the text's language counting
+    OWN_WEIGHT times; regions sharing a code (GB and GG, FI and AX) share a plan and count once.
+    A tie is a person's (fail closed)."""
     services: dict[int, int] = {}
     persons: dict[int, int] = {}
     for region, is_service in readings(digits):
@@ -98,7 +98,7 @@ def is_service_number(digits: str, own_regions: tuple[str, ...]) -> bool:
         tally = services if is_service else persons
         tally[code] = max(tally.get(code, 0), weight)
     num_services, num_persons = sum(services.values()), sum(persons.values())
-    return num_services > 0 and num_services * SERVICE_WEIGHT >= num_persons
+    return num_services > 0 and num_services * SERVICE_WEIGHT > num_persons  # a tie: a person
 
 
 def is_person_number(digits: str) -> bool:

@@ -11,6 +11,7 @@ id that happens to share its shape. Modules whose abbreviation also names a pers
 import functools
 import importlib
 import pkgutil
+import warnings
 
 import stdnum
 
@@ -36,7 +37,9 @@ def thing_labels() -> frozenset[str]:
         if module_info.ispkg or name in PERSON_IDS or name in NOT_THING_MODULES or name.count(".") > 1:
             continue
         try:
-            module = importlib.import_module(module_info.name)
+            with warnings.catch_warnings():  # renamed modules (iso9362 -> bic) warn when imported
+                warnings.simplefilter("ignore", DeprecationWarning)
+                module = importlib.import_module(module_info.name)
         except ImportError:
             continue
         words = docstring_words(module.__doc__ or "")
