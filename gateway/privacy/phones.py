@@ -69,9 +69,14 @@ def phone_numbers(text: str) -> list[re.Match]:
 
 
 def is_phone(match: re.Match) -> bool:
+    """A person's number: of a phone's shape and type, and no organisation's line word before it."""
+    return _phone_shaped(match) and not in_service_context(match.string, match.start())
+
+
+def _phone_shaped(match: re.Match) -> bool:
     written = match.group().strip()
     digits = only_digits(written)
-    if not 7 <= len(digits) <= 15 or in_service_context(match.string, match.start()):
+    if not 7 <= len(digits) <= 15:
         return False
     if written.startswith(("+", "00")):
         return _phone_in("+" + (digits[2:] if written.startswith("00") else digits), (None,))

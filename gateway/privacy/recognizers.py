@@ -26,6 +26,7 @@ import gateway.privacy.labelled_ids as labelled_ids
 import gateway.privacy.phones as phones
 import gateway.privacy.secrets as secrets
 import gateway.privacy.validators as v
+from gateway.privacy.examples import is_published_example
 from gateway.privacy.free_text import free_text_findings
 from gateway.privacy.normalize import normalize, views
 from gateway.privacy.person_ids import person_id_findings
@@ -211,8 +212,19 @@ IDENTIFIERS = [
 DOCUMENTS = [  # passports, MRZ lines, plates, bank accounts: each after its words (literals gate)
     Recognizer(kind, pattern, validate, folded_contains(*literals))
     for kind, pattern, validate, literals in (*documents.PATTERNS, *accounts.PATTERNS, *labelled_ids.PATTERNS)
+    if pattern is not labelled_ids.LABELLED_ID
 ]
-RECOGNIZERS = [*CONTACT, *NATIONAL_IDS, *IDENTIFIERS, *DOCUMENTS, *SECRETS]
+_ID_WORD_GATES = (
+    contains(*labelled_ids.ID_ABBREVIATION_LITERALS),
+    folded_contains(*labelled_ids.ID_WORD_LITERALS),
+)
+LABELLED_IDS = Recognizer(  # an identifier word as written (SSN) or casefolded ("social security")
+    "labelled_id",
+    labelled_ids.LABELLED_ID,
+    labelled_ids.labelled_id,
+    both(digits(run=1), lambda facts: any(gate(facts) for gate in _ID_WORD_GATES)),
+)
+RECOGNIZERS = [*CONTACT, *NATIONAL_IDS, *IDENTIFIERS, *DOCUMENTS, LABELLED_IDS, *SECRETS]
 PERSON_ID_GATE = digits(run=2, cluster=4)  # the catalogue's numbers: four digits at least
 
 
@@ -256,12 +268,18 @@ def _find(text: str, gated: bool) -> list[Finding]:
 
 
 def _scan(recognizer: Recognizer, text: str) -> list[Finding]:
-    """The valid matches, but a number right after a business's or a thing's label ("EIN:")."""
+    """The valid matches, but a number right after a business's or a thing's label ("EIN:") and
+    a published example in a text about examples (gateway/privacy/examples.py)."""
     return [
         Finding(recognizer.kind, match.start(), match.end())
         for match in recognizer.pattern.finditer(text)
-        if recognizer.validate(match) and not follows_thing_label(text, match.start())
+        if recognizer.validate(match) and not follows_thing_label(text, match.start()) and not _example(match)
     ]
+
+
+def _example(match: re.Match) -> bool:
+    values = (match.group(), *(value for value in match.groupdict().values() if value))
+    return any(is_published_example(value, match.string) for value in values)
 
 
 __all__ = ["RECOGNIZERS", "Finding", "both", "find_personal_data", "find_personal_data_ungated", "normalize"]

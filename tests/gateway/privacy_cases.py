@@ -186,6 +186,13 @@ HAND_POSITIVES = [
     ("card_number", "en", "my Maestro card 503412345673"),
     ("secret", "en", "runner token GR1348941aB3dE5fG7hJ9kL1mN3pQ5r"),
     ("secret", "en", "export TG=1234567890:AAbbCCddEEffGGhhIIjjKKllMMnnOOppQQr"),
+    # plates in a form no other number takes, or after a car word
+    ("licence_plate", "ko", "지하 주차장 장애인 구역에 또 45나 7812 차가 서 있어요"),
+    ("licence_plate", "ja", "練馬 500 さ 47-11 の車が毎晩停まっています"),
+    ("licence_plate", "de", "Der Lieferwagen HH-KL 4471 steht wieder in der Einfahrt"),
+    ("licence_plate", "es", "el coche 7312 JRB bloquea la salida"),
+    # a published example value without an example word is treated as anyone's
+    ("card_number", "en", "charge 4242 4242 4242 4242 for the renewal"),
 ]
 
 HAND_NEAR_MISSES = [
@@ -337,4 +344,12 @@ HAND_NEAR_MISSES = [
     ("prose", "en", "driver's license renewal costs $35 in 2024"),
     ("prose", "en", "Enter your date of birth as DD/MM/YYYY"),
     ("code", "en", "HL7 example with MRN 0000000"),
+    # published example values in a text about examples (gateway/privacy/examples.py)
+    ("code", "en", "Stripe test mode: use 4242 4242 4242 4242 with any future date"),
+    ("code", "en", "```\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\n```"),
+    ("code", "de", "Beispiel-IBAN: DE89 3704 0044 0532 0130 00"),
+    ("code", "ja", "テスト用カード 4111 1111 1111 1111 で決済を試す"),
+    # car words without a plate
+    ("prose", "en", "car insurance costs 1200 USD in 2024"),
+    ("prose", "de", "Das Auto fährt 180 km/h"),
 ]
