@@ -6,7 +6,8 @@ number of each of the ~245 regions: its type there is the first of libphonenumbe
 (premium, toll-free, shared cost, VoIP, personal, pager, UAN, voicemail, then fixed line or
 mobile) whose pattern it matches. Toll-free, premium-rate, shared-cost, UAN and voicemail
 numbers reach a business or a service; the others a person. The country codes that read it
-vote (is_service_number), the text's own countries (gateway/privacy/regions.py) weighing more;
+vote (is_service_number), the text's own countries (gateway/privacy/regions.py) and those whose
+national format groups the digits as they are written weighing more;
 written nationally, a number's country is a guess, and libphonenumber's example numbers measure
 it: two thirds of the service numbers are told apart, at the cost of 1 in 60 personal ones.
 The plans are compiled once (functools.cache); a reading is a few hundred regex matches on a
@@ -23,6 +24,7 @@ from phonenumbers.phonenumberutil import SUPPORTED_REGIONS
 
 SERVICE_WEIGHT = 2  # a service's reading against a person's: its plan is the narrower one
 OWN_WEIGHT = 4  # a reading in a country of the text's language, against the others'
+_DIGIT_GROUPS = re.compile(r"\d+")
 # libphonenumber's order of the types (phonenumberutil._number_type_helper), service or not
 TYPE_ORDER = (
     ("premium_rate", True), ("toll_free", True), ("shared_cost", True), ("voip", False),
@@ -85,15 +87,35 @@ def _type_of(plan: Plan, number: str) -> bool | None:
     return None
 
 
-def is_service_number(digits: str, own_regions: tuple[str, ...]) -> bool:
+@functools.lru_cache(maxsize=2048)
+def written_as_in(written: str) -> frozenset[str]:
+    """The regions whose national format groups the number's digits as it is written
+    ("0810 12 34 56": France's overseas departments, not Argentina's 0810-123-4567)."""
+    groups = tuple(len(group) for group in _DIGIT_GROUPS.findall(written))
+    if len(groups) < 2:
+        return frozenset()
+    regions = set()
+    for region, _ in readings("".join(_DIGIT_GROUPS.findall(written))):
+        try:
+            number = phonenumbers.parse(written, region)
+        except phonenumbers.NumberParseException:
+            continue
+        national = phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.NATIONAL)
+        if tuple(len(group) for group in _DIGIT_GROUPS.findall(national)) == groups:
+            regions.add(region)
+    return frozenset(regions)
+
+
+def is_service_number(digits: str, own_regions: tuple[str, ...], written: str = "") -> bool:
     """A service's number: the country codes that read it at all read it as a service's more
     than 1 / SERVICE_WEIGHT as often as a person's, a country of the text's language counting
     OWN_WEIGHT times; regions sharing a code (GB and GG, FI and AX) share a plan and count once.
     A tie is a person's (fail closed)."""
     services: dict[int, int] = {}
     persons: dict[int, int] = {}
+    formats = written_as_in(written) if written else frozenset()
     for region, is_service in readings(digits):
-        weight = OWN_WEIGHT if region in own_regions else 1
+        weight = OWN_WEIGHT if region in own_regions or region in formats else 1
         code = phonenumbers.country_code_for_region(region)
         tally = services if is_service else persons
         tally[code] = max(tally.get(code, 0), weight)

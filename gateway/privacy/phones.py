@@ -90,7 +90,7 @@ def _phone_shaped(match: re.Match) -> bool:
         return False
     nanp = NANP.fullmatch(written) or NANP_WITH_ONE.fullmatch(written)
     own = (*regions_of(match.string), *(("US",) if nanp else ()))
-    if is_service_number(digits, own):
+    if is_service_number(digits, own, written):
         return False
     if CN_MOBILE.fullmatch(digits) and not NANP_WITH_ONE.fullmatch(written):  # 1-800-...: NANP
         return True
