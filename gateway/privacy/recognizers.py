@@ -30,6 +30,7 @@ from gateway.privacy.examples import is_published_example
 from gateway.privacy.free_text import free_text_findings
 from gateway.privacy.normalize import normalize, views
 from gateway.privacy.person_ids import person_id_findings
+from gateway.privacy.tables import table_findings
 from gateway.privacy.text_facts import Gate, TextFacts, alnum, both, contains, digits, folded_contains
 from gateway.privacy.thing_labels import follows_thing_label
 
@@ -225,7 +226,8 @@ LABELLED_IDS = Recognizer(  # an identifier word as written (SSN) or casefolded 
     both(digits(run=1), lambda facts: any(gate(facts) for gate in _ID_WORD_GATES)),
 )
 RECOGNIZERS = [*CONTACT, *NATIONAL_IDS, *IDENTIFIERS, *DOCUMENTS, LABELLED_IDS, *SECRETS]
-PERSON_ID_GATE = digits(run=2, cluster=4)  # the catalogue's numbers: four digits at least
+PERSON_ID_GATE = digits(run=2, cluster=4)
+TABLE_GATE = both(digits(run=1), contains("\n"))  # the catalogue's numbers: four digits at least
 
 
 # Joined digit groups are read for numbers with check digits, not for phones: "page 030 and
@@ -261,6 +263,8 @@ def _find(text: str, gated: bool) -> list[Finding]:
                     for finding in person_id_findings(view)
                     if not follows_thing_label(view, finding[1])
                 )
+            if not gated or TABLE_GATE(facts):  # a header line, then a row of cells
+                found.extend(Finding(*finding) for finding in table_findings(view))
             for recognizer in RECOGNIZERS:
                 if recognizer.kind not in skipped and (not gated or recognizer.gate(facts)):
                     found.extend(_scan(recognizer, view))

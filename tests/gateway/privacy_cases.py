@@ -191,6 +191,10 @@ HAND_POSITIVES = [
     ("licence_plate", "ja", "練馬 500 さ 47-11 の車が毎晩停まっています"),
     ("licence_plate", "de", "Der Lieferwagen HH-KL 4471 steht wieder in der Einfahrt"),
     ("licence_plate", "es", "el coche 7312 JRB bloquea la salida"),
+    # tables whose header names an identifier or a birth date (gateway/privacy/tables.py)
+    ("labelled_id", "ru", "Выгрузка:\nФИО;ИНН;Должность\nПетров Олег;771234567890;инженер"),
+    ("date_of_birth", "en", "| Name | DOB | Ward |\n|---|---|---|\n| K. Osei | 03/07/1961 | 4B |"),
+    ("labelled_id", "de", "Name\tSteuer-ID\tAbteilung\nM. Kaya\t12 345 678 901\tVertrieb"),
     # a published example value without an example word is treated as anyone's
     ("card_number", "en", "charge 4242 4242 4242 4242 for the renewal"),
 ]
@@ -349,6 +353,9 @@ HAND_NEAR_MISSES = [
     ("code", "en", "```\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\n```"),
     ("code", "de", "Beispiel-IBAN: DE89 3704 0044 0532 0130 00"),
     ("code", "ja", "テスト用カード 4111 1111 1111 1111 で決済を試す"),
+    # tables whose header names no identifier
+    ("code", "en", "product,sku,price,stock\nWidget,AB-123456,12.00,5\nGadget,CD-998877,7.50,12"),
+    ("code", "en", "| Version | Date | Notes |\n|---|---|---|\n| 2.14.1 | 2024-03-15 | fixes |"),
     # car words without a plate
     ("prose", "en", "car insurance costs 1200 USD in 2024"),
     ("prose", "de", "Das Auto fährt 180 km/h"),
