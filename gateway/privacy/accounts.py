@@ -14,6 +14,8 @@ ACCOUNT_WORDS = (
     r"|conto corrente n\.?|rekeningnummer|номер сч[её]та|расч[её]тный сч[её]т|лицевой сч[её]т"
     r"|a/c(?: no\.?)?|खाता संख्या|खाता नंबर|खाता सं\.?|رقم الحساب"
     r"|银行账号|银行账户|账号|帳號|口座番号|계좌번호|계좌|은행"
+    r"|iban|cbu|clabe|(?:money |wire |bank )?transfer (?:from|to)|überweisung (?:von|an|auf)"
+    r"|virement (?:de|à|sur)"
 )
 UK_ACCOUNT = re.compile(
     rf"(?i:sort[ -]?code)[^\n\d]{{0,16}}{_SORT_CODE}(?!\d)[^\n\d]{{0,40}}(?<!\d)\d{{8}}(?!\d)"
@@ -26,7 +28,7 @@ US_ACCOUNT = re.compile(
 )
 JP_ACCOUNT = re.compile(r"(?:支店|店番)[^\n]{0,30}?(?:普通|当座|貯蓄)[^\n\d]{0,8}\d{7}(?!\d)")
 NAMED_ACCOUNT = re.compile(
-    rf"(?i:{ACCOUNT_WORDS})[^\n\d]{{0,16}}(?<!\d)\d{{2,6}}(?:[ -]?\d{{2,8}}){{0,4}}(?!\d)"
+    rf"(?i:{ACCOUNT_WORDS})[^\n\d]{{0,16}}(?<!\d)\d{{2,6}}(?:[ ./-]?\d{{2,16}}){{0,4}}(?!\d)"
 )
 
 
@@ -35,9 +37,11 @@ def us_account(match: re.Match) -> bool:
 
 
 def named_account(match: re.Match) -> bool:
-    """Eight digits at least: shorter is a customer or branch number."""
+    """Eight digits at least: shorter is a customer or branch number. Digits right after a
+    letter ("iban de89 ...") are an IBAN's, which its own check decides."""
     digits = re.sub(r"\D", "", match.group())
-    return len(digits) >= 8
+    first_digit = re.search(r"\d", match.group()).start()
+    return len(digits) >= 8 and not match.group()[first_digit - 1].isalpha()
 
 
 PATTERNS = [  # (kind, pattern, validator, literals one of which a match holds, folded)
@@ -49,6 +53,7 @@ PATTERNS = [  # (kind, pattern, validator, literals one of which a match holds, 
         NAMED_ACCOUNT,
         named_account,
         ("account", "acct", "konto", "compte", "cuenta", "conta", "conto", "rekening", "сч", "खाता",
-         "الحساب", "账号", "账户", "帳號", "口座番号", "계좌", "은행", "a/c", "खाता"),
+         "الحساب", "账号", "账户", "帳號", "口座番号", "계좌", "은행", "a/c", "खाता", "iban", "cbu", "clabe",
+         "transfer", "überweisung", "virement"),
     ),
 ]  # fmt: skip

@@ -157,6 +157,7 @@ class Catalogue:
     unspaced_word_to_ids: tuple[tuple[str, tuple[PersonId, ...]], ...]  # Thai, CJK: substrings
     length_to_strong: dict[int, tuple[PersonId, ...]]
     first_word_to_sizes: dict[str, tuple[int, ...]]  # the word counts of the phrases it begins
+    label_to_ids: dict[str, tuple[PersonId, ...]]  # two capitals, named only as "NN:" (a label)
 
 
 def fold(text: str) -> str:
@@ -185,6 +186,15 @@ def docstring_words(doc: str) -> tuple[str, ...]:
     return (*abbreviations, native) if " " in native else tuple(abbreviations)
 
 
+def short_labels(doc: str) -> tuple[str, ...]:
+    """'NN, NISS, RRN (Belgian national number).' -> ('NN',): the two-letter abbreviations
+    docstring_words drops, kept for the label form "NN: 85.07.30-033 28"."""
+    match = _PARENTHESIS.match(doc.strip().splitlines()[0] if doc.strip() else "")
+    if match is None:
+        return ()
+    return tuple(a.strip() for a in re.split(r",| or ", match.group(1)) if len(a.strip()) == 2)
+
+
 def _person_id(name: str) -> tuple[PersonId, tuple[str, ...]]:
     module = importlib.import_module(f"stdnum.{name}")
     is_valid = _checker(module)
@@ -192,7 +202,8 @@ def _person_id(name: str) -> tuple[PersonId, tuple[str, ...]]:
     lengths = frozenset(len(_SEPARATORS.sub("", module.compact(e))) for e in examples)
     kind = name.replace(".", "_").replace("__", "_")
     words = (*docstring_words(module.__doc__ or ""), *PERSON_IDS[name])
-    return PersonId(kind, is_valid, lengths, name in STRONG), words
+    labels = tuple(f"label:{label}" for label in short_labels(module.__doc__ or ""))
+    return PersonId(kind, is_valid, lengths, name in STRONG), (*words, *labels)
 
 
 @functools.cache
@@ -203,16 +214,19 @@ def catalogue() -> Catalogue:
     entries += [(PersonId(kind, check, frozenset(), False), words) for kind, words, check in OWN_IDS]
     for person_id, words in entries:
         for word in words:
-            word_to_ids.setdefault(fold(word), []).append(person_id)
+            key = word if word.startswith("label:") else fold(word)
+            word_to_ids.setdefault(key, []).append(person_id)
         if person_id.is_strong:
             for length in person_id.lengths:
                 length_to_strong.setdefault(length, []).append(person_id)
-    words = {word: tuple(ids) for word, ids in word_to_ids.items() if word}
+    labels = {word[6:]: tuple(ids) for word, ids in word_to_ids.items() if word.startswith("label:")}
+    words = {word: tuple(ids) for word, ids in word_to_ids.items() if word and not word.startswith("label:")}
     return Catalogue(
         words,
         tuple((word, ids) for word, ids in words.items() if ord(word[0]) >= NOT_SPACED_SCRIPTS),
         {length: tuple(ids) for length, ids in length_to_strong.items()},
         _first_word_to_sizes(words),
+        labels,
     )
 
 

@@ -55,6 +55,8 @@ PLATE_WORDS = (
     r"|placa(?! (?:de )?(?:v[ií]deo|base|madre|m[aã]e|gr[aá]fica|solar|rede|som|red))"
     r"|kenteken|госномер|гос\. ?номер|номерной знак|номер(?:ом)? машины|автомобиль с номером"
     r"|गाड़ी नंबर|नंबर प्लेट|رقم اللوحة|لوحة|لوحت|车牌|車牌|牌照|ナンバー|번호판|차량번호"
+    r"|(?<![A-Za-z])(?:car|vehicle|coche|vehículo|voiture|véhicule|wagen|fahrzeug|macchina|carro|veículo"
+    r"|auto|automobile|машина|автомобиль|汽车|車両|자동차|차량)(?![A-Za-z])"
 )
 _CYR = "АВЕКМНОРСТУХABEKMHOPCTYX"
 PLATE_FORMATS = (
@@ -81,7 +83,9 @@ PLATE = re.compile(
 
 
 # forms no other number takes, found without a word: RU (Cyrillic letters of the plate alphabet,
-# region code), CN (province character), IN (state code)
+# region code), CN (province character), IN (state code), KR (a plate's sign between its digits),
+# JP (office, class, kana, number), DE (district-dash-letters-space-digits)
+KR_PLATE_SIGNS = "가나다라마거너더러머버서어저고노도로모보소오조구누두루무부수우주아바사자배하허호"
 IN_STATES = (
     "AN|AP|AR|AS|BR|CG|CH|DD|DL|GA|GJ|HP|HR|JH|JK|KA|KL|LA|LD|MH|ML|MN|MP|MZ|NL|OD|OR|PB|PY|RJ|SK|TN|TR"
     "|TS|UK|UP|WB"
@@ -89,7 +93,10 @@ IN_STATES = (
 DISTINCT_PLATE = re.compile(
     r"(?<![A-Za-z0-9А-Яа-я-])(?P<plate>[АВЕКМНОРСТУХ]\d{3}[АВЕКМНОРСТУХ]{2}\d{2,3}"
     r"|[京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋蒙陕吉闽贵粤青藏川宁琼][A-Z][·•・]?[A-Z0-9]{5,6}"
-    rf"|(?:{IN_STATES})[ -]?\d{{1,2}}[A-Z]?[ -]?[A-Z]{{1,3}}[ -]?\d{{4}})(?![A-Za-z0-9-])"
+    rf"|(?:{IN_STATES})[ -]?\d{{1,2}}[A-Z]?[ -]?[A-Z]{{1,3}}[ -]?\d{{4}}"
+    rf"|\d{{2,3}}[ ]?[{KR_PLATE_SIGNS}][ ]?\d{{4}}"  # KR: the signs plates use (가나다..., 하허호)
+    r"|[\u4e00-\u9fff]{1,4}[ ]?\d{3}[ ]?[\u3040-\u309f][ ]?\d{1,2}-\d{2}"  # JP: 品川 300 あ 12-34
+    r"|[A-ZÄÖÜ]{1,3}-[A-Z]{1,2}[ ]\d{1,4}[EH]?)(?![A-Za-z0-9-])"  # DE: dash, then space: B-AB 1234
 )
 
 
@@ -117,7 +124,9 @@ PATTERNS = [  # (kind, pattern, validator, literals one of which a match holds, 
         plate,
         ("plate", "registration", "tag number", "kennzeichen", "nummernschild", "immatriculation", "plaque",
          "matr", "placa", "patente", "targa", "kenteken", "номер", "नंबर", "لوحة", "车牌", "車牌", "牌照",
-         "ナンバー", "번호판", "차량번호", "لوحت"),
+         "ナンバー", "번호판", "차량번호", "لوحت", "car", "vehic", "vehíc", "véhic", "coche", "voiture",
+         "wagen", "fahrzeug", "macchina", "carro", "veícul", "auto", "машин", "автомобил", "汽车", "車両",
+         "자동차", "차량"),
     ),
     ("licence_plate", DISTINCT_PLATE, plate, ("",)),
 ]  # fmt: skip

@@ -64,15 +64,19 @@ MEDICAL_RECORD = re.compile(
     r"(?i:\bMRN\b|medical record(?: number| no\.?| #)?|patient (?:id|number|no\.?)|chart (?:number|no\.?)"
     r"|patienten-?(?:nummer|id)|fallnummer|dossier (?:médical|patient)|n° de dossier|historia clínica"
     r"|número de historia|病历号|病歷號|住院号|病案号|カルテ番号|患者番号|診察券番号"
-    r"|의무기록번호|환자번호|병록번호)"
-    r"[ \t]{0,3}[:#№：]?[ \t]{0,3}[A-Za-z]{0,3}-?\d{4,12}(?!\d)"
+    r"|의무기록번호|환자번호|병록번호|pat\.? ?nr\.?|patiëntnummer|patientnummer|n° (?:de )?patient"
+    r"|numéro de patient|número de paciente|n[úu]mero de prontuário|prontuário|cartella clinica"
+    r"|номер (?:медицинской )?карты|медицинская карта|रोगी संख्या|मरीज़? (?:आईडी|संख्या)"
+    r"|رقم الملف(?: الطبي)?|رقم المريض|病人编号|患者id|診療録番号|カルテno)"
+    r"[ \t]{0,3}[:#№：]?[ \t]{0,3}[A-Za-z]{0,3}-?(?P<number>\d{4,12})(?!\d)"
 )
 # a literal of each word of the patterns above, casefolded: what any match holds (their gates)
 PASSPORT_LITERALS = ("pass", "pasaporte", "护照", "護照", "旅券", "パスポート", "여권")
 MEDICAL_RECORD_LITERALS = (
     "mrn", "medical record", "patient", "chart", "fallnummer", "dossier", "historia", "病历号",
     "病歷號", "住院号", "病案号", "カルテ番号", "患者番号", "診察券番号", "의무기록번호", "환자번호",
-    "병록번호",
+    "병록번호", "pat", "patiënt", "paciente", "prontuário", "cartella", "карт", "रोगी", "मरीज", "الملف",
+    "المريض", "病人编号", "患者id", "診療録番号", "カルテno",
 )  # fmt: skip
 
 PATTERNS = [  # (kind, pattern, validator)
@@ -98,5 +102,5 @@ PATTERNS = [  # (kind, pattern, validator)
         mac_address,
     ),
     ("passport", PASSPORT, lambda match: True),
-    ("medical_record_number", MEDICAL_RECORD, lambda match: True),
+    ("medical_record_number", MEDICAL_RECORD, lambda match: len(set(match.group("number"))) > 1),
 ]

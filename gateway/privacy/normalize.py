@@ -128,10 +128,17 @@ def _joined(text: str) -> str:
 def _spelled(text: str) -> str:
     if not text.isascii() and sum(map(text.count, CJK_DIGITS)) >= 7:
         text = _CJK_SPELLED.sub(lambda m: "".join(CJK_DIGITS.get(c, c) for c in m.group()), text)
-    words = _WORD_SPLIT.split(text.lower())
-    if sum(1 for word in words if word in NUMBER_WORDS) < 4:  # four in a row need four at least
+    if _longest_number_word_run(_WORD_SPLIT.split(text.lower())) < 4:  # _SPELLED: four in a row
         return text
     return _SPELLED.sub(_words_as_digits, text)
+
+
+def _longest_number_word_run(words: list[str]) -> int:
+    longest = run = 0
+    for word in words:
+        run = run + 1 if word in NUMBER_WORDS else 0
+        longest = max(longest, run)
+    return longest
 
 
 def _words_as_digits(match: re.Match) -> str:

@@ -20,6 +20,7 @@ CONTEXT_CHARS = 40
 MIN_CHARS = 7  # the shortest catalogue number's letters and digits
 MAX_GROUPS = 8
 _GROUP = re.compile(r"[0-9A-Z]+")
+_LABEL = re.compile(r"(?<![^\W\d_])([^\W\d_]{2})[ \t]?[:：][ \t]*$")  # "NN: ", "RČ: "
 
 
 def person_id_findings(text: str) -> list[tuple[str, int, int]]:
@@ -32,6 +33,9 @@ def person_id_findings(text: str) -> list[tuple[str, int, int]]:
             continue
         # the words before the candidate and its own letter groups ("RUT 12.531.909-2")
         named = _named(table, text[max(0, match.start() - CONTEXT_CHARS) : match.end()])
+        label = _LABEL.search(text, max(0, match.start() - 8), match.start())
+        if label is not None:
+            named.extend(table.label_to_ids.get(label.group(1), ()))
         for start, end, compact in runs:
             number = text[start:end]
             # without a word, only a number written as one (a spaced run is as often a phone's)

@@ -16,8 +16,11 @@ pt -> BR, PT), whose national forms count without a trunk prefix ("612 58 95 20"
 when the number is valid there, grouped, after a phone word or in parentheses.
 A number is exempt by its type in libphonenumber's metadata, never by a list: toll-free,
 premium-rate, shared-cost, UAN (a company's one number for all its sites) and voicemail access
-numbers reach a business or a service, not a person. VoIP, pager and personal numbers (UK 070)
-stay personal: people own them.
+numbers reach a business or a service, not a person (gateway/privacy/phone_types.py reads a
+national number in every country's plan). VoIP, pager and personal numbers (UK 070) stay
+personal: people own them. After a phone word, a number valid in some country's plan and not a
+service's by the vote counts; after an organisation's line word ("hotline", "Kundenservice",
+"客服", "お問い合わせ") a number is the organisation's.
 """
 
 import re
@@ -25,6 +28,7 @@ import re
 import phonenumbers
 from phonenumbers import PhoneNumberType
 
+from gateway.privacy.phone_types import in_service_context, is_person_number, is_service_number
 from gateway.privacy.regions import regions_of
 from gateway.privacy.validators import only_digits
 
@@ -45,7 +49,7 @@ NANP = re.compile(r"\(?[2-9]\d{2}\)?[ .\-/]{1,2}\d{3}[ .\-]\d{4}")
 INDIA_MOBILE = re.compile(r"[6-9]\d{4}[ \-]\d{5}")
 PHONE_WORDS = re.compile(
     r"(?i)(?:phone|tel\b|tel\.|telephone|mobile|cell|call|text me|whats ?app|fax|contact|reach"
-    r"|(?:my|his|her|your|their) number"
+    r"|(?:my|his|her|your|their) number|not answering|messages? to|registered"
     r"|电话|電話|手机|手機|联系|聯繫|致电|拨打|携帯|けいたい|連絡|번호|전화|휴대폰|핸드폰|연락"
     r"|telefon|handy|rufnummer|anrufen|erreichbar|mobil|téléphone|portable|appeler|joindre|tél"
     r"|teléfono|telefono|móvil|movil|celular|llamar|cellulare|chiamare|sms|telemóvel|telefone|ligar"
@@ -65,6 +69,11 @@ def phone_numbers(text: str) -> list[re.Match]:
 
 
 def is_phone(match: re.Match) -> bool:
+    """A person's number: of a phone's shape and type, and no organisation's line word before it."""
+    return _phone_shaped(match) and not in_service_context(match.string, match.start())
+
+
+def _phone_shaped(match: re.Match) -> bool:
     written = match.group().strip()
     digits = only_digits(written)
     if not 7 <= len(digits) <= 15:
@@ -79,20 +88,21 @@ def is_phone(match: re.Match) -> bool:
         return False
     if NOT_PHONE_WORDS.search(match.string, max(0, match.start() - 24), match.start()):
         return False
+    nanp = NANP.fullmatch(written) or NANP_WITH_ONE.fullmatch(written)
+    own = (*regions_of(match.string), *(("US",) if nanp else ()))
+    if is_service_number(digits, own, written):
+        return False
     if CN_MOBILE.fullmatch(digits) and not NANP_WITH_ONE.fullmatch(written):  # 1-800-...: NANP
         return True
-    nanp = NANP.fullmatch(written) or NANP_WITH_ONE.fullmatch(written)
     shaped = digits[0] == "0" or nanp or INDIA_MOBILE.fullmatch(written)
     if shaped and (grouped or worded):
-        preferred = (*regions_of(match.string), *(("US",) if nanp else ()))
-        others = tuple(region for region in REGIONS if region not in preferred)
-        return _phone_in(written, (*preferred, *preferred, *others))  # the text's countries: 2 votes
-    if worded and not grouped and any(_valid(digits, region) for region in REGIONS):
-        return True  # bare digits after a phone word ("call 4155552671", spelled-out digits)
+        return _phone_in(written, (*own, *(region for region in REGIONS if region not in own)))
+    if worded and is_person_number(digits):
+        return True  # after a phone word, a number some country's plan gives a person
     enclosed = match.string[match.start() - 1 : match.start()] == "(" and match.string[
         match.end() :
     ].startswith(")")
-    return (grouped or worded or enclosed) and _national(written, match.string)
+    return (grouped or enclosed) and _national(written, match.string)
 
 
 def _national(written: str, text: str) -> bool:
@@ -120,26 +130,13 @@ def _parsed(written: str, region: str | None) -> phonenumbers.PhoneNumber | None
 
 
 def _phone_in(written: str, regions: tuple[str | None, ...]) -> bool:
-    """Valid in the regions (the text's own countries count twice), or of a possible length in
-    one. Where the regions disagree, the
-    types vote: a number as many of them read as toll-free, premium, shared-cost, UAN or
-    voicemail as read as a person's is a service's (0800 028 3636: a freephone in CN, JP, DE and
-    GB, a mobile only in IN). A tie is a person's number (fail closed)."""
+    """Valid, and not a service's, in one of the regions (None: the number's own country code),
+    or of a possible length in one (fail closed)."""
     parsed = [number for number in (_parsed(written, region) for region in regions) if number is not None]
-    types = [phonenumbers.number_type(number) for number in parsed if phonenumbers.is_valid_number(number)]
-    services = sum(kind in NOT_PERSONAL for kind in types)
-    if types:
-        return services <= len(types) - services  # a tie is a person's: fail closed
+    valid = [number for number in parsed if phonenumbers.is_valid_number(number)]
+    if valid:
+        return any(phonenumbers.number_type(number) not in NOT_PERSONAL for number in valid)
     return any(phonenumbers.is_possible_number(number) for number in parsed)
-
-
-def _valid(digits: str, region: str) -> bool:
-    number = _parsed(digits, region)
-    return (
-        number is not None
-        and phonenumbers.is_valid_number(number)
-        and phonenumbers.number_type(number) not in NOT_PERSONAL
-    )
 
 
 def _phone_word_before(match: re.Match) -> bool:

@@ -22,13 +22,17 @@ from dataclasses import dataclass
 import gateway.privacy.accounts as accounts
 import gateway.privacy.documents as documents
 import gateway.privacy.identifiers as identifiers
+import gateway.privacy.labelled_ids as labelled_ids
 import gateway.privacy.phones as phones
 import gateway.privacy.secrets as secrets
 import gateway.privacy.validators as v
+from gateway.privacy.examples import is_published_example
 from gateway.privacy.free_text import free_text_findings
 from gateway.privacy.normalize import normalize, views
 from gateway.privacy.person_ids import person_id_findings
+from gateway.privacy.tables import table_findings
 from gateway.privacy.text_facts import Gate, TextFacts, alnum, both, contains, digits, folded_contains
+from gateway.privacy.thing_labels import follows_thing_label
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +53,7 @@ class Recognizer:
 NATIONAL_IDS = [
     Recognizer(
         "iban",  # any case: [A-Za-z] rather than (?i), which costs every position a case fold
-        re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:(?:[ -]|[ ]?\r?\n)?[A-Za-z0-9]){11,32}"),
+        re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[ ]?\d{2}(?:(?:[ -]|[ ]?\r?\n)?[A-Za-z0-9]){11,32}"),
         v.iban,
         both(digits(run=2), alnum(4)),
     ),
@@ -136,9 +140,9 @@ CONTACT = [
     ),
     Recognizer(
         "card_number",
-        re.compile(r"(?<![\d./-])(?<!\d[ ./-])\d(?:[ ./-]?\d){12,18}(?![\d]|[ ./-]\d)"),
+        re.compile(r"(?<![\d./-])(?<!\d[ ./-])\d(?:[ ./-]?\d){11,18}(?![\d]|[ ./-]\d)"),
         v.card,
-        digits(cluster=13),
+        digits(cluster=12),
     ),
     Recognizer(
         "ip_address",
@@ -208,10 +212,22 @@ IDENTIFIERS = [
 ]
 DOCUMENTS = [  # passports, MRZ lines, plates, bank accounts: each after its words (literals gate)
     Recognizer(kind, pattern, validate, folded_contains(*literals))
-    for kind, pattern, validate, literals in (*documents.PATTERNS, *accounts.PATTERNS)
+    for kind, pattern, validate, literals in (*documents.PATTERNS, *accounts.PATTERNS, *labelled_ids.PATTERNS)
+    if pattern is not labelled_ids.LABELLED_ID
 ]
-RECOGNIZERS = [*CONTACT, *NATIONAL_IDS, *IDENTIFIERS, *DOCUMENTS, *SECRETS]
-PERSON_ID_GATE = digits(run=2, cluster=4)  # the catalogue's numbers: four digits at least
+_ID_WORD_GATES = (
+    contains(*labelled_ids.ID_ABBREVIATION_LITERALS),
+    folded_contains(*labelled_ids.ID_WORD_LITERALS),
+)
+LABELLED_IDS = Recognizer(  # an identifier word as written (SSN) or casefolded ("social security")
+    "labelled_id",
+    labelled_ids.LABELLED_ID,
+    labelled_ids.labelled_id,
+    both(digits(run=1), lambda facts: any(gate(facts) for gate in _ID_WORD_GATES)),
+)
+RECOGNIZERS = [*CONTACT, *NATIONAL_IDS, *IDENTIFIERS, *DOCUMENTS, LABELLED_IDS, *SECRETS]
+PERSON_ID_GATE = digits(run=2, cluster=4)
+TABLE_GATE = both(digits(run=1), contains("\n"))  # the catalogue's numbers: four digits at least
 
 
 # Joined digit groups are read for numbers with check digits, not for phones: "page 030 and
@@ -242,7 +258,13 @@ def _find(text: str, gated: bool) -> list[Finding]:
                 found.extend(Finding(*finding) for finding in free_text_findings(view))
             facts, skipped = TextFacts(view), NOT_IN_VIEW.get(name, frozenset())
             if not gated or PERSON_ID_GATE(facts):
-                found.extend(Finding(*finding) for finding in person_id_findings(view))
+                found.extend(
+                    Finding(*finding)
+                    for finding in person_id_findings(view)
+                    if not follows_thing_label(view, finding[1])
+                )
+            if not gated or TABLE_GATE(facts):  # a header line, then a row of cells
+                found.extend(Finding(*finding) for finding in table_findings(view))
             for recognizer in RECOGNIZERS:
                 if recognizer.kind not in skipped and (not gated or recognizer.gate(facts)):
                     found.extend(_scan(recognizer, view))
@@ -250,11 +272,18 @@ def _find(text: str, gated: bool) -> list[Finding]:
 
 
 def _scan(recognizer: Recognizer, text: str) -> list[Finding]:
+    """The valid matches, but a number right after a business's or a thing's label ("EIN:") and
+    a published example in a text about examples (gateway/privacy/examples.py)."""
     return [
         Finding(recognizer.kind, match.start(), match.end())
         for match in recognizer.pattern.finditer(text)
-        if recognizer.validate(match)
+        if recognizer.validate(match) and not follows_thing_label(text, match.start()) and not _example(match)
     ]
+
+
+def _example(match: re.Match) -> bool:
+    values = (match.group(), *(value for value in match.groupdict().values() if value))
+    return any(is_published_example(value, match.string) for value in values)
 
 
 __all__ = ["RECOGNIZERS", "Finding", "both", "find_personal_data", "find_personal_data_ungated", "normalize"]

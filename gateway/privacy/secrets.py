@@ -23,7 +23,7 @@ SERVICE_KEYS = (
         ("AccountKey=", "SharedAccessKey="),
     ),
     (r"\"private_key_id\"[ \t]*:[ \t]*\"[0-9a-f]{40}\"", ("private_key_id",)),  # GCP service account
-    (r"hooks\.slack\.com/services/T[A-Z0-9]{6,12}/B[A-Z0-9]{6,12}/[A-Za-z0-9]{20,32}", ("hooks.slack.com",)),
+    (r"hooks\.slack\.com/services/T\w{6,100}+/B\w{6,100}+/\w{4,100}+", ("hooks.slack.com",)),
     (
         r"(?<![\w-])(?:whsec_[A-Za-z0-9]{24,64}"  # Stripe webhook
         r"|SG\.[\w-]{22}\.[\w-]{43}"  # SendGrid
@@ -39,9 +39,20 @@ SERVICE_KEYS = (
         r"|LTAI[A-Za-z0-9]{12,24})(?![\w-])",  # Alibaba Cloud AccessKey id
         ("whsec_", "SG.", "npm_", "pypi-", "gl", "hf_", "shp", "sq0", "_v1_", "dapi", "GOCSPX-", "LTAI"),
     ),
-    (r"(?<![\w-])(?:AC|SK)[0-9a-f]{32}(?![\w-])", ("AC", "SK")),  # Twilio
-    (r"(?<![\w:])\d{8,10}:AA[\w-]{33}(?![\w-])", (":AA",)),  # Telegram bot
-    (r"(?<![\w-])[0-9a-f]{32}-us\d{1,2}(?![\w-])", ("-us",)),  # Mailchimp
+    (r"(?<![\w-])(?:AC|SK)[0-9a-z]{32}(?![\w-])", ("AC", "SK")),  # Twilio
+    (r"(?<![\w:])\d{8,10}:[\w-]{35}(?![\w-])", (":",)),  # Telegram bot
+    (r"(?<![\w-])[0-9a-z]{32}-us\d{1,2}(?![\w-])", ("-us",)),  # Mailchimp
+    # detect-secrets' GitLab, GitHub, Discord and Artifactory shapes
+    (
+        r"(?<![\w-])(?:GR1348941[\w-]{20,50}+|glcbt-(?:[0-9a-fA-F]{2}_)?[\w-]{20,50}+|glimt-[\w-]{25}"
+        r"|glptt-[\w-]{40}|glagent-[\w-]{50,1024}+|gloas-[\w-]{64}|gh[pousr]_\w{36})(?![\w-])",
+        ("GR1348941", "glcbt-", "glimt-", "glptt-", "glagent-", "gloas-", "gh"),
+    ),
+    (r"(?<![\w-])[MNO][\w-]{23,25}\.[\w-]{6}\.[\w-]{27}(?![\w-])", (".",)),  # Discord bot
+    (  # Artifactory: a digit and a small letter after the prefix (APACHE2 is no key)
+        r"(?<![\w-])(?:AKC|AP[\dA-F])(?=[A-Za-z]{0,200}+\d)(?=[A-Z0-9]{0,200}+[a-z])[A-Za-z0-9]{8,200}+(?![\w-])",
+        ("AKC", "AP"),
+    ),
     (r"(?<![\w~.-])[\w~.-]{3}\dQ~[\w~.-]{31,34}+(?![\w~.-])", ("Q~",)),  # Azure AD client secret
 )
 

@@ -45,9 +45,21 @@ def email(match: re.Match) -> bool:
     return len(top_level) >= 2 and top_level.isalpha() and not prose
 
 
+CARD_WORDS = re.compile(
+    r"(?i)card|karte|carte|tarjeta|cart[ãa]o|carta|kaart|карт|卡|カード|카드|कार्ड|بطاقة|maestro"
+)
+CARD_WORD_WINDOW = 24
+
+
 def card(match: re.Match) -> bool:
-    """13 to 19 digits, Luhn-valid, with an issuer prefix in use (1: UATP, JCB 1800; 2-6)."""
+    """13 to 19 digits (12 for Maestro after a card word), Luhn-valid, with an issuer prefix in
+    use (1: UATP, JCB 1800; 2-6)."""
     number = only_digits(match.group())
+    if match.string[max(0, match.start() - 1) : match.start()] == "+":  # +49 177 ...: a phone
+        return False
+    if len(number) == 12:  # Maestro's shortest: only after a card word
+        before = match.string[max(0, match.start() - CARD_WORD_WINDOW) : match.start()]
+        return number[0] in "56" and checksums.luhn_valid(number) and CARD_WORDS.search(before) is not None
     return 13 <= len(number) <= 19 and number[0] in "123456" and checksums.luhn_valid(number)
 
 
@@ -84,9 +96,16 @@ def swedish_personnummer(match: re.Match) -> bool:
     return said and 1 <= month <= 12 and 1 <= day <= 31 and checksums.luhn_valid(number)
 
 
+INTERNATIONAL_PREFIX = re.compile(r"(?:\+|\b00)\d{1,3}[ ]?$")
+
+
 def us_ssn(match: re.Match) -> bool:
-    """Separated (123-45-6789, 123 45 6789) or bare after an SSN keyword: in an issued range."""
+    """Separated (123-45-6789, 123 45 6789) or bare after an SSN keyword: in an issued range.
+    Spaced after a country code ("+55 800 12 3456") it is the rest of a phone number."""
     number = only_digits(match.group("ssn") or match.group("bare"))
+    before = match.string[max(0, match.start() - 6) : match.start()]
+    if match.group("ssn") and " " in match.group("ssn") and INTERNATIONAL_PREFIX.search(before):
+        return False
     return len(number) == 9 and checksums.us_ssn_plausible(number[:3], number[3:5], number[5:])
 
 

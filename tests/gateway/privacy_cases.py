@@ -150,6 +150,53 @@ HAND_POSITIVES = [
     ("phone", "pt", "o meu número é 912 345 678, liga-me"),
     ("phone", "it", "chiamami al 347 123 4567 per favore"),
     ("phone", "ru", "позвонить по телефону (9161234567)"),
+    # a phone word and a number some country's plan gives a person (gateway/privacy/phone_types.py)
+    ("phone", "en", "text me on 71 234 567 when you land"),
+    ("phone", "en", "she stopped answering at 0612 345 678"),
+    # numbers an identifier word names (gateway/privacy/labelled_ids.py)
+    ("labelled_id", "en", "My social security number is 7524 0987 11"),
+    ("labelled_id", "en", "driver's licence no. D1234-56789-01234"),
+    ("labelled_id", "de", "Personalausweisnummer: L01X00T47"),
+    ("labelled_id", "fr", "permis de conduire n° 12AB34567"),
+    ("labelled_id", "es", "Mi cédula es 1-0234-0567"),
+    ("labelled_id", "pt", "CNH 02650306461"),
+    ("labelled_id", "it", "patente di guida U1A23B456C"),
+    ("labelled_id", "nl", "rijbewijsnummer 5123456789"),
+    ("labelled_id", "ru", "водительское удостоверение 77 12 345678"),
+    ("labelled_id", "zh", "驾驶证号 310104198801011234"),
+    ("labelled_id", "ja", "運転免許証 第123456789012号"),
+    ("labelled_id", "ko", "운전면허 11-12-345678-90"),
+    ("labelled_id", "hi", "ड्राइविंग लाइसेंस DL-1420110012345"),
+    ("labelled_id", "ar", "رخصة القيادة 12345678"),
+    ("labelled_id", "cs", "RČ: 710319/2745"),
+    ("date_of_birth", "en", "DOB: 03/11/1984"),
+    ("date_of_birth", "de", "geb. 12.05.1979"),
+    ("date_of_birth", "fr", "née le 4 mars 1990"),
+    ("date_of_birth", "es", "fecha de nacimiento: 15/07/1985"),
+    ("date_of_birth", "ja", "生年月日 1985年7月15日"),
+    ("date_of_birth", "zh", "出生日期：1990-02-03"),
+    ("date_of_birth", "ko", "생년월일 1992년 4월 5일"),
+    ("date_of_birth", "ru", "дата рождения 12.04.1978"),
+    ("date_of_birth", "ar", "تاريخ الميلاد 12/04/1978"),
+    ("date_of_birth", "hi", "जन्म तिथि 12/04/1978"),
+    ("medical_record_number", "nl", "Pat.nr 4412093, uitslag positief"),
+    ("medical_record_number", "ar", "رقم الملف 558201"),
+    ("bank_account", "en", "wire transfer to 8601.11.17947 please"),
+    ("iban", "en", "IBAN: BE 68 5390 0754 7034"),
+    ("card_number", "en", "my Maestro card 503412345673"),
+    ("secret", "en", "runner token GR1348941aB3dE5fG7hJ9kL1mN3pQ5r"),
+    ("secret", "en", "export TG=1234567890:AAbbCCddEEffGGhhIIjjKKllMMnnOOppQQr"),
+    # plates in a form no other number takes, or after a car word
+    ("licence_plate", "ko", "지하 주차장 장애인 구역에 또 45나 7812 차가 서 있어요"),
+    ("licence_plate", "ja", "練馬 500 さ 47-11 の車が毎晩停まっています"),
+    ("licence_plate", "de", "Der Lieferwagen HH-KL 4471 steht wieder in der Einfahrt"),
+    ("licence_plate", "es", "el coche 7312 JRB bloquea la salida"),
+    # tables whose header names an identifier or a birth date (gateway/privacy/tables.py)
+    ("labelled_id", "ru", "Выгрузка:\nФИО;ИНН;Должность\nПетров Олег;771234567890;инженер"),
+    ("date_of_birth", "en", "| Name | DOB | Ward |\n|---|---|---|\n| K. Osei | 03/07/1961 | 4B |"),
+    ("labelled_id", "de", "Name\tSteuer-ID\tAbteilung\nM. Kaya\t12 345 678 901\tVertrieb"),
+    # a published example value without an example word is treated as anyone's
+    ("card_number", "en", "charge 4242 4242 4242 4242 for the renewal"),
 ]
 
 HAND_NEAR_MISSES = [
@@ -282,4 +329,34 @@ HAND_NEAR_MISSES = [
     ("prose", "en", "How long does a passport renewal take in 2024?"),
     ("number", "pt", "Como validar CPF? Rejeite 111.111.111-11"),
     ("number", "en", "account number 1234"),
+    # organisations' lines, by their words and their type in the text's countries
+    ("hotline", "ja", "お問い合わせ 050-3786-1234 (受付 9:00-18:00)"),
+    ("hotline", "ko", "고객센터 1588-1234"),
+    ("hotline", "zh", "客服热线 400-820-8820"),
+    ("hotline", "es", "Atención al cliente: 900 123 456"),
+    ("hotline", "nl", "Klantenservice 0900-1234567"),
+    ("hotline", "pt", "Central de atendimento 0800 727 0101"),
+    ("hotline", "hi", "ग्राहक सेवा 1800 180 1234"),
+    ("hotline", "ar", "خدمة العملاء 800 123 4567"),
+    # a business's number by its label (gateway/privacy/thing_labels.py)
+    ("company", "en", "EIN: 04-2103594 for the foundation"),
+    ("company", "en", "ACN: 004 085 616"),
+    ("company", "fr", "SIREN: 404 833 048"),
+    # identifier and birth words without a number, or with a placeholder
+    ("prose", "en", "The SSN format is XXX-XX-XXXX"),
+    ("prose", "en", "An SSN-like 123 45 678 fails the check"),
+    ("prose", "en", "driver's license renewal costs $35 in 2024"),
+    ("prose", "en", "Enter your date of birth as DD/MM/YYYY"),
+    ("code", "en", "HL7 example with MRN 0000000"),
+    # published example values in a text about examples (gateway/privacy/examples.py)
+    ("code", "en", "Stripe test mode: use 4242 4242 4242 4242 with any future date"),
+    ("code", "en", "```\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\n```"),
+    ("code", "de", "Beispiel-IBAN: DE89 3704 0044 0532 0130 00"),
+    ("code", "ja", "テスト用カード 4111 1111 1111 1111 で決済を試す"),
+    # tables whose header names no identifier
+    ("code", "en", "product,sku,price,stock\nWidget,AB-123456,12.00,5\nGadget,CD-998877,7.50,12"),
+    ("code", "en", "| Version | Date | Notes |\n|---|---|---|\n| 2.14.1 | 2024-03-15 | fixes |"),
+    # car words without a plate
+    ("prose", "en", "car insurance costs 1200 USD in 2024"),
+    ("prose", "de", "Das Auto fährt 180 km/h"),
 ]

@@ -21,9 +21,9 @@ from tests.gateway.privacy_thirdparty import elsewhere_cases, outside_cases, thi
 
 MIN_RECALL_PER_KIND, MAX_FALSE_POSITIVES = 0.99, 0.02  # cases we wrote
 TARGET_RECALL, TARGET_OVER_BLOCKED = 0.97, 0.03  # issue 61, on cases from elsewhere
-# (min recall, max over-blocked) per part from elsewhere; the outside ratchet holds only while its
-# files are there (tests/gateway/privacy_outside/), set on the 370-case draft of dev + holdout.
-RATCHET = {"third-party": (0.70, 0.11), "outside": (0.92, 0.06)}
+# (min recall, max over-blocked) per part from elsewhere: what the detector reached, a little below
+# (a ratchet: raised as it improves, never lowered)
+RATCHET = {"third-party": (0.74, 0.06), "outside": (0.92, 0.06)}
 
 
 @functools.cache  # the parts share no text in practice, but "elsewhere" is their union
