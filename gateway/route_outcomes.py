@@ -18,8 +18,11 @@ def raise_for_outcome(
     model: str,
     metrics: GatewayMetrics,
     needs: dict[str, str],
+    cause: APIError | None = None,
 ) -> None:
-    """`needs`: each need of the request and the parameter that brings it."""
+    """`needs`: each need of the request and the parameter that brings it; `cause`: a node's named
+    failure of this request (Redis out of memory...), answered instead of "no node" once no other
+    node is left to try."""
     if decision.outcome is Outcome.UNSUPPORTED:
         where = "on-prem node" if privacy.is_private else "node"
         param = needs.get(decision.reason, decision.reason)
@@ -59,6 +62,9 @@ def raise_for_outcome(
             code="overloaded",
             headers=retry,
         )
+    if decision.outcome == Outcome.UNAVAILABLE and cause is not None:
+        cause.headers.update(retry)
+        raise cause
     if decision.outcome == Outcome.UNAVAILABLE:
         message = (
             "No on-prem node can take this private request now."
