@@ -13,10 +13,10 @@ UNREACHABLE = "cloud_redis_unreachable"
 
 def is_out_of_memory(error: RedisError) -> bool:
     """Redis's `-OOM command not allowed when used memory > 'maxmemory'` (redis-py raises
-    OutOfMemoryError for it; a script's write refused inside EVALSHA comes as a ResponseError)."""
-    text = str(error)
+    OutOfMemoryError for it; a script's write refused inside EVALSHA may come as a ResponseError
+    quoting it)."""
     return isinstance(error, OutOfMemoryError) or (
-        isinstance(error, ResponseError) and (text.startswith("OOM") or " OOM " in text)
+        isinstance(error, ResponseError) and "OOM command not allowed" in str(error)
     )
 
 
