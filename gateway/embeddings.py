@@ -80,8 +80,7 @@ async def embed(request: web.Request, model_name: str, inputs: list[str | list[i
     try:
         vectors = await backend.embed(model_name, ids, EMBED_TIMEOUT_S)
     except BackendError as error:
-        kind = "server_error" if error.status >= 500 else "invalid_request_error"
-        raise APIError(error.status, str(error), kind) from None
+        raise APIError(error.status, str(error), code=error.code) from None
     where = {"X-Hybridgw-Target": "edge", "X-Hybridgw-Node": backend.state.node_id}
     return Embedded(vectors, sum(map(len, ids)), where)
 

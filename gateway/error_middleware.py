@@ -14,7 +14,8 @@ logger = logging.getLogger("hybridgw.gateway")
 
 
 def error_middleware(max_body_bytes: int):
-    """Every error as an OpenAI-style answer; `max_body_bytes`: the limit a 413 names."""
+    """Every error as an answer in the endpoint's dialect (a 5xx typed as the server's failure,
+    an unexpected exception too); `max_body_bytes`: the limit a 413 names."""
 
     @web.middleware
     async def middleware(request: web.Request, handler):
@@ -30,6 +31,15 @@ def error_middleware(max_body_bytes: int):
             if error.status < 400:
                 raise
             return _rejected(request, APIError(error.status, error.reason or "error"), started)
+        except (ConnectionError, TimeoutError):  # a client gone, aiohttp's 504: its own answers
+            raise
+        except Exception as error:  # a fault of ours: the dialect's 500 naming its type, never its text
+            if request.writer is None or request.writer.output_size > 0:  # a response had started
+                raise
+            record = {"event": "request_error", "path": request.path, "error": type(error).__name__}
+            logger.error(json.dumps(record))
+            failed = APIError(500, f"The server failed: {type(error).__name__}.", code="server_error")
+            return _rejected(request, failed, started)
 
     return middleware
 

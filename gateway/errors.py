@@ -5,13 +5,14 @@ from aiohttp import web
 
 
 class APIError(Exception):
-    """An error with its HTTP status and OpenAI error fields."""
+    """An error with its HTTP status and OpenAI error fields; the type, unless given, follows the
+    status (a 5xx is a `server_error`, never the client's `invalid_request_error`)."""
 
     def __init__(
         self,
         status: int,
         message: str,
-        type_: str = "invalid_request_error",
+        type_: str | None = None,
         param: str | None = None,
         code: str | None = None,
         headers: dict[str, str] | None = None,
@@ -19,7 +20,7 @@ class APIError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
-        self.type = type_
+        self.type = type_ or ("server_error" if status >= 500 else "invalid_request_error")
         self.param = param
         self.code = code
         self.headers = headers or {}

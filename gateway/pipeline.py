@@ -73,6 +73,7 @@ class Dispatcher:
         outbound.salt(prompt.salt)
         route_request = self._route_request(prepared, privacy, prompt)
         excluded: set[str] = set()
+        cause: APIError | None = None  # a failure with a code names itself when no node is left
         for attempt in range(self.policy.max_attempts):
             candidates = [b for b in self.backends if b.state.node_id not in excluded]
             decision = route(
@@ -82,7 +83,7 @@ class Dispatcher:
             if decision.outcome is not Outcome.ROUTED:
                 receipt = await self._record(prepared, privacy, outbound, None, decision.outcome.value)
                 with_receipt(receipt, raise_for_outcome)(
-                    decision, privacy, prepared.model.name, self.metrics, prepared.needs
+                    decision, privacy, prepared.model.name, self.metrics, prepared.needs, cause
                 )
             backend = next(b for b in candidates if b.state.node_id == decision.node_id)
             key = prepared.body.prompt_cache_key
@@ -114,9 +115,10 @@ class Dispatcher:
                 output.reset()
                 if error.node_failed and error.retryable:
                     self.failures.failed(backend.state)
+                failure = APIError(error.status, str(error), code=error.code)
                 if not error.retryable or attempt + 1 == self.policy.max_attempts:
-                    kind = "server_error" if error.status >= 500 else "invalid_request_error"
-                    raise APIError(error.status, str(error), kind) from None
+                    raise failure from None
+                cause = failure if error.code is not None else cause
                 others = [b.state for b in self.backends if b.state.node_id not in excluded]
                 await self.failures.before_retry(route_request, backend.state, others, excluded, attempt)
             except BaseException:

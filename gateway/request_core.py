@@ -105,7 +105,7 @@ async def _answer(
         try:
             await generation.wait()
         except BackendError as error:
-            raise APIError(error.status, str(error), "server_error") from None
+            raise APIError(error.status, str(error), code=error.code) from None
         response = web.Response(
             body=orjson.dumps(fmt.full(collected.events, generation)),
             content_type="application/json",
@@ -166,7 +166,7 @@ async def _stream(output: StreamSink, generation: Generation) -> str:
         try:
             await generation.wait()
         except BackendError as error:
-            await output.fail(APIError(error.status, str(error), "server_error"))
+            await output.fail(APIError(error.status, str(error), code=error.code))
             return "error"
         await output.finish(generation)
     except (ConnectionResetError, ClientGone):  # closing the generation cancels the node's work

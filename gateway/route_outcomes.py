@@ -22,8 +22,11 @@ def raise_for_outcome(
     model: str,
     metrics: GatewayMetrics,
     needs: dict[str, str],
+    cause: APIError | None = None,
 ) -> None:
-    """`needs`: each need of the request and the parameter that brings it."""
+    """`needs`: each need of the request and the parameter that brings it; `cause`: a node's named
+    failure of this request (Redis out of memory...), answered instead of "no node" once no other
+    node is left to try."""
     if decision.outcome is Outcome.UNSUPPORTED:
         where = "on-prem node" if privacy.is_private else "node"
         param = needs.get(decision.reason, decision.reason)
@@ -60,6 +63,9 @@ def raise_for_outcome(
     if decision.outcome == Outcome.SHED:
         message = "All nodes are at capacity; retry later."
         raise APIError(429, message, "rate_limit_error", code=decision.reason, headers=retry)
+    if cause is not None:  # the last node tried failed in a way that names itself
+        cause.headers.update(retry)
+        raise cause
     if decision.reason == "node_cooling_down":
         message = (
             "Every node that can serve this request is cooling down after failures; "

@@ -42,7 +42,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     cloud.add_argument("--no-prefix-caching", action="store_true", help="never reuse cached prompt blocks")
     cloud.add_argument("--host", default="127.0.0.1")
-    cloud.add_argument("--grpc-port", type=int, default=50061, help="0 picks a free port")
+    cloud.add_argument(
+        "--grpc-port", type=int, default=0, help="default 0: a free port (logged); a given one must be free"
+    )
     cloud.add_argument("--claim-idle-ms", type=int, default=15_000)
     cloud.add_argument(
         "--metrics-port", type=int, default=None, help="HTTP port for Prometheus /metrics and /health/*"

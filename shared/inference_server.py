@@ -167,23 +167,21 @@ async def serve(
     `companion(stop)` runs beside the server on the same engine (the cloud worker's queue loop);
     on stop it is awaited (it finishes what it holds) before the engine drains. `metrics_port`:
     also serve Prometheus /metrics and HTTP health there (shared/node_http.py; 0 picks a port)."""
-    server = grpc.aio.server()
+    # no SO_REUSEPORT: a second server on a taken port fails here instead of sharing it unnoticed
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
     servicer = InferenceServicer(engine, node_id, model_name)
     pb_grpc.add_InferenceServicer_to_server(servicer, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    try:
-        bound = server.add_insecure_port(f"{host}:{port}")
-    except RuntimeError:  # grpc's "Failed to bind": in use, or not an address of this host
-        engine.close()
-        raise ListenError(f"cannot listen on {host}:{port} (address in use or not available)") from None
+    bound = _bind(server, engine, host, port)
     await server.start()
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     http = None
     if metrics_port is not None:
         http = await start_node_http(engine, node_id, host, metrics_port, ready_check)
-    logger.info(json.dumps({"event": "listening", "address": f"{host}:{bound}", "node_id": node_id}))
+    listening = {"event": "listening", "service": engine.stats.kind, "address": f"{host}:{bound}"}
+    logger.info(json.dumps({**listening, "node_id": node_id}))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -207,3 +205,15 @@ async def serve(
             await http.cleanup()
         engine.close()
         logger.info(json.dumps({"event": "stopped", "node_id": node_id}))
+
+
+def _bind(server: grpc.aio.Server, engine: AsyncEngine, host: str, port: int) -> int:
+    """The port bound (port 0: a free one); ListenError naming the address when it cannot be."""
+    try:
+        bound = server.add_insecure_port(f"{host}:{port}")
+    except RuntimeError:  # grpc's "Failed to bind": in use, or not an address of this host
+        bound = 0
+    if bound == 0:
+        engine.close()
+        raise ListenError(f"cannot listen on {host}:{port} (address in use or not available)")
+    return bound

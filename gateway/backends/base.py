@@ -12,11 +12,19 @@ from shared.proto import inference_pb2 as pb
 class BackendError(Exception):
     """The node failed (unreachable, error status, timeout). `retryable` before the first token;
     `node_failed` False when only this request was late there while the node kept working (it is
-    tried elsewhere, but the node is not cooled down)."""
+    tried elsewhere, but the node is not cooled down); `code`: the client's error code."""
 
-    def __init__(self, message: str, status: int = 502, retryable: bool = True, node_failed: bool = True):
+    def __init__(
+        self,
+        message: str,
+        status: int = 502,
+        retryable: bool = True,
+        node_failed: bool = True,
+        code: str | None = None,
+    ):
         super().__init__(message)
         self.status = status
+        self.code = code  # the error code the client sees (None: none)
         self.retryable = retryable
         self.node_failed = node_failed
 

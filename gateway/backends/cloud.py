@@ -10,7 +10,8 @@ import redis.asyncio as aioredis
 
 from gateway.backends.base import BackendError, ChunkSink, apply_report, start_polling
 from gateway.backends.cloud_pool import WorkerView, choose_worker, pool_stats, worker_views
-from gateway.backends.reply_reader import ReplyReader
+from gateway.backends.redis_errors import UNREACHABLE, is_out_of_memory, out_of_memory
+from gateway.backends.reply_reader import CANCEL_FLAG_TTL_S, ReplyReader
 from gateway.client_fields import ClientRequest
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_state import NodeState
@@ -19,7 +20,6 @@ from shared.proto import inference_pb2 as pb
 from shared.redis_keys import RedisKeys
 
 logger = logging.getLogger("hybridgw.gateway")
-CANCEL_FLAG_TTL_S = 60  # a worker checks flags every heartbeat (2 s); the flag is for it alone
 
 
 class CloudBackend:
@@ -107,7 +107,9 @@ class CloudBackend:
             fields = {"request": request.SerializeToString(), **(trace_headers or {})}
             entry_id = await self.redis.xadd(stream, fields)
         except aioredis.RedisError as error:
-            raise BackendError(f"cannot reach the cloud queue: {error}", 503) from None
+            if is_out_of_memory(error):
+                raise out_of_memory("the request could not be queued") from None
+            raise BackendError(f"cannot reach the cloud queue: {error}", 503, code=UNREACHABLE) from None
         if worker is not None:
             worker.num_directed += 1  # until the next heartbeat counts it
         verify = self.verifier.chunk if self.verifier.secret else None

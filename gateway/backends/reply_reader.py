@@ -7,7 +7,8 @@ it asks whether Redis still holds the request (its worker's fence key, or its qu
 so it goes on from the last entry it read, so the client sees one unbroken stream. A request
 that Redis lost (a restart without persistence) or an outage past OUTAGE_S is a retryable
 BackendError: a stream with tokens out resumes on another node from the last token sent
-(gateway/choice_attempts.py), or ends with an error event.
+(gateway/choice_attempts.py), or ends with an error event. A request lost because Redis is out of
+memory is named as such (gateway/backends/redis_errors.py), not as a restart.
 """
 
 import asyncio
@@ -15,12 +16,14 @@ import asyncio
 import redis.asyncio as aioredis
 
 from gateway.backends.base import BackendError, ChunkSink
+from gateway.backends.redis_errors import is_out_of_memory, lost_request, out_of_memory, unreachable
 from shared.proto import inference_pb2 as pb
 from shared.redis_keys import RedisKeys
 from shared.reply_stream import ReplyFollower, ReplyGap
 
 READ_BLOCK_MS = 1000
 OUTAGE_S = 15.0  # how long a Redis outage may last before the request is given up here
+CANCEL_FLAG_TTL_S = 60  # a worker checks flags every heartbeat (2 s); the flag is for it alone
 
 
 class ReplyReader:
@@ -76,17 +79,26 @@ class ReplyReader:
             try:
                 entries = await self.redis.xread({self.reply: self.last_id}, block=READ_BLOCK_MS)
                 if (outage_since is not None or not entries) and not await self._still_there():
-                    raise BackendError("the cloud pool lost the request (its Redis restarted)", 503)
+                    raise await self._lost()
                 return entries
             except aioredis.RedisError as error:
                 now = loop.time()
                 outage_since = outage_since if outage_since is not None else now
                 if now - outage_since > OUTAGE_S or now > deadline:
-                    raise BackendError(
-                        f"the cloud pool's Redis is unreachable ({type(error).__name__})", 503
-                    ) from None
+                    raise unreachable(error) from None
                 await asyncio.sleep(delay)
                 delay = min(1.0, delay * 2)
+
+    async def _lost(self) -> BackendError:
+        """Why Redis no longer holds the request. A worker whose fence or chunk write Redis refused
+        for want of memory gives the request up (it cannot even write an error chunk), so a write
+        here tells that apart from a restart: the request's cancel flag (it is over either way)."""
+        try:
+            await self.redis.set(self.keys.cancel_flag(self.request_id), 1, ex=CANCEL_FLAG_TTL_S)
+        except aioredis.RedisError as error:
+            if is_out_of_memory(error):
+                return out_of_memory("its worker could not write the reply")
+        return lost_request()
 
     async def _still_there(self) -> bool:
         """Whether Redis still holds the request: its worker's fence, or its queue entry."""

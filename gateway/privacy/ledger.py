@@ -12,6 +12,7 @@ leaves no trace but the `outage` record written when the ledger is writable agai
 import asyncio
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,8 +61,9 @@ class PrivacyLedger:
     Redis stream's: gateway/privacy/ledger_redis.py). `outage`: set while records cannot be
     stored (the gateway is not ready then), cleared by the first write that succeeds."""
 
-    def __init__(self, sink, signer: Signer, head: Head):
-        self._sink, self._signer, self._head = sink, signer, head
+    def __init__(self, sink, signer: Signer, head: Head, now: Callable[[], float] = time.time):
+        """`now`: the clock records are stamped with and days are told by (a day's rotation)."""
+        self._sink, self._signer, self._head, self._now = sink, signer, head, now
         self._waiting: list[tuple[list[dict], asyncio.Future]] = []
         self._writer: asyncio.Task | None = None
         self.outage: Outage | None = None
@@ -75,15 +77,15 @@ class PrivacyLedger:
         fsync: bool = True,
         rotate_bytes: int | None = None,
         daily: bool = False,
+        now: Callable[[], float] = time.time,
     ) -> "PrivacyLedger":
         """The file's ledger, its chain continued; a torn last line cut and sealed; a new ledger
         begun with its genesis record (and its key created)."""
         sink = FileSink(Path(path), fsync, rotate_bytes, daily)
         try:
             last = last_record(Path(path))
-            ledger = cls(
-                sink, signer_for(Path(key_file), last, sink.describe()), head_of(last) if last else Head()
-            )
+            signer = signer_for(Path(key_file), last, sink.describe())
+            ledger = cls(sink, signer, head_of(last) if last else Head(), now)
             entries = [] if last else [genesis_entry(ledger._signer)]
             if sink.torn is not None:
                 torn = sink.torn
@@ -156,7 +158,7 @@ class PrivacyLedger:
                     future.set_result(mine)
 
     async def _store(self, entries: list[dict], num_requests: int) -> list[str]:
-        now = time.time()
+        now = self._now()
         rotate = self._sink.rotation_due(now)
         prefix = self._prefix(rotate)
         records, head = chain(self._head, self._signer, prefix + entries, now)
@@ -188,7 +190,7 @@ class PrivacyLedger:
 
     def write_now(self, entries: list[dict]) -> None:
         """`entries` stored at once, on this thread (a file ledger opening, or the CLI)."""
-        now = time.time()
+        now = self._now()
         records, head = chain(self._head, self._signer, entries, now)
         self._sink.commit([orjson.dumps(r) for r in records], False, now)
         self._head = head

@@ -4,6 +4,7 @@ never as tampering); a key file left empty, missing or replaced stops the start 
 error; a second writer is refused with the holder's name; files rotate with the chain carried
 on; verify's memory stays flat in the ledger's size."""
 
+import datetime
 import itertools
 import json
 import logging
@@ -121,3 +122,37 @@ async def test_verify_reads_one_line_at_a_time(tmp_path):
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert result.intact and result.records == 3001 and peak < 200_000
+
+
+class Clock:
+    """The ledger's clock, moved by the test (the ledger's `now`): a day passes in no time."""
+
+    def __init__(self, at: datetime.datetime):
+        self.at = at.timestamp()
+
+    def __call__(self) -> float:
+        return self.at
+
+
+async def test_files_rotate_at_the_day_boundary_and_the_chain_goes_on(tmp_path, capsys):
+    path, key_file = tmp_path / "ledger.jsonl", tmp_path / "ledger.key"
+    clock = Clock(datetime.datetime(2026, 12, 7, 23, 59, 59, tzinfo=datetime.UTC))
+    ledger = PrivacyLedger.open_file(path, key_file, daily=True, now=clock)
+    await ledger.append(DECISION, b"payload")
+    clock.at += 0.5  # 23:59:59.5: the same day, the same file
+    await ledger.append(DECISION, b"payload")
+    assert segments(path) == [path]
+    clock.at += 0.5  # midnight UTC
+    await ledger.append(DECISION, b"payload")
+    await ledger.aclose()
+    first, live = segments(path)
+    assert first.name == "ledger.jsonl.000001"
+    before, after = _records(first), _records(live)
+    assert [r["event"] for r in before] == ["genesis", "decision", "decision"]
+    assert [r["event"] for r in after] == ["segment", "decision"]
+    assert after[0]["prev"] == before[-1]["hash"] and after[0]["seq"] == before[-1]["seq"] + 1
+    assert {r["time"] for r in after} == {datetime.datetime(2026, 12, 8, tzinfo=datetime.UTC).timestamp()}
+    assert main(["audit", "verify", "--ledger", str(path), "--public-key", f"{key_file}.pub"]) == 0
+    assert capsys.readouterr().out == (
+        f"{path}: 5 records, chain intact; private requests that ran off-prem: 0\n"
+    )
