@@ -14,6 +14,7 @@ import re
 
 from gateway.privacy.address_anchors import anchored_addresses
 from gateway.privacy.addresses import ADDRESS
+from gateway.privacy.lowered import case_blind, lowered
 from gateway.privacy.names import name_index, person_spans
 from gateway.privacy.vocabularies import BIRTH_WORDS, CATEGORIES
 
@@ -98,6 +99,13 @@ _LONG_WORD = re.compile(r"[A-Za-z]{5,}")
 RECORD_WORDS = re.compile(
     r"(?i)\b(?:patient|employee|client|mrn|record|file|case|dob)\b|患者|员工|病历|社員|환자|직원"
 )
+# the (?i) patterns as run on the lowercased text (gateway/privacy/lowered.py)
+_RECORD_WORDS, _FICTION, _DATE, _BIRTH_WORDS = map(case_blind, (RECORD_WORDS, FICTION, DATE, BIRTH_WORDS))
+_CATEGORIES = {name: case_blind(pattern) for name, pattern in CATEGORIES.items()}
+_CLINICAL_CUES = [
+    (case_blind(pattern), True) if pattern.flags & re.IGNORECASE else (pattern, False)
+    for pattern in CLINICAL_CUES.values()
+]
 
 
 def free_text_findings(text: str) -> list[tuple[str, int, int]]:
@@ -106,28 +114,29 @@ def free_text_findings(text: str) -> list[tuple[str, int, int]]:
     A name anchored by a relationship, role or own-name word ("my grandmother Nokuthula
     Khumalo", "patient Doe", "我表哥周文斌", "my name is ...") is personal data on its own
     (`person_name`); any other person reference needs a sensitive detail near it."""
-    found = [("clinical_note", 0, len(text))] if _clinical(text) else []
-    has_records = RECORD_WORDS.search(text) is not None
+    low = lowered(text)
+    found = [("clinical_note", 0, len(text))] if _clinical(text, low) else []
+    has_records = _RECORD_WORDS.search(low) is not None
     people = [
         span for span in person_spans(masked_placeholders(text)) if not public_figure(text, span, has_records)
     ]
-    if FICTION.search(text):  # invented characters: only the sender and their own people count
+    if _FICTION.search(low):  # invented characters: only the sender and their own people count
         people = [span for span in people if span[2] in ("relation", "first_person")]
     found += [("person_name", start, end) for start, end, how in people if how == "anchored"]
     found += anchored_addresses(text)
     if not people:  # no one named: the vocabularies (the costlier passes) need not run
         return found
-    return found + _details_near(text, people)
+    return found + _details_near(text, low, people)
 
 
-def _details_near(text: str, people: list[tuple[int, int, str]]) -> list[tuple[str, int, int]]:
+def _details_near(text: str, low: str, people: list[tuple[int, int, str]]) -> list[tuple[str, int, int]]:
     """The sensitive details near a person, looked for only around the people (a detail farther
     than WINDOW counts for nothing, so a long prompt with one name costs a few hundred characters
     of vocabulary passes, not all of it)."""
     found = []
     for start, end in _regions(people, len(text)):
         nearby = [span for span in people if span[0] < end and span[1] > start]
-        for kind, d_start, d_end in _details(text[start:end]):
+        for kind, d_start, d_end in _details(text[start:end], low[start:end]):
             d_start, d_end = d_start + start, d_end + start
             if any(
                 _near(d_start, d_end, p_start, p_end) and not _inside(d_start, d_end, p_start, p_end)
@@ -150,13 +159,14 @@ def _regions(people: list[tuple[int, int, str]], length: int) -> list[tuple[int,
     return regions
 
 
-def _details(text: str) -> list[tuple[str, int, int]]:
+def _details(text: str, low: str) -> list[tuple[str, int, int]]:
+    """`low`: `text` lowercased (gateway/privacy/lowered.py)."""
     details = [
         (f"person_{name}", m.start(), m.end())
-        for name, pattern in CATEGORIES.items()
-        for m in pattern.finditer(text)
+        for name, pattern in _CATEGORIES.items()
+        for m in pattern.finditer(low)
     ]
-    details += _medical_words(text) + _birth_dates(text)
+    details += _medical_words(text) + _birth_dates(low)
     return details + [("person_address", m.start(), m.end()) for m in ADDRESS.finditer(text)]
 
 
@@ -175,12 +185,13 @@ def _medical_words(text: str) -> list[tuple[str, int, int]]:
     ]
 
 
-def _clinical(text: str) -> bool:
-    """Three kinds of clinical cues (stops as soon as three are found, or can no longer be)."""
-    found, left = 0, len(CLINICAL_CUES)
-    for pattern in CLINICAL_CUES.values():
+def _clinical(text: str, low: str) -> bool:
+    """Three kinds of clinical cues (stops as soon as three are found, or can no longer be);
+    `low`: `text` lowercased, for the case-insensitive ones."""
+    found, left = 0, len(_CLINICAL_CUES)
+    for pattern, on_lowered in _CLINICAL_CUES:
         left -= 1
-        found += pattern.search(text) is not None
+        found += pattern.search(low if on_lowered else text) is not None
         if found >= 3:
             return True
         if found + left < 3:
@@ -188,11 +199,14 @@ def _clinical(text: str) -> bool:
     return False
 
 
-def _birth_dates(text: str) -> list[tuple[str, int, int]]:
-    words = [m.start() for m in BIRTH_WORDS.finditer(text)]
+def _birth_dates(low: str) -> list[tuple[str, int, int]]:
+    """`low`: the text lowercased (gateway/privacy/lowered.py)."""
+    words = [m.start() for m in _BIRTH_WORDS.finditer(low)]
+    if not words:  # a date counts only near a birth word
+        return []
     return [
         ("person_birth_date", m.start(), m.end())
-        for m in DATE.finditer(text)
+        for m in _DATE.finditer(low)
         if any(abs(m.start() - at) <= 40 for at in words)
     ]
 

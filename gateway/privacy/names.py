@@ -163,7 +163,8 @@ def _cjk_spans(text: str, names: dict[str, frozenset[str]], index: NameIndex) ->
     patterns = (_ZH_TITLE, _ZH_ROLE, _JA_SUFFIX, _KO_SUFFIX)
     spans = [(m.start(), m.end(), "title") for pattern in patterns for m in pattern.finditer(text)]
     zh_surname, zh_given, ko_surname = names["zh_surname"], names["zh_given_char"], names["ko_surname"]
-    for i, char in enumerate(text):
+    for match in _surname_chars(zh_surname, ko_surname).finditer(text):  # not every character
+        i, char = match.start(), match.group()
         if char in zh_surname and text[i + 1 : i + 2] in zh_given and not _in_han_word(text, i, index):
             spans.append((i, i + 3 if text[i + 2 : i + 3] in zh_given else i + 2, "name"))
         elif char in ko_surname and text[i + 1 : i + 3] in names["ko_given"]:
@@ -174,6 +175,14 @@ def _cjk_spans(text: str, names: dict[str, frozenset[str]], index: NameIndex) ->
             spans.append((start, start + len(surname), "name"))
             start = text.find(surname, start + 1)
     return spans
+
+
+@functools.cache
+def _surname_chars(zh_surname: frozenset[str], ko_surname: frozenset[str]) -> re.Pattern:
+    """One character class of the one-character Chinese and Korean surnames (the loop above
+    looks only where one occurs: a compound surname never equals one character)."""
+    chars = sorted(name for name in zh_surname | ko_surname if len(name) == 1)
+    return re.compile("[" + "".join(re.escape(char) for char in chars) + "]")
 
 
 def _in_han_word(text: str, at: int, index: NameIndex) -> bool:
