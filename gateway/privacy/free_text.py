@@ -15,6 +15,7 @@ import re
 from gateway.privacy.address_anchors import anchored_addresses
 from gateway.privacy.addresses import ADDRESS
 from gateway.privacy.names import name_index, person_spans
+from gateway.privacy.service_context import company_name
 from gateway.privacy.vocabularies import BIRTH_WORDS, CATEGORIES
 
 WINDOW = 160
@@ -109,7 +110,9 @@ def free_text_findings(text: str) -> list[tuple[str, int, int]]:
     found = [("clinical_note", 0, len(text))] if _clinical(text) else []
     has_records = RECORD_WORDS.search(text) is not None
     people = [
-        span for span in person_spans(masked_placeholders(text)) if not public_figure(text, span, has_records)
+        span
+        for span in person_spans(masked_placeholders(text))
+        if not public_figure(text, span, has_records) and not company_name(text, span[0], span[1])
     ]
     if FICTION.search(text):  # invented characters: only the sender and their own people count
         people = [span for span in people if span[2] in ("relation", "first_person")]
