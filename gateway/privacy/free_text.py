@@ -14,6 +14,7 @@ import re
 
 from gateway.privacy.address_anchors import anchored_addresses
 from gateway.privacy.addresses import ADDRESS
+from gateway.privacy.figures import historical_figure
 from gateway.privacy.names import name_index, person_spans
 from gateway.privacy.service_context import company_name
 from gateway.privacy.vocabularies import BIRTH_WORDS, CATEGORIES
@@ -211,6 +212,7 @@ def public_figure(text: str, span: tuple[int, int, str], has_records: bool) -> b
         set(words) & PUBLIC_FIGURES
         or _figure_surname(words)
         or any(full in " ".join(words) for full in PUBLIC_FULL_NAMES)
+        or historical_figure(text, words)
     )
     if not (known or any(len(name) >= 2 and name in figure for figure in _CJK_FIGURES)):
         return False
