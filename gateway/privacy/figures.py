@@ -52,13 +52,18 @@ BIOGRAPHY = re.compile(
 def historical_figure(text: str, words: list[str]) -> bool:
     """`words` (casefolded, a name's) are a known first name and a widely written surname, and
     the text asks about a life (see above)."""
-    if len(words) < 2 or BIOGRAPHY.search(text) is None:
+    if len(words) < 2 or not _about_a_life(text):
         return False
     first, last = words[-2:]  # "Did Ada Lovelace", "Edgar Allan Poe": the last two words
     index = name_index()
     if first not in index.first and first not in index.ordinary:
         return False
     return _spread(last)
+
+
+@functools.lru_cache(maxsize=16)  # once per text, not once per name in it (a text of many names)
+def _about_a_life(text: str) -> bool:
+    return BIOGRAPHY.search(text) is not None
 
 
 @functools.lru_cache(maxsize=1024)

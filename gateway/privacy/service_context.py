@@ -192,8 +192,9 @@ def _person_named_near(
 
 
 def company_name(text: str, start: int, end: int) -> bool:
-    """The name at text[start:end] is a company's: a legal form follows it or is inside it."""
-    return (
-        COMPANY.match(text[end : end + 24].lstrip(" \t,")) is not None
-        or COMPANY.search(text[start:end]) is not None
-    )
+    """The name at text[start:end] is a company's: a legal form, a word of its own, follows it
+    ("Müller Bau GmbH", not "WorksLimited") or is inside it."""
+    if COMPANY.search(text[start:end]) is not None:
+        return True
+    separated = text[end : end + 1] in (" ", "\t", ",")
+    return separated and COMPANY.match(text[end : end + 24].lstrip(" \t,")) is not None
