@@ -14,8 +14,10 @@ import re
 
 from gateway.privacy.address_anchors import anchored_addresses
 from gateway.privacy.addresses import ADDRESS
+from gateway.privacy.figures import historical_figure
 from gateway.privacy.lowered import case_blind, lowered
 from gateway.privacy.names import name_index, person_spans
+from gateway.privacy.service_context import company_name
 from gateway.privacy.vocabularies import BIRTH_WORDS, CATEGORIES
 
 WINDOW = 160
@@ -118,7 +120,9 @@ def free_text_findings(text: str) -> list[tuple[str, int, int]]:
     found = [("clinical_note", 0, len(text))] if _clinical(text, low) else []
     has_records = _RECORD_WORDS.search(low) is not None
     people = [
-        span for span in person_spans(masked_placeholders(text)) if not public_figure(text, span, has_records)
+        span
+        for span in person_spans(masked_placeholders(text))
+        if not public_figure(text, span, has_records) and not company_name(text, span[0], span[1])
     ]
     if _FICTION.search(low):  # invented characters: only the sender and their own people count
         people = [span for span in people if span[2] in ("relation", "first_person")]
@@ -222,6 +226,7 @@ def public_figure(text: str, span: tuple[int, int, str], has_records: bool) -> b
         set(words) & PUBLIC_FIGURES
         or _figure_surname(words)
         or any(full in " ".join(words) for full in PUBLIC_FULL_NAMES)
+        or historical_figure(text, words)
     )
     if not (known or any(len(name) >= 2 and name in figure for figure in _CJK_FIGURES)):
         return False

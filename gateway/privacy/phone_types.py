@@ -153,7 +153,16 @@ OWN_NUMBER_WORDS = re.compile(
 CONTEXT_CHARS = 48
 
 
-def in_service_context(text: str, start: int) -> bool:
-    """An organisation's line word before the number, and no word making it someone's own."""
+def in_service_context(text: str, start: int, end: int | None = None, written: str = "") -> bool:
+    """An organisation's line word before the number, and no word making it someone's own; or,
+    given the number's end, the organisation's signals around it (service_context.py)."""
     before = text[max(0, start - CONTEXT_CHARS) : start]
-    return SERVICE_WORDS.search(before) is not None and OWN_NUMBER_WORDS.search(before) is None
+    if OWN_NUMBER_WORDS.search(before) is not None:
+        return False
+    if SERVICE_WORDS.search(before) is not None:
+        return True
+    if end is None:
+        return False
+    from gateway.privacy.service_context import organisation_line
+
+    return organisation_line(text, start, end, written or text[start:end], SERVICE_WORDS)

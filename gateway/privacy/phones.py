@@ -70,7 +70,9 @@ def phone_numbers(text: str) -> list[re.Match]:
 
 def is_phone(match: re.Match) -> bool:
     """A person's number: of a phone's shape and type, and no organisation's line word before it."""
-    return _phone_shaped(match) and not in_service_context(match.string, match.start())
+    return _phone_shaped(match) and not in_service_context(
+        match.string, match.start(), match.end(), match.group().strip()
+    )
 
 
 def _phone_shaped(match: re.Match) -> bool:

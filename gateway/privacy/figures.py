@@ -1,0 +1,78 @@
+"""A well-known person of the past named in a question about their life: a first name and a
+surname that the world writes about, in a text that asks about a biography, history or works.
+
+No packaged list of notable people installs offline with its data (PyPI has Wikidata clients,
+which download at run time), so the surname rule of name_index.py's `figures` section is widened
+where the text itself is about a life: a known first name (name_index's `first` or `ordinary`
+section: "Ada", "Giacomo") and a surname that is a word of zipf >= SPREAD_ZIPF in at least
+SPREAD_LANGUAGES of wordfreq's Latin-script languages (Lovelace 12, Leopardi 6; a private
+person's, Okafor, Halvorsen, Zieliński, Stojanović, 1 or 2), beside a biography or history cue
+(BIOGRAPHY, 13 languages). The caller keeps records, patients, relations and first-person texts
+private whatever the name.
+"""
+
+import functools
+import re
+
+from gateway.privacy.names import name_index
+
+SPREAD_ZIPF, SPREAD_LANGUAGES = 2.0, 5
+LANGUAGES = (
+    "en",
+    "de",
+    "fr",
+    "es",
+    "it",
+    "nl",
+    "pt",
+    "sv",
+    "pl",
+    "cs",
+    "fi",
+    "ro",
+    "tr",
+    "ca",
+    "hu",
+    "da",
+    "nb",
+)
+BIOGRAPHY = re.compile(
+    r"(?i)\b(?:bio|biography|biographer|historian|historical figure|in history|poet|poetry|poems?|composer"
+    r"|painter|novelist|mathematician|philosopher|physicist|chemist|inventor|emperor|empress|pharaoh"
+    r"|centur(?:y|ies)|famous|legacy|biografie|dichter|gedichte?|komponist|maler|schriftsteller"
+    r"|jahrhunderts?|berühmte?[rn]?|biographie|poète|poésie|compositeur|peintre|écrivain|siècle|célèbre"
+    r"|biografía|poeta|poesía|compositor|pintor|escritor|siglo|famos[oa]|biografia|poesia|compositore"
+    r"|pittore|scrittore|secolo|dichteres|componist|schilder|schrijver|eeuw|beroemde?|história|século"
+    r"|биография|поэт|поэзия|композитор|художник|писатель|века?)\b"
+    r"|传记|傳記|诗人|詩人|作曲家|画家|畫家|作家|世纪|世紀|著名|伝記|有名|전기|시인|작곡가|화가|작가|세기|유명"
+    r"|जीवनी|इतिहास|कवि|संगीतकार|चित्रकार|लेखक|सदी|प्रसिद्ध|سيرة|شاعر|ملحن|رسام|كاتب|قرن|مشهور"
+)
+
+
+def historical_figure(text: str, words: list[str]) -> bool:
+    """`words` (casefolded, a name's) are a known first name and a widely written surname, and
+    the text asks about a life (see above)."""
+    if len(words) < 2 or not _about_a_life(text):
+        return False
+    first, last = words[-2:]  # "Did Ada Lovelace", "Edgar Allan Poe": the last two words
+    index = name_index()
+    if first not in index.first and first not in index.ordinary:
+        return False
+    return _spread(last)
+
+
+@functools.lru_cache(maxsize=16)  # once per text, not once per name in it (a text of many names)
+def _about_a_life(text: str) -> bool:
+    return BIOGRAPHY.search(text) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _spread(word: str) -> bool:
+    from wordfreq import zipf_frequency
+
+    found = 0
+    for language in LANGUAGES:
+        found += zipf_frequency(word, language) >= SPREAD_ZIPF
+        if found >= SPREAD_LANGUAGES:
+            return True
+    return False
