@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import typing
 
 import pytest
 import redis.asyncio as aioredis
@@ -68,7 +69,13 @@ async def _no_pending(client, keys) -> bool:
 
 
 class RunningWorker:
+    """A CloudWorker on its own engine, in this test's event loop; closed at the test's end
+    whatever its outcome (a failed assertion never leaves it running into the loop's teardown)."""
+
+    started: typing.ClassVar[list["RunningWorker"]] = []
+
     def __init__(self, model_path, redis_url, keys, name="worker-a", claim_idle_ms=400, num_blocks=64):
+        RunningWorker.started.append(self)
         # float32: tests compare its tokens with float32 references'
         engine = LLMEngine(model_path, dtype="float32", num_blocks=num_blocks, block_size=4)
         self.engine = AsyncEngine(engine)
@@ -80,10 +87,24 @@ class RunningWorker:
         self.task = asyncio.create_task(self.worker.run(self.stop))
 
     async def close(self):
+        if self.stop.is_set():
+            return
         self.stop.set()
         await self.task
         self.engine.close()
         await self.client.aclose()
+
+
+@pytest.fixture(autouse=True)
+async def workers_closed():
+    yield
+    while RunningWorker.started:
+        running = RunningWorker.started.pop()
+        try:
+            await asyncio.wait_for(running.close(), 30)
+        except TimeoutError:
+            running.task.cancel()
+            running.engine.close()
 
 
 async def test_requests_flow_through_the_queue(model_path, redis_url, redis_keys, expected_tokens):
@@ -148,7 +169,7 @@ async def test_the_direct_stream_of_a_dead_worker_is_adopted(
     for request_id in ("never-read", "read-then-died"):
         chunks = await _read_reply(client, redis_keys, request_id)
         assert [t.token_id for c in chunks for t in c.tokens] == expected_tokens
-    deadline = asyncio.get_running_loop().time() + 10
+    deadline = asyncio.get_running_loop().time() + 60  # a loaded machine: polled, not slept
     while (await client.xpending(stream, redis_keys.consumer_group))["pending"]:  # acked after the reply
         assert asyncio.get_running_loop().time() < deadline, "never acknowledged"
         await asyncio.sleep(0.05)
