@@ -36,6 +36,8 @@ COPY cloud cloud
 COPY hybridgw hybridgw
 RUN pip-install-deps --project && rm -rf /tmp/wheels
 USER hybridgw
+# the privacy detectors' name index, built here once rather than at each gateway's start
+RUN python -c "from gateway.privacy.name_index import load_name_index; load_name_index()"
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=30 \
     CMD ["python", "-m", "hybridgw.healthcheck"]
 ENTRYPOINT ["hybridgw"]
@@ -43,7 +45,8 @@ CMD ["--help"]
 
 FROM base AS cloud
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
-RUN pip-install-deps cloud "${TORCH_INDEX_URL}"
+# the edge's packages too: the CLI every role starts from imports numba (hybridgw/compile_progress.py)
+RUN pip-install-deps edge,cloud "${TORCH_INDEX_URL}"
 COPY pyproject.toml README.md ./
 COPY formats formats
 COPY shared shared

@@ -127,7 +127,7 @@ def test_the_gateway_config_it_mounts_loads_and_matches_the_topology(compose):
         assert f"server {name} {name}:{server.port}" in haproxy
     assert server.telemetry.otlp_endpoint == "http://otel-collector:4317"
     # staging listens on 0.0.0.0: it must require a key (the staging default's hash, overridable)
-    assert server.host == "0.0.0.0" and [k.key_id for k in config.api_keys] == ["staging"]
+    assert server.host == "0.0.0.0" and [k.key_id for k in config.api_keys] == ["staging", "staging-limited"]
     assert config.api_keys[0].sha256 == hash_key("sk-staging-change-me")
     collector = yaml.safe_load((DEPLOY / "otel-collector.yaml").read_text())
     assert collector["receivers"]["otlp"]["protocols"]["grpc"]["endpoint"].endswith(":4317")
