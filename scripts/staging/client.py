@@ -23,7 +23,7 @@ GATEWAYS = ("gateway-1", "gateway-2")
 @dataclass
 class Reply:
     status: int
-    headers: dict[str, str]
+    headers: http.client.HTTPMessage  # case-insensitive (haproxy sends names in lower case)
     body: bytes
 
     def json(self) -> dict:
@@ -40,9 +40,9 @@ def call(method: str, path: str, body: dict | None = None, headers: dict | None 
         request.add_header(name, value)
     try:
         with urllib.request.urlopen(request, timeout=300) as response:
-            return Reply(response.status, dict(response.headers), response.read())
+            return Reply(response.status, response.headers, response.read())
     except urllib.error.HTTPError as error:
-        return Reply(error.code, dict(error.headers), error.read())
+        return Reply(error.code, error.headers, error.read())
 
 
 @dataclass

@@ -58,7 +58,8 @@ SCRAPED_JOBS = {"gateway": len(GATEWAYS), "lb": 1, "edge": 1, "prometheus": 1}
 def check_every_api(receipts: set[str]) -> list[str]:
     lines = []
     for method, path, body in APIS:
-        reply = call(method, path, body)
+        headers = {"anthropic-version": "2023-06-01"} if path.startswith("/v1/messages") else {}
+        reply = call(method, path, body, headers)
         assert reply.status == 200, (method, path, reply.status, reply.body[:300])
         if reply.headers.get("X-Hybridgw-Privacy-Receipt"):
             receipts.add(reply.headers["X-Hybridgw-Privacy-Receipt"])
