@@ -57,6 +57,7 @@ class Stream:
     receipt: str | None = None
     target: str | None = None
     replica: str | None = None
+    retry_after_s: float | None = None  # a busy answer's Retry-After (429, 503)
 
 
 def stream_chat(messages: list[dict], max_tokens: int, headers: dict | None = None) -> Stream:
@@ -75,6 +76,8 @@ def stream_chat(messages: list[dict], max_tokens: int, headers: dict | None = No
         seen.receipt = response.getheader("X-Hybridgw-Privacy-Receipt")
         seen.target = response.getheader("X-Hybridgw-Target")
         seen.replica = response.getheader("X-Hybridgw-Replica")
+        if response.getheader("Retry-After"):
+            seen.retry_after_s = float(response.getheader("Retry-After"))
         if response.status != 200:
             seen.error = f"HTTP {response.status}: {response.read()[:200]!r}"
             return seen

@@ -16,7 +16,8 @@ from smoke import ledger_receipts
 
 NUM_CLIENTS = 32
 MAX_TOKENS = 48
-MAX_ATTEMPTS = 6
+MAX_ATTEMPTS = 6  # failed attempts of one request (busy answers aside) before its client gives up
+REQUEST_DEADLINE_S = 240.0
 PROMPT = [{"role": "user", "content": "Count from one to one hundred in words, separated by commas."}]
 GAP_S = 8.0  # between two faults
 
@@ -39,48 +40,57 @@ class ClientLog:
 
 def _client(log: ClientLog, stop: threading.Event) -> None:
     while not stop.is_set() or (log.num_completed == 0 and log.num_abandoned == 0):
-        for _ in range(MAX_ATTEMPTS):
+        num_failures = 0
+        deadline = time.monotonic() + REQUEST_DEADLINE_S
+        while num_failures < MAX_ATTEMPTS and time.monotonic() < deadline:
             started = time.monotonic()
             seen = stream_chat(PROMPT, MAX_TOKENS)
             log.attempts.append(Attempt(started, time.monotonic(), seen))
             if seen.finish_reason in ("length", "stop") and seen.error is None and seen.is_done:
                 log.num_completed += 1
                 break
+            if seen.status in (429, 503) and seen.retry_after_s is not None:
+                time.sleep(min(seen.retry_after_s, 5.0))  # busy: back off as told, not a failure
+                continue
+            num_failures += 1
             time.sleep(1.0)  # then again, through the load balancer
         else:
             log.num_abandoned += 1
 
 
-def _inject(events: list[tuple[float, str]], killed_replicas: set[str]) -> None:
-    def note(what: str) -> None:
+def _inject(events: list[tuple[float, str]], kills: list[tuple[float, str]]) -> None:
+    def fault(what: str, *command: str) -> None:
         events.append((time.monotonic(), what))
-        print(f"  injected: {what}", flush=True)
+        print(f"  injecting: {what}", flush=True)
+        if command[0] == "compose":
+            compose(*command[1:])
+        else:
+            docker(*command)
 
     time.sleep(GAP_S / 2)
     cloud = containers("cloud")[0]
-    docker("kill", cloud)
-    note(f"docker kill {cloud}")
+    fault(f"docker kill {cloud}", "kill", cloud)
     time.sleep(GAP_S)
-    compose("restart", "--timeout", "5", "redis")
-    note("docker compose restart redis")
+    fault("docker compose restart redis", "compose", "restart", "--timeout", "5", "redis")
     time.sleep(GAP_S)
     [gateway] = containers("gateway-1")
-    docker("kill", gateway)
-    killed_replicas.add("gateway-1")
-    note(f"docker kill {gateway}")
+    kills.append((time.monotonic(), "gateway-1"))
+    fault(f"docker kill {gateway}", "kill", gateway)
     time.sleep(GAP_S)
-    docker("start", gateway)
-    note(f"docker start {gateway}")
-    compose("up", "--detach", "--no-build", "--no-deps", "--scale", "cloud=3", "cloud")
-    note("docker compose up --scale cloud=3")
+    fault(f"docker start {gateway}", "start", gateway)
+    time.sleep(GAP_S / 2)
+    scale = ("compose", "up", "--detach", "--no-build", "--no-deps", "--timeout", "30", "--scale")
+    fault("docker compose up --scale cloud=3", *scale, "cloud=3", "cloud")
     time.sleep(GAP_S)
-    compose("up", "--detach", "--no-build", "--no-deps", "--timeout", "30", "--scale", "cloud=1", "cloud")
-    note("docker compose up --scale cloud=1")
+    fault("docker compose up --scale cloud=1", *scale, "cloud=1", "cloud")
+    time.sleep(GAP_S / 2)
 
 
-def _problems(attempt: Attempt, killed_replicas: set[str]) -> list[str]:
+def _problems(attempt: Attempt, kills: list[tuple[float, str]]) -> list[str]:
     seen = attempt.seen
     problems = []
+    # a stream is cut only where its replica was killed while it ran
+    killed_replicas = {name for at, name in kills if attempt.started <= at <= attempt.ended + 1.0}
     if len(seen.deltas) > MAX_TOKENS:
         problems.append(f"{len(seen.deltas)} tokens for max_tokens {MAX_TOKENS} (a token sent twice)")
     if seen.status == 200 and not seen.is_done and seen.replica not in killed_replicas:
@@ -108,13 +118,16 @@ def _table(events: list[tuple[float, str]], logs: list[ClientLog], started: floa
         ended = [a for log in logs for a in log.attempts if at <= a.ended < until]
         outcomes = Counter(_outcome(a.seen) for a in ended)
         targets = Counter(a.seen.target for a in ended if a.seen.target)
-        rows.append((f"{at - started:5.1f}", what, len(ended), dict(outcomes), dict(targets)))
+        errors = sorted({a.seen.error[:90] for a in ended if a.seen.error and a.seen.status != 429})
+        rows.append((f"{at - started:5.1f}", what, len(ended), dict(outcomes), dict(targets), errors[:3]))
     print(
         f"\n  {'t (s)':>6}  {'injected':42}  {'ended':>5}  what the clients saw (and where they were served)"
     )
-    for at, what, num_ended, outcomes, targets in rows:
+    for at, what, num_ended, outcomes, targets, errors in rows:
         seen = ", ".join(f"{count} {name}" for name, count in sorted(outcomes.items()))
         print(f"  {at:>6}  {what:42}  {num_ended:>5}  {seen}  {targets}")
+        for error in errors:
+            print(f"  {'':6}  {'':42}  {'':5}    e.g. {error}")
 
 
 def run(receipts: set[str]) -> None:
@@ -126,16 +139,16 @@ def run(receipts: set[str]) -> None:
     for thread in threads:
         thread.start()
     events: list[tuple[float, str]] = []
-    killed_replicas: set[str] = set()
+    kills: list[tuple[float, str]] = []
     try:
-        _inject(events, killed_replicas)
+        _inject(events, kills)
     finally:
         stop.set()
         for thread in threads:
             thread.join(timeout=600)
     _table(events, logs, started)
     attempts = [a for log in logs for a in log.attempts]
-    problems = [p for a in attempts for p in _problems(a, killed_replicas)]
+    problems = [p for a in attempts for p in _problems(a, kills)]
     assert not problems, problems[:10]
     assert all(log.num_abandoned == 0 for log in logs), f"a client gave up after {MAX_ATTEMPTS} attempts"
     receipts |= {a.seen.receipt for a in attempts if a.seen.receipt}
