@@ -58,7 +58,8 @@ deb http://deb.debian.org/debian-security $suite-security main
 EOF
 # the host's own certificate authorities (a TLS-inspecting proxy in front of PyPI), trusted as on the host
 cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" 2>/dev/null || true
-chroot "$root" /bin/sh -c '
+# a clean environment: nothing of this host's (its pip settings, proxies' variables) leaks in
+env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root chroot "$root" /bin/sh -c '
   set -e
   export DEBIAN_FRONTEND=noninteractive PIP_CERT=/etc/ssl/certs/ca-certificates.crt
   update-ca-certificates >/dev/null

