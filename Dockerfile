@@ -15,17 +15,23 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     HYBRIDGW_HOME=/var/lib/hybridgw \
-    NUMBA_CACHE_DIR=/var/cache/hybridgw/numba
+    NUMBA_CACHE_DIR=/var/cache/hybridgw/numba \
+    PATH=/opt/venv/bin:$PATH
 RUN useradd --system --uid 10001 --home-dir /var/lib/hybridgw hybridgw \
     && mkdir -p /var/lib/hybridgw/models /var/lib/hybridgw/ledger /var/cache/hybridgw/numba \
-    && chown -R hybridgw /var/lib/hybridgw /var/cache/hybridgw
+    && chown -R hybridgw /var/lib/hybridgw /var/cache/hybridgw \
+    && { [ -x /opt/venv/bin/python ] || python3 -m venv /opt/venv; }
 WORKDIR /opt/hybridgw
-# the wheelhouse, if any (the pattern matches nothing where build/wheels is absent; pyproject.toml
-# keeps the instruction valid then), and the dependency list of each image, read from pyproject.toml
+
+# The installs, in stages of their own: only /opt/venv leaves them (the wheelhouse stays behind).
+# The wheelhouse, if any (the pattern matches nothing where build/wheels is absent; pyproject.toml
+# keeps the instruction valid then); each image's dependencies read from pyproject.toml first,
+# a layer that a change of the source does not invalidate.
+FROM base AS install
 COPY pyproject.toml build/wheel[s] /tmp/wheels/
 COPY scripts/pip_install_deps.sh /usr/local/bin/pip-install-deps
 
-FROM base AS edge
+FROM install AS edge-install
 RUN pip-install-deps edge
 COPY pyproject.toml README.md ./
 COPY formats formats
@@ -34,7 +40,10 @@ COPY gateway gateway
 COPY edge edge
 COPY cloud cloud
 COPY hybridgw hybridgw
-RUN pip-install-deps --project && rm -rf /tmp/wheels
+RUN pip-install-deps --project
+
+FROM base AS edge
+COPY --from=edge-install /opt/venv /opt/venv
 USER hybridgw
 # the privacy detectors' name index, built here once rather than at each gateway's start
 RUN python -c "from gateway.privacy.name_index import load_name_index; load_name_index()"
@@ -43,7 +52,7 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=30 \
 ENTRYPOINT ["hybridgw"]
 CMD ["--help"]
 
-FROM base AS cloud
+FROM install AS cloud-install
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 # the edge's packages too: the CLI every role starts from imports numba (hybridgw/compile_progress.py)
 RUN pip-install-deps edge,cloud "${TORCH_INDEX_URL}"
@@ -54,7 +63,10 @@ COPY gateway gateway
 COPY edge edge
 COPY cloud cloud
 COPY hybridgw hybridgw
-RUN pip-install-deps --project && rm -rf /tmp/wheels
+RUN pip-install-deps --project
+
+FROM base AS cloud
+COPY --from=cloud-install /opt/venv /opt/venv
 USER hybridgw
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=30 \
     CMD ["python", "-m", "hybridgw.healthcheck"]

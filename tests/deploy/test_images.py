@@ -25,6 +25,9 @@ def test_the_dockerfile_takes_its_base_as_a_build_argument():
         instructions = stages[target]
         assert "\nUSER hybridgw\n" in instructions and "HEALTHCHECK" in instructions, target
         assert instructions.index("USER hybridgw") < instructions.index("ENTRYPOINT")
+        # only the virtual environment comes from the install stage: no wheelhouse in the image
+        assert f"COPY --from={target}-install /opt/venv /opt/venv" in instructions
+        assert "/tmp/wheels" not in instructions and "/tmp/wheels" not in stages["base"]
 
 
 def test_every_infrastructure_image_builds_on_the_base_and_runs_as_its_own_user():
