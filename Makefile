@@ -1,5 +1,6 @@
 # The two quickstart commands: `make run` and `make test`.
-.PHONY: run test test-unit lint setup-all setup-edge setup-test system-tools demo-model warm-kernels
+.PHONY: run test test-unit lint setup-all setup-edge setup-test system-tools demo-model warm-kernels \
+	staging staging-test staging-down
 
 PY := .venv/bin/python
 HYBRIDGW := .venv/bin/hybridgw
@@ -45,3 +46,19 @@ test: setup-test system-tools demo-model lint
 # and a unit test that starts one fails: tests/conftest.py), nor the few marked `slow`.
 test-unit: setup-test
 	@HYBRIDGW_TEST_TIER=unit $(PY) -m pytest -q -m "not integration and not slow" --durations=15
+
+# The docker-compose staging on this machine (docker-compose.yml): images built on a local Debian
+# base where no registry is reachable (scripts/base_image.sh), two gateway replicas behind haproxy,
+# Redis with its ACL users, an edge node, two cloud workers, Prometheus. Needs a Docker engine.
+# staging-test: a smoke test and injected faults against it (stdlib only: any python3 runs it).
+# staging-down: removes its containers, networks and volumes (the images and caches stay).
+STAGING_PY := $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
+
+staging:
+	@scripts/staging_up.sh
+
+staging-test:
+	@$(STAGING_PY) scripts/staging $(STAGING_TEST_ARGS)
+
+staging-down:
+	@docker compose --profile observability --profile vllm down --volumes --remove-orphans --timeout 20

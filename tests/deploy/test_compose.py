@@ -30,7 +30,12 @@ from tests.fixtures.gateway_app import MESSAGES, Gateway
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
-HYBRIDGW_SERVICES = {"model-pull", "edge", "cloud", "gateway"}
+HYBRIDGW_SERVICES = {"model-pull", "edge", "cloud", "gateway-1", "gateway-2"}
+GATEWAYS = ("gateway-1", "gateway-2")
+# built from deploy/images/NAME on the staging's base image (Debian's packages)
+INFRA_SERVICES = {"redis", "lb", "prometheus"}
+# upstream images, in the compose profile used where a registry is reachable
+OBSERVABILITY = {"otel-collector", "jaeger", "grafana"}
 
 
 def _compose_config(*profiles: str) -> dict:
@@ -58,7 +63,7 @@ def _compose_config(*profiles: str) -> dict:
 
 @pytest.fixture(scope="module")
 def compose() -> dict:
-    return _compose_config()
+    return _compose_config("observability")
 
 
 def _flag(command: list[str], name: str) -> str:
@@ -67,13 +72,15 @@ def _flag(command: list[str], name: str) -> str:
 
 def test_compose_config_validates_with_every_service(compose):
     services = compose["services"]
-    assert set(services) == HYBRIDGW_SERVICES | {
-        "redis",
-        "otel-collector",
-        "jaeger",
-        "prometheus",
-        "grafana",
-    }
+    assert set(services) == HYBRIDGW_SERVICES | INFRA_SERVICES | OBSERVABILITY
+    assert set(_compose_config()["services"]) == HYBRIDGW_SERVICES | INFRA_SERVICES  # `make staging`
+    for name in INFRA_SERVICES:
+        build = services[name]["build"]
+        assert (ROOT / build["context"] / "Dockerfile").is_file()
+        assert services[name]["image"] == f"hybridgw-{name}:latest"
+        assert build["args"]["BASE_IMAGE"] == "hybridgw-base:bookworm"
+    for name in OBSERVABILITY:
+        assert services[name]["profiles"] == ["observability"]
     dockerfile_targets = set(re.findall(r"^FROM \S+ AS (\S+)$", (ROOT / "Dockerfile").read_text(), re.M))
     built = {s["image"]: s["build"] for s in services.values() if "build" in s}
     for name in HYBRIDGW_SERVICES:
@@ -97,20 +104,30 @@ def test_compose_config_validates_with_every_service(compose):
 
 def test_the_gateway_config_it_mounts_loads_and_matches_the_topology(compose):
     services = compose["services"]
-    gateway = services["gateway"]
+    gateway = services["gateway-1"]
     [mount] = [v for v in gateway["volumes"] if v["target"] == _flag(gateway["command"], "--config")]
     assert Path(mount["source"]) == DEPLOY / "gateway.toml"
     config, server = load_config(mount["source"], gateway["environment"])
+    # one ledger file per replica, each in a volume of its own (a ledger file has one writer)
+    ledger_volumes = []
+    for name in GATEWAYS:
+        mounts = {v["target"]: v["source"] for v in services[name]["volumes"]}
+        assert mounts[_flag(services[name]["command"], "--config")] == mount["source"]
+        ledger_volumes.append(mounts[str(Path(config.privacy_ledger).parent)])
+    assert sorted(ledger_volumes) == ["ledger-1", "ledger-2"]
     edge_command = services["edge"]["command"]
     assert [(e.node_id, e.address) for e in config.edge_nodes] == [
         (_flag(edge_command, "--node-id"), f"edge:{_flag(edge_command, '--port')}")
     ]
     assert [m.gguf_path for m in config.models] == [_flag(edge_command, "--model")]
     assert config.redis_url.startswith("redis://gateway:") and config.redis_url.endswith("@redis:6379/0")
-    assert server.port == int(gateway["ports"][0]["target"])
+    assert not gateway.get("ports") and server.port == int(services["lb"]["ports"][0]["target"])
+    haproxy = (DEPLOY / "images" / "lb" / "haproxy.cfg").read_text()
+    for name in GATEWAYS:
+        assert f"server {name} {name}:{server.port}" in haproxy
     assert server.telemetry.otlp_endpoint == "http://otel-collector:4317"
     # staging listens on 0.0.0.0: it must require a key (the staging default's hash, overridable)
-    assert server.host == "0.0.0.0" and [k.key_id for k in config.api_keys] == ["staging"]
+    assert server.host == "0.0.0.0" and [k.key_id for k in config.api_keys] == ["staging", "staging-limited"]
     assert config.api_keys[0].sha256 == hash_key("sk-staging-change-me")
     collector = yaml.safe_load((DEPLOY / "otel-collector.yaml").read_text())
     assert collector["receivers"]["otlp"]["protocols"]["grpc"]["endpoint"].endswith(":4317")
@@ -131,7 +148,7 @@ def test_the_vllm_profile_runs_vllm_as_the_gateways_cloud_upstream(compose):
     assert vllm["depends_on"]["model-convert"]["condition"] == "service_completed_successfully"
     mounts = {v["target"]: v["source"] for v in vllm["volumes"]}
     assert mounts[str(Path(checkpoint).parent)] == "models"
-    gateway = services["gateway"]
+    gateway = services["gateway-1"]
     config, _ = load_config(DEPLOY / "gateway.toml", gateway["environment"])
     [upstream] = config.upstreams
     port = _flag(vllm["command"], "--port")
@@ -147,9 +164,9 @@ def test_prometheus_scrapes_every_service_on_its_metrics_port(compose):
         job["job_name"]: job
         for job in yaml.safe_load((DEPLOY / "prometheus.yml").read_text())["scrape_configs"]
     }
-    assert jobs["gateway"]["static_configs"][0]["targets"] == [
-        f"gateway:{services['gateway']['ports'][0]['target']}"
-    ]
+    gateway_port = services["lb"]["ports"][0]["target"]
+    assert jobs["gateway"]["static_configs"][0]["targets"] == [f"{name}:{gateway_port}" for name in GATEWAYS]
+    assert jobs["lb"]["static_configs"][0]["targets"] == ["lb:8404"]
     assert jobs["edge"]["static_configs"][0]["targets"] == [
         f"edge:{_flag(services['edge']['command'], '--metrics-port')}"
     ]
@@ -197,7 +214,7 @@ async def test_redis_acl_users_confine_the_cloud_worker_to_the_cloud_keys(compos
         [*services["redis"]["command"], "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path)],
         stdout=subprocess.DEVNULL,
     )
-    gateway_url = services["gateway"]["environment"]["HYBRIDGW_CLOUD_REDIS_URL"]
+    gateway_url = services["gateway-1"]["environment"]["HYBRIDGW_CLOUD_REDIS_URL"]
     cloud_url = _flag(services["cloud"]["command"], "--redis")
     local = f"@127.0.0.1:{port}/0"
     gateway_url, cloud_url = (
