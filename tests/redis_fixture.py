@@ -52,3 +52,16 @@ def redis_keys(redis_url):
     for key in client.scan_iter(match=f"{keys.prefix}*"):
         client.delete(key)
     client.close()
+
+
+async def redis_answers(url: str) -> bool:
+    """Whether the Redis at `url` answers PING now (for polling one that starts or restarts)."""
+    import redis.asyncio as aioredis
+
+    client = aioredis.from_url(url)
+    try:
+        return bool(await client.ping())
+    except (aioredis.RedisError, OSError):
+        return False
+    finally:
+        await client.aclose()

@@ -22,6 +22,7 @@ from shared.redis_keys import RedisKeys
 from tests.fixtures.edge_node import free_port
 from tests.fixtures.gateway_app import MESSAGES, Gateway
 from tests.fixtures.polling import eventually
+from tests.redis_fixture import redis_answers
 
 pytestmark = pytest.mark.integration
 KEYS = RedisKeys(prefix="hybridgw:")
@@ -39,16 +40,6 @@ def _out_of_memory(what: str) -> dict:
     }
 
 
-async def _pong(url: str) -> bool:
-    client = aioredis.from_url(url)
-    try:
-        return bool(await client.ping())
-    except (aioredis.RedisError, OSError):
-        return False
-    finally:
-        await client.aclose()
-
-
 @pytest.fixture
 async def small_redis():
     """A private redis-server that refuses writes once its memory is full (`fill()`: maxmemory
@@ -60,7 +51,7 @@ async def small_redis():
     server = subprocess.Popen([*command, "--maxmemory-policy", "noeviction"], stdout=subprocess.DEVNULL)
     url = f"redis://127.0.0.1:{port}/0"
     try:
-        await eventually(lambda: _pong(url), what="redis up")
+        await eventually(lambda: redis_answers(url), what="redis up")
         yield url
     finally:
         server.terminate()

@@ -16,6 +16,7 @@ from shared.redis_keys import RedisKeys
 from tests.cloud.test_worker import RunningWorker, _read_reply, _request
 from tests.fixtures.edge_node import free_port
 from tests.fixtures.polling import eventually
+from tests.redis_fixture import redis_answers
 
 
 def _redis_server(port: int) -> subprocess.Popen:
@@ -24,16 +25,6 @@ def _redis_server(port: int) -> subprocess.Popen:
     return subprocess.Popen(
         [binary, "--port", str(port), "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL
     )
-
-
-async def _pong(url: str) -> bool:
-    client = aioredis.from_url(url)
-    try:
-        return bool(await client.ping())
-    except (aioredis.RedisError, OSError):
-        return False
-    finally:
-        await client.aclose()
 
 
 @pytest.mark.integration
@@ -47,7 +38,7 @@ async def test_the_worker_reconnects_after_redis_restarts(tiny_model):
     server = _redis_server(port)
     worker = None
     try:
-        await eventually(lambda: _pong(url), what="redis up")
+        await eventually(lambda: redis_answers(url), what="redis up")
         worker = RunningWorker(model_path, url, keys, name="steady")
         await eventually(lambda: worker.worker.connected, what="the worker connected")
         await worker.client.xadd(keys.request_stream, {"request": _request("before")})
@@ -97,7 +88,7 @@ async def test_the_gateway_serves_again_after_redis_restarts(tiny_model):
         models=[ModelEntry("tiny", model_path, context_length=128)], redis_url=url, redis_prefix=keys.prefix
     )
     try:
-        await eventually(lambda: _pong(url), what="redis up")
+        await eventually(lambda: redis_answers(url), what="redis up")
         worker = RunningWorker(model_path, url, keys, name="steady")
         async with Gateway(config) as gw:
             pool = gw.runner.app[app_keys.BACKENDS][0]
@@ -146,7 +137,7 @@ async def test_a_redis_restart_mid_stream_never_cuts_the_clients_stream(tiny_mod
         models=[ModelEntry("tiny", model_path, context_length=2048)], redis_url=url, redis_prefix=keys.prefix
     )
     try:
-        await eventually(lambda: _pong(url), what="redis up")
+        await eventually(lambda: redis_answers(url), what="redis up")
         worker = RunningWorker(model_path, url, keys, name="steady", num_blocks=1024)
         async with Gateway(config) as gw, aiohttp.ClientSession() as session:
             pool = gw.runner.app[app_keys.BACKENDS][0]

@@ -8,6 +8,7 @@ from gateway.backends.edge import EdgeBackend
 from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from tests.fixtures.edge_node import edge_node, long_context_node, model_path  # noqa: F401 - fixtures
 from tests.fixtures.gateway_app import Gateway
+from tests.fixtures.small_disk import SmallDisk
 
 # a function's parameters, as the tool tests declare it
 WEATHER_PARAMETERS = {
@@ -35,3 +36,11 @@ async def backend(edge_node):  # noqa: F811 - the fixture above
     await backend.start()
     yield backend
     await backend.close()
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A folder whose disk fills on demand (tests/fixtures/small_disk.py), undone after the test."""
+    disk = SmallDisk(tmp_path / "small")
+    yield disk
+    disk.close()

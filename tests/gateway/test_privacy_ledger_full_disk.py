@@ -15,17 +15,10 @@ from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
 from tests.fixtures.gateway_app import Gateway, edge_config
 from tests.fixtures.polling import eventually
-from tests.fixtures.small_disk import ERRORS, SmallDisk
+from tests.fixtures.small_disk import ERRORS
 
 pytestmark = pytest.mark.integration
 BODY = {"model": "tiny", "messages": [{"role": "user", "content": "Hello"}], "max_tokens": 1}
-
-
-@pytest.fixture
-def small_disk(tmp_path):
-    disk = SmallDisk(tmp_path / "small")
-    yield disk
-    disk.close()
 
 
 async def _refused(gw, session, node_requests) -> tuple[dict, dict]:

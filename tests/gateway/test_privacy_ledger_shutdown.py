@@ -7,17 +7,9 @@ import pytest
 
 from tests.fixtures.edge_node import free_port
 from tests.fixtures.gateway_process import GatewayProcess
-from tests.fixtures.small_disk import SmallDisk
 
 pytestmark = pytest.mark.integration
 BODY = {"model": "tiny", "messages": [{"role": "user", "content": "Hello"}], "max_tokens": 1}
-
-
-@pytest.fixture
-def small_disk(tmp_path):
-    disk = SmallDisk(tmp_path / "small")
-    yield disk
-    disk.close()
 
 
 async def _refused_once(session, url: str) -> None:
