@@ -84,7 +84,7 @@ def run_transformers(model: str, num_requests: int, dtype: str, batch_size: int)
     import torch
     import transformers
 
-    from cloud.llm_engine import default_device
+    from cloud.engine.llm_engine import default_device
 
     device = default_device()  # the GPU where there is one, as ours
     path = Path(model)

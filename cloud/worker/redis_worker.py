@@ -2,7 +2,7 @@
 to each request's reply stream.
 
 - Pulls with the consumer group only when it has room (running requests < max_active), from the
-  shared request stream and its own direct stream (cloud/worker_streams.py).
+  shared request stream and its own direct stream (cloud.worker.streams.py).
 - Keeps its pending entries fresh (XCLAIM JUSTID to itself) while it works on them, so only a
   worker that stopped doing so (died) has entries that go idle.
 - Claims entries idle longer than `claim_idle_ms` (XAUTOCLAIM) and resumes them after the tokens
@@ -21,8 +21,8 @@ import uuid
 import redis.asyncio as aioredis
 from opentelemetry.trace import SpanKind
 
-from cloud.fenced_reply import Fenced, FencedReply
-from cloud.worker_streams import WorkerStreams
+from cloud.worker.fenced_reply import Fenced, FencedReply
+from cloud.worker.streams import WorkerStreams
 from shared.async_engine import AsyncEngine
 from shared.chunk_signing import ChunkSigner
 from shared.engine import InvalidRequestError
