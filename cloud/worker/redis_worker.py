@@ -2,7 +2,7 @@
 to each request's reply stream.
 
 - Pulls with the consumer group only when it has room (running requests < max_active), from the
-  shared request stream and its own direct stream (cloud.worker.streams.py).
+  shared request stream and its own direct stream (cloud/worker/streams.py).
 - Keeps its pending entries fresh (XCLAIM JUSTID to itself) while it works on them, so only a
   worker that stopped doing so (died) has entries that go idle.
 - Claims entries idle longer than `claim_idle_ms` (XAUTOCLAIM) and resumes them after the tokens
@@ -27,15 +27,11 @@ from shared.async_engine import AsyncEngine
 from shared.chunk_signing import ChunkSigner
 from shared.engine import InvalidRequestError
 from shared.proto import inference_pb2 as pb
-from shared.proto_convert import (
-    chunk_from_outputs,
-    engine_request_from_proto,
-    sampling_from_proto,
-    stats_to_heartbeat,
-)
+from shared.proto_convert import engine_request_from_proto, sampling_from_proto, stats_to_heartbeat
 from shared.redis_keys import RedisKeys
 from shared.reply_stream import ReplyFollower, fence
 from shared.sampling import InvalidSamplingParams
+from shared.serve_generate import GenerateProgress, serve_generate
 from shared.telemetry import extract_context, tracer
 
 logger = logging.getLogger("hybridgw.cloud")
@@ -220,19 +216,17 @@ class CloudWorker:
         if finished:
             return
         resumed = list(request.resume_token_ids) + emitted
-        started = time.perf_counter()
-        outcome, count = "error", 0
+        started, progress = time.perf_counter(), GenerateProgress()
+        outcome, count = "error", 0  # both counted once a chunk is written
         try:
             params = sampling_from_proto(request.sampling)
             params.max_tokens = max(1, params.max_tokens - len(resumed))
             engine_request = engine_request_from_proto(request, params, request_id, resumed)
-            async for outputs in self.engine.generate_batches(engine_request):
-                chunk = chunk_from_outputs(request_id, outputs, len(resumed))
+            async for chunk in serve_generate(self.engine, engine_request, progress):
                 chunk.owner = owner
                 await self._write(request_id, owner, chunk)
-                count += len(outputs)
-                if outputs[-1].finish_reason is not None:
-                    outcome = outputs[-1].finish_reason.value
+                count += len(chunk.tokens)
+                outcome = progress.finish_reason or outcome
         except (InvalidSamplingParams, InvalidRequestError) as exc:
             error = pb.GenerateChunk(
                 request_id=request_id, finish_reason=pb.FINISH_REASON_ERROR, error=str(exc), owner=owner
