@@ -27,9 +27,9 @@ from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
 from shared.proto_convert import engine_request_from_proto, sampling_from_proto, stats_to_proto
 from shared.sampling import InvalidSamplingParams
-from shared.serve_generate import GenerateProgress, serve_generate
+from shared.serve_generate import GenerateProgress, serve_generate, start_generate_span
 from shared.session_server import NodeSession, RequestError, serve_session
-from shared.telemetry import extract_context, tracer
+from shared.telemetry import extract_context
 
 logger = logging.getLogger("hybridgw.node")
 
@@ -79,15 +79,13 @@ class InferenceServicer(pb_grpc.InferenceServicer):
             raise RequestError(pb.ERROR_CODE_INVALID_ARGUMENT, str(exc)) from None
         prompt = list(request.prompt_token_ids) + list(request.resume_token_ids)
         progress, refused = GenerateProgress(), None
-        span = tracer("hybridgw.node").start_span(
-            "engine.generate",
-            context=parent,
-            kind=SpanKind.SERVER,
-            attributes={
-                "hybridgw.node": self.node_id,
-                "gen_ai.request.model": self.model_name,
-                "gen_ai.usage.input_tokens": len(request.prompt_token_ids),
-            },
+        span = start_generate_span(
+            "hybridgw.node",
+            parent,
+            SpanKind.SERVER,
+            self.node_id,
+            self.model_name,
+            len(request.prompt_token_ids),
         )
         try:
             engine_request = engine_request_from_proto(request, params, request_id, request.resume_token_ids)

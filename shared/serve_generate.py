@@ -14,10 +14,30 @@ from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
 
+from opentelemetry.trace import Span, SpanKind
+
 from shared.async_engine import AsyncEngine
 from shared.engine import EngineRequest
 from shared.proto import inference_pb2 as pb
 from shared.proto_convert import chunk_from_outputs
+from shared.telemetry import tracer
+
+
+def start_generate_span(
+    tracer_name: str, parent, kind: SpanKind, node: str, model: str, num_prompt_tokens: int
+) -> Span:
+    """The engine span of one served request under `parent` (the caller ends it, with the
+    request's output tokens and outcome set)."""
+    return tracer(tracer_name).start_span(
+        "engine.generate",
+        context=parent,
+        kind=kind,
+        attributes={
+            "hybridgw.node": node,
+            "gen_ai.request.model": model,
+            "gen_ai.usage.input_tokens": num_prompt_tokens,
+        },
+    )
 
 
 @dataclass(slots=True)

@@ -31,8 +31,8 @@ from shared.proto_convert import engine_request_from_proto, sampling_from_proto,
 from shared.redis_keys import RedisKeys
 from shared.reply_stream import ReplyFollower, fence
 from shared.sampling import InvalidSamplingParams
-from shared.serve_generate import GenerateProgress, serve_generate
-from shared.telemetry import extract_context, tracer
+from shared.serve_generate import GenerateProgress, serve_generate, start_generate_span
+from shared.telemetry import extract_context
 
 logger = logging.getLogger("hybridgw.cloud")
 RECONNECT_MIN_S = 0.2
@@ -176,15 +176,13 @@ class CloudWorker:
         carrier: dict[str, str],
         claimed: bool,
     ) -> None:
-        span = tracer("hybridgw.cloud").start_span(
-            "engine.generate",
-            context=extract_context(carrier),
-            kind=SpanKind.CONSUMER,
-            attributes={
-                "hybridgw.node": self.name,
-                "gen_ai.request.model": request.model,
-                "gen_ai.usage.input_tokens": len(request.prompt_token_ids),
-            },
+        span = start_generate_span(
+            "hybridgw.cloud",
+            extract_context(carrier),
+            SpanKind.CONSUMER,
+            self.name,
+            request.model,
+            len(request.prompt_token_ids),
         )
         try:
             await self._serve_traced(stream, entry_id, request_id, request, span, claimed)

@@ -11,7 +11,8 @@ import pytest
 import torch
 import transformers
 
-from cloud import LLM, SamplingParams, llm_engine
+from cloud import LLM, SamplingParams
+from cloud.engine import llm_engine
 from cloud.engine.llm_engine import LLMEngine
 from formats.convert_hf import convert_hf_to_gguf
 from formats.ggml_types import GGMLType
