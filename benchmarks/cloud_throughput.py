@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/cloud_throughput.py [--model FILE] [--num-requests 16]
         [--dtypes bfloat16,float32] [--rounds 3] [--vllm-python /path/to/venv/bin/python]
+        [--isa native|avx2]
 
 Workload (seed 0): prompts of 32-256 random tokens, outputs of 16-256 tokens, greedy, EOS ignored.
 Systems, each in a fresh process per run, in alternating order round by round: ours (`cloud.LLM`:
@@ -9,9 +10,12 @@ continuous batching, paged KV cache), transformers `generate` with one static ba
 requests, and vLLM's offline `LLM` when `--vllm-python` names a Python that has it (setup:
 docs/benchmarks.md; not in CI). Reported per dtype: median generated tokens/s, wall time, start to
 ready (construct the engine, load the weights), peak RSS, mean KV-cache fill at saturation (ours),
-and ours / each. A last section puts a shared system prompt in front of every prompt: prefix-cache
-hit rate and the speedup over the same run without caching. Writes
-benchmarks/results/cloud_throughput.json.
+and ours / each, under the ISA level every system ran at. `--isa avx2` runs every system as on a
+CPU with AVX2 and no AVX-512 (issue 63), whatever the host: torch's kernels dispatched at AVX2
+(ATEN_CPU_CAPABILITY), oneDNN's and MKL's capped at AVX2, numba compiling for an AVX2 Zen 3. A
+last section puts a shared system prompt in front of every prompt: prefix-cache hit rate and the
+speedup over the same run without caching. Writes benchmarks/results/cloud_throughput.json
+(cloud_throughput_avx2.json under --isa avx2).
 """
 
 import argparse
@@ -28,6 +32,17 @@ RESULTS = Path(__file__).parent / "results" / "cloud_throughput.json"
 SYSTEM_PROMPT_TOKENS = 192
 STARTED = time.perf_counter()
 RESULT_MARK = "cloud_throughput result: "  # the worker's line among whatever an engine prints
+AVX2_FEATURES = "+avx,+avx2,+f16c,+fma,+bmi,+bmi2,+popcnt,+sse4.2"  # tests/edge/test_isa_levels.py
+ISA_ENV = {
+    "native": {},
+    "avx2": {
+        "ATEN_CPU_CAPABILITY": "avx2",
+        "ONEDNN_MAX_CPU_ISA": "AVX2",
+        "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+        "NUMBA_CPU_NAME": "znver3",
+        "NUMBA_CPU_FEATURES": AVX2_FEATURES,
+    },
+}
 
 
 def workload(num_requests: int, vocab_size: int, shared_prefix: bool) -> list[tuple[list[int], int]]:
@@ -47,8 +62,18 @@ def finish(generated: int, wall: float, ready: float, **extra) -> dict:
     return {"generated_tokens": generated, "wall_s": wall, "tokens_per_s": generated / wall} | {
         "ready_s": ready,
         "peak_rss_mib": peak,
+        "isa": isa_level(),
         **extra,
     }
+
+
+def isa_level() -> str:
+    """The level this worker's kernels ran at: torch's dispatch, oneDNN's cap, numba's target."""
+    import torch
+
+    numba_target = os.environ.get("NUMBA_CPU_NAME", "host")
+    onednn = os.environ.get("ONEDNN_MAX_CPU_ISA", "host")
+    return f"torch {torch.backends.cpu.get_cpu_capability()}, oneDNN {onednn}, numba {numba_target}"
 
 
 def run_ours(model: str, num_requests: int, dtype: str, shared_prefix: bool, caching: bool) -> dict:
@@ -84,7 +109,7 @@ def run_transformers(model: str, num_requests: int, dtype: str, batch_size: int)
     import torch
     import transformers
 
-    from cloud.llm_engine import default_device
+    from cloud.engine.llm_engine import default_device
 
     device = default_device()  # the GPU where there is one, as ours
     path = Path(model)
@@ -174,13 +199,14 @@ def run_worker(args: argparse.Namespace) -> None:
 def systems(args: argparse.Namespace, dtype: str) -> dict[str, tuple]:
     """label -> the worker's (python, arguments, env)."""
     common = ["--model", args.model, "--num-requests", str(args.num_requests)]
+    isa = ISA_ENV[args.isa]
     found = {
-        "hybridgw cloud": (sys.executable, ["ours", dtype, "plain", "cache", *common], None),
-        "transformers, static batches of 16": (sys.executable, ["hf", dtype, "16", *common], None),
+        "hybridgw cloud": (sys.executable, ["ours", dtype, "plain", "cache", *common], isa),
+        "transformers, static batches of 16": (sys.executable, ["hf", dtype, "16", *common], isa),
     }
     if args.vllm_python:
         vllm_args = ["vllm", dtype, hf_checkpoint(args.model), *common]
-        found["vLLM CPU build"] = (args.vllm_python, vllm_args, {"VLLM_CPU_KVCACHE_SPACE": "1"})
+        found["vLLM CPU build"] = (args.vllm_python, vllm_args, {**isa, "VLLM_CPU_KVCACHE_SPACE": "1"})
     return found
 
 
@@ -208,6 +234,8 @@ def report(runs: dict[str, dict[str, list[dict]]], args: argparse.Namespace) -> 
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU"
     model = Path(args.model).name
     print(f"\n{args.num_requests} requests, model {model}, {device}, medians of {args.rounds}")
+    levels = {r["isa"] for by_label in runs.values() for results in by_label.values() for r in results}
+    print(f"ISA level (--isa {args.isa}): {'; '.join(sorted(levels))}")
     print(
         f"{'dtype':9} {'system':36} {'tok/s':>7} {'wall s':>7} {'ready s':>8} {'RSS MiB':>8} {'ours/it':>8}"
     )
@@ -230,8 +258,9 @@ def report(runs: dict[str, dict[str, list[dict]]], args: argparse.Namespace) -> 
 
 def prefix_section(args: argparse.Namespace) -> dict:
     dtype, common = args.dtypes[0], ["--model", args.model, "--num-requests", str(args.num_requests)]
-    cached = worker(sys.executable, "ours", dtype, "shared", "cache", *common)
-    plain = worker(sys.executable, "ours", dtype, "shared", "nocache", *common)
+    isa = ISA_ENV[args.isa]
+    cached = worker(sys.executable, "ours", dtype, "shared", "cache", *common, env=isa)
+    plain = worker(sys.executable, "ours", dtype, "shared", "nocache", *common, env=isa)
     speedup = cached["tokens_per_s"] / plain["tokens_per_s"]
     print(
         f"shared {SYSTEM_PROMPT_TOKENS}-token system prompt ({dtype}): prefix-cache hit rate "
@@ -249,6 +278,7 @@ def main() -> None:
     parser.add_argument("--dtypes", type=lambda s: s.split(","), default=["bfloat16", "float32"])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--vllm-python", help="a Python with vLLM's CPU build (skipped without)")
+    parser.add_argument("--isa", choices=sorted(ISA_ENV), default="native", help="run as on an AVX2-only CPU")
     parser.add_argument("--worker", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.model = args.model or default_model()
@@ -256,10 +286,17 @@ def main() -> None:
         return run_worker(args)
     summary = report(measure(args), args)
     prefix = prefix_section(args)
-    RESULTS.parent.mkdir(exist_ok=True)
-    record = {"num_requests": args.num_requests, "rounds": args.rounds, "by_dtype": summary, "prefix": prefix}
-    RESULTS.write_text(json.dumps(record, indent=2))
-    print(f"saved {RESULTS}")
+    results = RESULTS.with_stem(f"{RESULTS.stem}_{args.isa}") if args.isa != "native" else RESULTS
+    results.parent.mkdir(exist_ok=True)
+    record = {
+        "num_requests": args.num_requests,
+        "rounds": args.rounds,
+        "isa": args.isa,
+        "by_dtype": summary,
+        "prefix": prefix,
+    }
+    results.write_text(json.dumps(record, indent=2))
+    print(f"saved {results}")
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ def parity(model: str, dtype: str) -> list[bool]:
     import transformers
 
     from cloud import LLM, SamplingParams
-    from cloud.llm_engine import default_device
+    from cloud.engine.llm_engine import default_device
 
     device = default_device()
     torch.backends.cuda.matmul.allow_tf32 = False

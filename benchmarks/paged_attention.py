@@ -14,9 +14,8 @@ import time
 
 import torch
 
-from cloud.attention_backend import CpuPagedAttention, TorchReferenceAttention
 from cloud.kernels import use_cpu_threads
-from cloud.paged_attention import AttentionMetadata
+from cloud.layers.attention import AttentionMetadata, CpuPagedAttention, TorchReferenceAttention
 
 HEADS, KV_HEADS, HEAD_DIM, BLOCK_SIZE = 9, 3, 64, 16
 

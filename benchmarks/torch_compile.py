@@ -33,12 +33,9 @@ VARIANTS = {  # label -> (CPU kernels, torch.compile)
 
 def without_kernels() -> None:
     """Every op takes its torch formulation, as on CUDA (the benchmark's switch, not the engine's)."""
-    import cloud.activation
-    import cloud.attention_backend
-    import cloud.rms_norm
-    import cloud.rotary
+    from cloud.layers import activation, attention, rms_norm, rotary
 
-    for module in (cloud.activation, cloud.attention_backend, cloud.rms_norm, cloud.rotary):
+    for module in (activation, attention, rms_norm, rotary):
         module.has_kernels = lambda device, dtype: False
 
 
@@ -47,7 +44,7 @@ def opaque_linears() -> None:
     into the graph, and these are the engine's own tensors."""
     import torch
 
-    from cloud.cpu_linear import PackedLinearWeight
+    from cloud.layers.linear import PackedLinearWeight
 
     PackedLinearWeight.__call__ = torch.compiler.disable(PackedLinearWeight.__call__)
 
@@ -56,16 +53,15 @@ def opaque_kernels() -> None:
     """Dynamo leaves each kernel call to run as it is (it would trace the numpy views otherwise)."""
     import torch
 
-    import cloud.attention_backend
-    import cloud.model
-    import cloud.rotary
+    from cloud.layers.attention import CpuPagedAttention
+    from cloud.layers.rotary import RotaryEmbedding
+    from cloud.models import llama
 
     for name in ("rms_norm", "silu_and_mul"):
-        setattr(cloud.model, name, torch.compiler.disable(getattr(cloud.model, name)))
-    for owner, name in ((cloud.rotary.RotaryEmbedding, "rotate"), (cloud.rotary.RotaryEmbedding, "tables")):
+        setattr(llama, name, torch.compiler.disable(getattr(llama, name)))
+    for owner, name in ((RotaryEmbedding, "rotate"), (RotaryEmbedding, "tables")):
         setattr(owner, name, torch.compiler.disable(getattr(owner, name)))
-    attention = cloud.attention_backend.CpuPagedAttention
-    attention.forward = torch.compiler.disable(attention.forward)
+    CpuPagedAttention.forward = torch.compiler.disable(CpuPagedAttention.forward)
 
 
 def one_pass(engine, requests, index: int) -> float:

@@ -86,8 +86,8 @@ def _cloud_key(args: argparse.Namespace) -> int:
 def _cloud(args: argparse.Namespace) -> int:
     import torch
 
-    from cloud.llm_engine import LLMEngine, default_device
-    from cloud.worker import CloudWorker
+    from cloud.engine.llm_engine import LLMEngine, default_device
+    from cloud.worker.redis_worker import CloudWorker
     from hybridgw.serving_gc import prepare_gc_for_serving
     from shared import redis_client
     from shared.async_engine import AsyncEngine

@@ -3,7 +3,7 @@
 Each tier has its own cores while both compute (hybridgw/up_command.py: _split_cores), but a
 tier is often idle: a burst the router sends all to the cloud left the edge's core unused. The
 cloud engine runs in this process and asks before each step how many threads it may use
-(cloud/llm_engine.py: threads_for_step): every core while the edge node has no request, its own
+(cloud/engine/llm_engine.py: threads_for_step): every core while the edge node has no request, its own
 share otherwise. Measured on 2 cores, 32 concurrent chats all on the cloud engine: 214-224
 tokens/s on its one core, 331-397 on both.
 """

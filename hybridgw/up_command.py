@@ -314,7 +314,7 @@ def _local_cloud_engine(model_path: str, num_threads: Callable[[], int], enable_
     """The in-process cloud engine, warmed (on a first start its kernels compile here)."""
     import torch
 
-    from cloud.llm_engine import LLMEngine
+    from cloud.engine.llm_engine import LLMEngine
     from shared.async_engine import AsyncEngine
 
     print("loading the cloud engine in process (no Redis); the edge serves meanwhile ...", file=sys.stderr)

@@ -38,7 +38,7 @@ class EngineRequest:
     `num_resumed_tokens`: the prompt's last tokens that an earlier attempt generated (a resumed
     request), which its grammar, if it has one, has already seen; `ttft_target_s` and
     `tpot_target_s`: the caller's latency targets (0: none), which a batching engine schedules
-    by (cloud/waiting_order.py, cloud/step_budget.py)."""
+    by (cloud/engine/waiting_order.py, cloud/engine/step_budget.py)."""
 
     request_id: str
     prompt_token_ids: tuple[int, ...]
@@ -95,7 +95,7 @@ class StepResult:
 
 @runtime_checkable
 class Engine(Protocol):
-    """Implemented by edge.engine.EdgeEngine and cloud.llm_engine.LLMEngine. Not thread-safe: one
+    """Implemented by edge.engine.EdgeEngine and cloud.engine.llm_engine.LLMEngine. Not thread-safe: one
     thread calls every method (shared/async_engine.py is that thread for a serving node)."""
 
     def add(self, request: EngineRequest) -> None:

@@ -25,15 +25,11 @@ from shared.errors import ListenError
 from shared.node_http import start_node_http
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc
-from shared.proto_convert import (
-    chunk_from_outputs,
-    engine_request_from_proto,
-    sampling_from_proto,
-    stats_to_proto,
-)
+from shared.proto_convert import engine_request_from_proto, sampling_from_proto, stats_to_proto
 from shared.sampling import InvalidSamplingParams
+from shared.serve_generate import GenerateProgress, serve_generate, start_generate_span
 from shared.session_server import NodeSession, RequestError, serve_session
-from shared.telemetry import extract_context, tracer
+from shared.telemetry import extract_context
 
 logger = logging.getLogger("hybridgw.node")
 
@@ -82,36 +78,33 @@ class InferenceServicer(pb_grpc.InferenceServicer):
         except InvalidSamplingParams as exc:
             raise RequestError(pb.ERROR_CODE_INVALID_ARGUMENT, str(exc)) from None
         prompt = list(request.prompt_token_ids) + list(request.resume_token_ids)
-        first_token_at, count, reason = None, 0, "cancelled"
-        span = tracer("hybridgw.node").start_span(
-            "engine.generate",
-            context=parent,
-            kind=SpanKind.SERVER,
-            attributes={
-                "hybridgw.node": self.node_id,
-                "gen_ai.request.model": self.model_name,
-                "gen_ai.usage.input_tokens": len(request.prompt_token_ids),
-            },
+        progress, refused = GenerateProgress(), None
+        span = start_generate_span(
+            "hybridgw.node",
+            parent,
+            SpanKind.SERVER,
+            self.node_id,
+            self.model_name,
+            len(request.prompt_token_ids),
         )
         try:
             engine_request = engine_request_from_proto(request, params, request_id, request.resume_token_ids)
-            async for outputs in self.engine.generate_batches(engine_request):
-                first_token_at = first_token_at or time.perf_counter()
-                count += len(outputs)
-                if outputs[-1].finish_reason is not None:
-                    reason = outputs[-1].finish_reason.value
-                yield chunk_from_outputs(request_id, outputs, len(request.resume_token_ids))
+            async for chunk in serve_generate(self.engine, engine_request, progress):
+                yield chunk
         except InvalidRequestError as exc:
-            reason = "invalid"
+            refused = "invalid"
             raise RequestError(pb.ERROR_CODE_INVALID_ARGUMENT, str(exc)) from None
         except EngineDrainingError as exc:
-            reason = "draining"
+            refused = "draining"
             raise RequestError(pb.ERROR_CODE_UNAVAILABLE, str(exc)) from None
         finally:
-            span.set_attribute("gen_ai.usage.output_tokens", count)
+            reason = refused or progress.finish_reason or "cancelled"
+            span.set_attribute("gen_ai.usage.output_tokens", progress.num_tokens)
             span.set_attribute("hybridgw.outcome", reason)
             span.end()
-            _log_request(request_id, len(prompt), count, reason, started, first_token_at)
+            _log_request(
+                request_id, len(prompt), progress.num_tokens, reason, started, progress.first_token_at
+            )
 
     async def Embed(self, request: pb.EmbedRequest, context: grpc.aio.ServicerContext) -> pb.EmbedResponse:
         """Each input on the engine thread between steps; an engine without embeddings (the

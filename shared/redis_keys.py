@@ -35,7 +35,7 @@ class RedisKeys:
         return f"{self.prefix}cloud:reply:{request_id}"
 
     def fence(self, request_id: str) -> str:
-        """Which worker's turn at the request may write its reply stream (cloud/fenced_reply.py)."""
+        """Which worker's turn at the request may write its reply stream (cloud/worker/fenced_reply.py)."""
         return f"{self.prefix}cloud:fence:{request_id}"
 
     def cancel_flag(self, request_id: str) -> str:

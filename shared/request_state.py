@@ -3,7 +3,7 @@
 There is no prefill phase and no decode phase: `num_computed_tokens` says how many of the
 request's tokens (prompt, then generated) have K/V in the cache; while it is below the prompt
 length the request advances by prompt chunks, afterwards by one sampled token per step. The edge
-(edge/request.py) adds its slot; the cloud (cloud/request.py) its status and preemptions.
+(edge/request.py) adds its slot; the cloud (cloud/engine/request.py) its status and preemptions.
 """
 
 import time

@@ -1,4 +1,10 @@
-"""Compiled CPU kernels of the cloud engine (numba), called through cloud/attention_backend.py.
+"""The low-level CPU kernels of the cloud engine (numba), called from cloud/layers: the paged
+attention kernel (paged_attention) and its SIMD inner loops (lanes), bfloat16 loads and stores
+(bfloat16), and how torch tensors reach a kernel (arrays). A layer's own elementwise kernel
+lives beside its torch formulation in cloud/layers. Importing this package points numba's cache
+at the compiled sources' digest (shared/numba_cache.py) before any kernel is compiled.
+
+May import: torch, numpy, numba, shared; nothing else of cloud.
 
 Their parallel loops run on numba's threads, which know nothing of `torch.set_num_threads`: a
 worker told `--threads 1` beside an edge node on the other core (`hybridgw up` on two cores)

@@ -6,7 +6,7 @@ causal), or to the last `window` of them on a sliding-window layer (Gemma 3), fo
 block through `block_tables[table_rows[t]]`; nothing is gathered.
 
 The work is split over (query tile, KV head) pairs. A tile is a run of up to a few dozen
-consecutive queries of one request (cloud/attention_backend.py: query_tiles): every query head
+consecutive queries of one request (cloud/layers/attention.py: query_tiles): every query head
 of the tile that shares the KV head reads each block of K/V while it is in the L1 cache (a
 query at a time, a 1,000-token prompt read its whole context 1,000 times per layer and took 85%
 of a prefill step's time with the matmuls on AMX). The backend stores a block's keys of one

@@ -5,7 +5,7 @@ a public request placed on that edge takes cores from the engine's batch, and a 
 private requests only the edge may serve. So with targets an on-prem cloud engine takes every
 public request it has room for, even one it is predicted to queue: it schedules by the
 request's own targets (the shortest prompts first, steps kept within the TPOT target, no more
-requests admitted than that allows: cloud/waiting_order.py, cloud/step_budget.py), and the edge
+requests admitted than that allows: cloud/engine/waiting_order.py, cloud/engine/step_budget.py), and the edge
 adds no cores to wait on. The edge takes public requests only when no such engine is open.
 Measured on one 2-core machine (docs/benchmarks.md):
 - placed by predicted first token, the edge took a quarter of every burst (its slots start at

@@ -1,7 +1,7 @@
 """Block manager on tiny specs: exact block ids, reference counts, prefix hits, eviction order."""
 
-from cloud.block_manager import BlockManager
-from cloud.request import Request
+from cloud.engine.block_manager import BlockManager
+from cloud.engine.request import Request
 from shared.prefix_hash import hash_block_tokens
 from shared.sampling import SamplingParams
 

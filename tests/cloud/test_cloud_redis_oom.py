@@ -11,8 +11,8 @@ import aiohttp
 import pytest
 import redis.asyncio as aioredis
 
-from cloud.llm_engine import LLMEngine
-from cloud.worker import CloudWorker
+from cloud.engine.llm_engine import LLMEngine
+from cloud.worker.redis_worker import CloudWorker
 from formats.ggml_types import GGMLType
 from gateway.config.gateway_config import GatewayConfig, ModelEntry
 from gateway.serving import app_keys

@@ -4,8 +4,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cloud.cpu_linear import PackedLinearWeight, can_pack
-from cloud.model import LlamaModel
+from cloud.layers.linear import PackedLinearWeight, can_pack
+from cloud.models.llama import LlamaModel
 
 
 @pytest.mark.parametrize("rows", [1, 3, 16, 17, 100])
@@ -44,7 +44,7 @@ def test_a_packed_model_keeps_no_plain_copy_of_its_matmul_weights(tiny_model_ten
 
 @pytest.fixture
 def tiny_model_tensors(tiny_llama_gguf):
-    from cloud.weights import load_weights
+    from cloud.models.weights import load_weights
 
     config, tensors, _ = load_weights(tiny_llama_gguf, torch.float32, torch.device("cpu"))
     return config, tensors

@@ -1,6 +1,6 @@
 """Exactly-once failover: a worker paused past the claim time (a GC pause, SIGSTOP, a slow host)
 loses its request to another worker; when it wakes, each write it tries is refused atomically by
-the fence (cloud/fenced_reply.py), so it stops: the client gets every token once, in order, from
+the fence (cloud/worker/fenced_reply.py), so it stops: the client gets every token once, in order, from
 one worker at a time, and a request finished meanwhile is neither computed again nor written
 back into Redis."""
 
@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from cloud.llm_engine import LLMEngine
+from cloud.engine.llm_engine import LLMEngine
 from formats.ggml_types import GGMLType
 from shared.engine import EngineRequest
 from shared.proto import inference_pb2 as pb

@@ -5,9 +5,9 @@ tokens generated."""
 import torch
 
 from cloud import LLM, SamplingParams
-from cloud.block_manager import KVCacheBlock
-from cloud.input_batch import InputBatch
-from cloud.request import Request
+from cloud.engine.block_manager import KVCacheBlock
+from cloud.engine.input_batch import InputBatch
+from cloud.engine.request import Request
 from shared.engine import EngineRequest
 from shared.request_state import RequestState
 

@@ -4,8 +4,8 @@ with and without the fused residual add, and SiLU-and-multiply."""
 import pytest
 import torch
 
-from cloud.activation import silu_and_mul, silu_and_mul_torch
-from cloud.rms_norm import rms_norm, rms_norm_torch
+from cloud.layers.activation import silu_and_mul, silu_and_mul_torch
+from cloud.layers.rms_norm import rms_norm, rms_norm_torch
 
 EPS = 1e-5
 

@@ -11,8 +11,9 @@ import pytest
 import torch
 import transformers
 
-from cloud import LLM, SamplingParams, llm_engine
-from cloud.llm_engine import LLMEngine
+from cloud import LLM, SamplingParams
+from cloud.engine import llm_engine
+from cloud.engine.llm_engine import LLMEngine
 from formats.convert_hf import convert_hf_to_gguf
 from formats.ggml_types import GGMLType
 from shared.engine import EngineRequest, InvalidRequestError
@@ -239,7 +240,7 @@ def test_the_context_is_no_longer_than_the_kv_cache(tiny_checkpoint):
 
 
 def test_the_offline_api_takes_vllms_engine_arguments(tiny_checkpoint):
-    from cloud.engine_args import cpu_has_bfloat16, free_memory_bytes
+    from cloud.engine.engine_args import cpu_has_bfloat16, free_memory_bytes
 
     _, _, gguf_path = tiny_checkpoint
     bf16 = LLM(str(gguf_path), dtype="bfloat16", num_blocks=64, block_size=4, enforce_eager=True)
@@ -279,7 +280,7 @@ def test_a_seeded_llm_repeats_its_sampled_outputs(tiny_checkpoint):
 
 
 def test_auto_dtype_follows_the_cpus_bfloat16_instructions(tmp_path):
-    from cloud.engine_args import cpu_has_bfloat16
+    from cloud.engine.engine_args import cpu_has_bfloat16
 
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni\n")

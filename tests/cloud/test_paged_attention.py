@@ -5,8 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cloud.attention_backend import CpuPagedAttention, TorchReferenceAttention, query_tiles
-from cloud.paged_attention import AttentionMetadata
+from cloud.layers.attention import AttentionMetadata, CpuPagedAttention, TorchReferenceAttention, query_tiles
 
 NUM_BLOCKS, BLOCK_SIZE, KV_HEADS, HEADS, HEAD_DIM = 16, 4, 2, 6, 8
 # request 0: 6 cached + 3 new (a continued chunk); 1: 9 cached + 1 (decode); 2: decode;

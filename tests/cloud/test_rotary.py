@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 import torch
 
-from cloud.rotary import RotaryEmbedding
+from cloud.layers.rotary import RotaryEmbedding
 from formats.model_config import ModelConfig
 
 BASE = ModelConfig(

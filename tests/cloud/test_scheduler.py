@@ -1,9 +1,9 @@
 """Scheduler on tiny specs: budgets, chunked prefill, admission by blocks, preemption, abort."""
 
-from cloud.block_manager import BlockManager
-from cloud.config import SchedulerConfig
-from cloud.request import Request, RequestStatus
-from cloud.scheduler import Scheduler
+from cloud.engine.block_manager import BlockManager
+from cloud.engine.config import SchedulerConfig
+from cloud.engine.request import Request, RequestStatus
+from cloud.engine.scheduler import Scheduler
 from shared.sampling import SampledToken, SamplingParams
 
 

@@ -7,11 +7,11 @@ import time
 
 import pytest
 
-from cloud.block_manager import BlockManager
-from cloud.config import SchedulerConfig
-from cloud.request import Request
-from cloud.scheduler import Scheduler
-from cloud.step_budget import (
+from cloud.engine.block_manager import BlockManager
+from cloud.engine.config import SchedulerConfig
+from cloud.engine.request import Request
+from cloud.engine.scheduler import Scheduler
+from cloud.engine.step_budget import (
     AT_RISK_SHARE,
     MIN_PREFILL_TOKENS,
     NO_LIMITS,
@@ -21,8 +21,8 @@ from cloud.step_budget import (
     prompt_tokens_due,
     step_limits,
 )
-from cloud.step_cost_model import StepCostModel, attended_keys
-from cloud.waiting_order import PATIENCE_FACTOR
+from cloud.engine.step_cost_model import StepCostModel, attended_keys
+from cloud.engine.waiting_order import PATIENCE_FACTOR
 from shared.sampling import SampledToken, SamplingParams
 from shared.step_rates import StepRates
 

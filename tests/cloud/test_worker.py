@@ -7,8 +7,8 @@ import typing
 import pytest
 import redis.asyncio as aioredis
 
-from cloud.llm_engine import LLMEngine
-from cloud.worker import CloudWorker
+from cloud.engine.llm_engine import LLMEngine
+from cloud.worker.redis_worker import CloudWorker
 from formats.ggml_types import GGMLType
 from shared import redis_client
 from shared.async_engine import AsyncEngine
@@ -208,7 +208,7 @@ async def test_a_malformed_message_is_dropped_and_work_goes_on(
 async def test_crashed_workers_are_forgotten_once_nothing_of_theirs_is_left(redis_url, redis_keys):
     """A worker that died without leaving (SIGKILL): once its entries are taken, the group,
     the worker directory and the streams no longer hold it; a live worker is kept."""
-    from cloud.worker_streams import WorkerStreams
+    from cloud.worker.streams import WorkerStreams
 
     client = aioredis.from_url(redis_url)
     live = WorkerStreams(client, redis_keys, "live-worker", claim_idle_ms=50)

@@ -15,8 +15,8 @@ import yaml
 from redis.exceptions import AuthenticationError, NoPermissionError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from cloud.llm_engine import LLMEngine
-from cloud.worker import CloudWorker
+from cloud.engine.llm_engine import LLMEngine
+from cloud.worker.redis_worker import CloudWorker
 from formats.ggml_types import GGMLType
 from gateway.access.api_keys import ApiKey, hash_key
 from gateway.config.gateway_config import GatewayConfig, ModelEntry

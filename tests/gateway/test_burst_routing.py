@@ -4,7 +4,7 @@ and the cloud engine in process (the embedded default of `hybridgw up`)."""
 import asyncio
 import collections
 
-from cloud.llm_engine import LLMEngine
+from cloud.engine.llm_engine import LLMEngine
 from gateway.backends.local_cloud import LocalCloudBackend
 from gateway.serving import app_keys
 from shared.async_engine import AsyncEngine

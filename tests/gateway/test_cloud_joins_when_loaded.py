@@ -10,7 +10,7 @@ import httpx
 import openai
 import pytest
 
-from cloud.llm_engine import LLMEngine
+from cloud.engine.llm_engine import LLMEngine
 from gateway.backends.local_cloud import LocalCloudBackend
 from gateway.config.gateway_config import GatewayConfig, ModelEntry
 from shared.async_engine import AsyncEngine

@@ -133,8 +133,8 @@ async def test_a_full_disk_refuses_requests_before_a_cloud_worker_sees_them(
 ):
     import redis.asyncio as aioredis
 
-    from cloud.llm_engine import LLMEngine
-    from cloud.worker import CloudWorker
+    from cloud.engine.llm_engine import LLMEngine
+    from cloud.worker.redis_worker import CloudWorker
     from formats.ggml_types import GGMLType
     from shared.async_engine import AsyncEngine
 

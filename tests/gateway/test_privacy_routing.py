@@ -8,8 +8,8 @@ import asyncio
 import aiohttp
 import pytest
 
-from cloud.llm_engine import LLMEngine
-from cloud.worker import CloudWorker
+from cloud.engine.llm_engine import LLMEngine
+from cloud.worker.redis_worker import CloudWorker
 from gateway.config.gateway_config import GatewayConfig, ModelEntry
 from shared.async_engine import AsyncEngine
 from tests.fixtures.gateway_app import Gateway

@@ -8,8 +8,8 @@ import pytest
 import redis.asyncio as aioredis
 from multidict import CIMultiDict
 
-from cloud.llm_engine import LLMEngine
-from cloud.worker import CloudWorker
+from cloud.engine.llm_engine import LLMEngine
+from cloud.worker.redis_worker import CloudWorker
 from gateway.config.gateway_config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from gateway.serving import handler
 from shared.async_engine import AsyncEngine

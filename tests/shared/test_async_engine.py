@@ -66,7 +66,7 @@ async def test_a_prompt_too_long_is_raised_to_the_caller(tiny_model):
 def _four_slot_engine(kind: str, tiny_model):
     if kind == "edge":
         return EdgeEngine(EngineConfig(str(tiny_model(GGMLType.Q8_0)), num_slots=4, context_size=512))
-    from cloud.llm_engine import LLMEngine
+    from cloud.engine.llm_engine import LLMEngine
 
     return LLMEngine(str(tiny_model(GGMLType.F32)), num_blocks=64, block_size=4, max_num_seqs=4)
 

@@ -7,8 +7,8 @@ import json
 
 import redis.asyncio as aioredis
 
-from cloud.llm_engine import LLMEngine
-from cloud.worker import CloudWorker
+from cloud.engine.llm_engine import LLMEngine
+from cloud.worker.redis_worker import CloudWorker
 from gateway.backends.cloud import CloudBackend
 from gateway.config.gateway_config import GatewayConfig, ModelEntry
 from gateway.serving import app_keys, handler

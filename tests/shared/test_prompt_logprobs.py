@@ -5,7 +5,7 @@ never skipped by a prefix-cache hit, delivered with the first generated token.""
 import numpy as np
 import pytest
 
-from cloud.llm_engine import LLMEngine
+from cloud.engine.llm_engine import LLMEngine
 from edge.engine import EdgeEngine, EngineConfig
 from edge.kv_cache import KVCache
 from formats.ggml_types import GGMLType

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from cloud.llm_engine import LLMEngine
+from cloud.engine.llm_engine import LLMEngine
 from edge.engine import EdgeEngine, EngineConfig
 from formats.ggml_types import GGMLType
 from formats.gguf_reader import GGUFReader

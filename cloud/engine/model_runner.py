@@ -1,14 +1,14 @@
 """Turns a scheduler step into one batch for the model: input ids, positions, slot mapping, block
-tables, gathered from the persistent batch (cloud/input_batch.py) with tensor ops; runs it and
+tables, gathered from the persistent batch (cloud/engine/input_batch.py) with tensor ops; runs it and
 returns the logits of the requests that sample this step."""
 
 import torch
 
-from cloud.block_manager import BlockManager
-from cloud.input_batch import InputBatch
-from cloud.model import LlamaModel
-from cloud.paged_attention import AttentionMetadata
-from cloud.scheduler import SchedulerOutput
+from cloud.engine.block_manager import BlockManager
+from cloud.engine.input_batch import InputBatch
+from cloud.engine.scheduler import SchedulerOutput
+from cloud.layers.attention import AttentionMetadata
+from cloud.models.llama import LlamaModel
 from formats.model_config import ModelConfig
 
 

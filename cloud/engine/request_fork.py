@@ -4,9 +4,9 @@ logits (vLLM's parallel sampling)."""
 
 from dataclasses import replace
 
-from cloud.block_manager import BlockManager
-from cloud.request import Request, RequestStatus
-from cloud.scheduler import Scheduler
+from cloud.engine.block_manager import BlockManager
+from cloud.engine.request import Request, RequestStatus
+from cloud.engine.scheduler import Scheduler
 from shared.batch_sampler import sample_batch
 from shared.engine import EngineRequest
 from shared.grammar_matcher import GrammarCompiler

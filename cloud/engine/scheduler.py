@@ -7,7 +7,7 @@ starts after whatever prefix is already cached, and one whose next block a runni
 computing waits for it rather than compute it again. When blocks run out for a running request, the
 most recently admitted (or lowest-priority) request is preempted: its blocks are freed and it goes
 back to the front of the queue, to be recomputed later from its tokens so far. Under
-time-per-output-token targets the engine also caps a step's prompt tokens (cloud/step_budget.py):
+time-per-output-token targets the engine also caps a step's prompt tokens (cloud/engine/step_budget.py):
 a prompt chunk past the cap waits for the next step, and so does admission.
 """
 
@@ -15,11 +15,11 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from cloud.block_manager import BlockManager
-from cloud.config import SchedulerConfig
-from cloud.request import Request, RequestStatus
-from cloud.step_budget import NO_LIMITS, StepLimits, is_decoding
-from cloud.waiting_order import slo_order_key
+from cloud.engine.block_manager import BlockManager
+from cloud.engine.config import SchedulerConfig
+from cloud.engine.request import Request, RequestStatus
+from cloud.engine.step_budget import NO_LIMITS, StepLimits, is_decoding
+from cloud.engine.waiting_order import slo_order_key
 
 
 @dataclass(slots=True)
@@ -115,7 +115,7 @@ class Scheduler:
         return bool(self.waiting or self.running)
 
     def schedule(self, limits: StepLimits = NO_LIMITS) -> SchedulerOutput:
-        """`limits`: the step's caps under latency targets (cloud/step_budget.py)."""
+        """`limits`: the step's caps under latency targets (cloud/engine/step_budget.py)."""
         output = SchedulerOutput()
         max_running = min(self.config.max_num_seqs, limits.max_running or self.config.max_num_seqs)
         budget = StepBudget(self.config.max_num_batched_tokens, limits.prefill_tokens, max_running)
@@ -130,7 +130,7 @@ class Scheduler:
         return output
 
     def _schedule_shortest_prompts_first(self, output: SchedulerOutput, budget: StepBudget) -> None:
-        """The "slo" policy: waiting requests in their order (cloud/waiting_order.py), and a
+        """The "slo" policy: waiting requests in their order (cloud/engine/waiting_order.py), and a
         running request's prompt chunk yields to a waiting request that goes before it; what the
         admitted requests leave of the budget goes to the chunks that yielded."""
         now = time.monotonic()

@@ -10,7 +10,7 @@ prefill rate, shared/step_rates.py) and, per attended key (each new token times 
 context), the prefill rate scaled by attention's share of a token's arithmetic
 (`attention_flops_ratio`): it gives the shape, and an exponentially weighted least-squares fit
 of the three scales follows what the machine gives now. The scheduler's latency limits
-(cloud/step_budget.py) need that: beside a busy edge on the same cores, steps of 30 decodes and 32
+(cloud/engine/step_budget.py) need that: beside a busy edge on the same cores, steps of 30 decodes and 32
 prompt tokens took 0.15-0.24 s where the reference said 0.10 s, and limits from the reference let
 every chat of the mixed workload miss its target. Without the attention term, a document's
 prompt chunks cost more with every chunk (each attends all the ones before): the fit lagged

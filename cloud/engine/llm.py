@@ -5,8 +5,8 @@ The only place whole outputs exist: the engine's step deltas are gathered here, 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from cloud.engine_args import check_engine_args
-from cloud.llm_engine import LLMEngine
+from cloud.engine.engine_args import check_engine_args
+from cloud.engine.llm_engine import LLMEngine
 from shared.engine import EngineRequest, FinishReason, StepOutput
 from shared.sampling import SamplingParams
 
@@ -33,7 +33,7 @@ class RequestOutput:
 
 class LLM:
     """`LLM(model, dtype="bfloat16", max_model_len=..., gpu_memory_utilization=..., seed=...)` as
-    in vLLM (cloud/engine_args.py); `enforce_eager` is accepted and always holds (this engine
+    in vLLM (cloud/engine/engine_args.py); `enforce_eager` is accepted and always holds (this engine
     captures no graphs). With `seed`, a request without its own seed gets one derived from it,
     so a run repeats exactly."""
 

@@ -10,8 +10,8 @@ the tokens generated so far. Rows are freed when a request finishes, is aborted 
 
 import torch
 
-from cloud.block_manager import KVCacheBlock
-from cloud.request import Request
+from cloud.engine.block_manager import KVCacheBlock
+from cloud.engine.request import Request
 
 INITIAL_ROWS = 64
 

@@ -6,18 +6,18 @@ from functools import partial
 import torch
 import torch.nn.functional as F
 
-from cloud.activation import ACTIVATIONS
-from cloud.attention_backend import AttentionBackend, TorchReferenceAttention
-from cloud.cpu_linear import PackedLinearWeight, can_pack
-from cloud.rms_norm import rms_norm, rms_norm_torch
-from cloud.rotary import RotaryEmbedding
+from cloud.layers.activation import ACTIVATIONS
+from cloud.layers.attention import AttentionBackend, TorchReferenceAttention
+from cloud.layers.linear import PackedLinearWeight, can_pack
+from cloud.layers.rms_norm import rms_norm, rms_norm_torch
+from cloud.layers.rotary import RotaryEmbedding
 from formats.model_config import ModelConfig
 
 LINEARS = ("attn_qkv", "attn_output", "ffn_gate_up", "ffn_down")  # each layer's matmuls
 
 
 class LlamaModel:
-    """Weights are plain tensors in GGUF naming (see cloud/weights.py); no nn.Module machinery."""
+    """Weights are plain tensors in GGUF naming (see cloud/models/weights.py); no nn.Module machinery."""
 
     def __init__(
         self, config: ModelConfig, tensors: dict[str, torch.Tensor], attention: AttentionBackend | None = None

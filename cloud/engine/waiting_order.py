@@ -10,7 +10,7 @@ other of its priority, in arrival order, so a long prompt waits a bounded time. 
 request keeps its place at the front (it was running).
 """
 
-from cloud.request import Request, RequestStatus
+from cloud.engine.request import Request, RequestStatus
 
 PATIENCE_FACTOR = 3.0  # of a request's TTFT target: waited this long, it goes first
 DEFAULT_PATIENCE_S = 30.0  # the same, for a request without a TTFT target

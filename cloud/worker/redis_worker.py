@@ -2,7 +2,7 @@
 to each request's reply stream.
 
 - Pulls with the consumer group only when it has room (running requests < max_active), from the
-  shared request stream and its own direct stream (cloud/worker_streams.py).
+  shared request stream and its own direct stream (cloud/worker/streams.py).
 - Keeps its pending entries fresh (XCLAIM JUSTID to itself) while it works on them, so only a
   worker that stopped doing so (died) has entries that go idle.
 - Claims entries idle longer than `claim_idle_ms` (XAUTOCLAIM) and resumes them after the tokens
@@ -21,22 +21,18 @@ import uuid
 import redis.asyncio as aioredis
 from opentelemetry.trace import SpanKind
 
-from cloud.fenced_reply import Fenced, FencedReply
-from cloud.worker_streams import WorkerStreams
+from cloud.worker.fenced_reply import Fenced, FencedReply
+from cloud.worker.streams import WorkerStreams
 from shared.async_engine import AsyncEngine
 from shared.chunk_signing import ChunkSigner
 from shared.engine import InvalidRequestError
 from shared.proto import inference_pb2 as pb
-from shared.proto_convert import (
-    chunk_from_outputs,
-    engine_request_from_proto,
-    sampling_from_proto,
-    stats_to_heartbeat,
-)
+from shared.proto_convert import engine_request_from_proto, sampling_from_proto, stats_to_heartbeat
 from shared.redis_keys import RedisKeys
 from shared.reply_stream import ReplyFollower, fence
 from shared.sampling import InvalidSamplingParams
-from shared.telemetry import extract_context, tracer
+from shared.serve_generate import GenerateProgress, serve_generate, start_generate_span
+from shared.telemetry import extract_context
 
 logger = logging.getLogger("hybridgw.cloud")
 RECONNECT_MIN_S = 0.2
@@ -180,15 +176,13 @@ class CloudWorker:
         carrier: dict[str, str],
         claimed: bool,
     ) -> None:
-        span = tracer("hybridgw.cloud").start_span(
-            "engine.generate",
-            context=extract_context(carrier),
-            kind=SpanKind.CONSUMER,
-            attributes={
-                "hybridgw.node": self.name,
-                "gen_ai.request.model": request.model,
-                "gen_ai.usage.input_tokens": len(request.prompt_token_ids),
-            },
+        span = start_generate_span(
+            "hybridgw.cloud",
+            extract_context(carrier),
+            SpanKind.CONSUMER,
+            self.name,
+            request.model,
+            len(request.prompt_token_ids),
         )
         try:
             await self._serve_traced(stream, entry_id, request_id, request, span, claimed)
@@ -220,19 +214,17 @@ class CloudWorker:
         if finished:
             return
         resumed = list(request.resume_token_ids) + emitted
-        started = time.perf_counter()
-        outcome, count = "error", 0
+        started, progress = time.perf_counter(), GenerateProgress()
+        outcome, count = "error", 0  # both counted once a chunk is written
         try:
             params = sampling_from_proto(request.sampling)
             params.max_tokens = max(1, params.max_tokens - len(resumed))
             engine_request = engine_request_from_proto(request, params, request_id, resumed)
-            async for outputs in self.engine.generate_batches(engine_request):
-                chunk = chunk_from_outputs(request_id, outputs, len(resumed))
+            async for chunk in serve_generate(self.engine, engine_request, progress):
                 chunk.owner = owner
                 await self._write(request_id, owner, chunk)
-                count += len(outputs)
-                if outputs[-1].finish_reason is not None:
-                    outcome = outputs[-1].finish_reason.value
+                count += len(chunk.tokens)
+                outcome = progress.finish_reason or outcome
         except (InvalidSamplingParams, InvalidRequestError) as exc:
             error = pb.GenerateChunk(
                 request_id=request_id, finish_reason=pb.FINISH_REASON_ERROR, error=str(exc), owner=owner

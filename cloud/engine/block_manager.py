@@ -12,7 +12,7 @@ Invariants:
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from cloud.request import Request
+from cloud.engine.request import Request
 from shared.prefix_hash import hash_block_tokens, salt_root
 
 

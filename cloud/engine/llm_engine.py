@@ -1,7 +1,7 @@
 """LLMEngine: add requests, then `step()` = schedule -> run the model -> sample -> update.
 
 Implements shared.engine.Engine: each step returns the tokens it sampled (deltas) and a NodeStats
-snapshot; the offline `LLM` API (cloud/llm.py) gathers the deltas into whole outputs.
+snapshot; the offline `LLM` API (cloud/engine/llm.py) gathers the deltas into whole outputs.
 """
 
 import time
@@ -10,22 +10,22 @@ from collections.abc import Callable
 
 import torch
 
-from cloud.attention_backend import attention_backend_for
-from cloud.block_manager import BlockManager
-from cloud.config import CacheConfig, SchedulerConfig
-from cloud.engine_args import kv_cache_gib_for, resolve_dtype
+from cloud.engine.block_manager import BlockManager
+from cloud.engine.config import CacheConfig, SchedulerConfig
+from cloud.engine.engine_args import kv_cache_gib_for, resolve_dtype
+from cloud.engine.metrics import EngineMetrics
+from cloud.engine.model_runner import ModelRunner
+from cloud.engine.request import Request, RequestStatus
+from cloud.engine.request_fork import fork_request
+from cloud.engine.scheduler import Scheduler
+from cloud.engine.step_budget import step_limits
+from cloud.engine.step_cost_model import StepCostModel, attended_keys, attention_flops_ratio
+from cloud.engine.token_interval import TokenIntervalClock
 from cloud.kernels import use_cpu_threads
-from cloud.metrics import EngineMetrics
-from cloud.model import LlamaModel
-from cloud.model_runner import ModelRunner
-from cloud.model_vocab import end_of_generation_ids, grammar_compiler
-from cloud.request import Request, RequestStatus
-from cloud.request_fork import fork_request
-from cloud.scheduler import Scheduler
-from cloud.step_budget import step_limits
-from cloud.step_cost_model import StepCostModel, attended_keys, attention_flops_ratio
-from cloud.token_interval import TokenIntervalClock
-from cloud.weights import load_weights
+from cloud.layers.attention import attention_backend_for
+from cloud.models.llama import LlamaModel
+from cloud.models.vocab import end_of_generation_ids, grammar_compiler
+from cloud.models.weights import load_weights
 from shared.allocator import keep_freed_memory
 from shared.batch_sampler import sample_batch
 from shared.engine import EngineRequest, InvalidRequestError, NodeStats, StepOutput, StepResult
@@ -63,7 +63,7 @@ class LLMEngine:
         gpu_memory_utilization: float | None = None,
         num_threads: int | Callable[[], int] | None = None,
     ):
-        """`dtype`: vLLM's names or a torch dtype (cloud/engine_args.py); the KV cache holds
+        """`dtype`: vLLM's names or a torch dtype (cloud/engine/engine_args.py); the KV cache holds
         `num_blocks`, else `gpu_memory_utilization` of the free memory, else `kv_cache_gib`;
         on the CPU its steps run on `num_threads` threads (default: torch's count here), or on
         as many as that function answers before each step (hybridgw/shared_cores.py)."""

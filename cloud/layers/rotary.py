@@ -2,14 +2,17 @@
 `rotate(q, k, tables)` for the tokens of one step.
 
 On the CPU in float32 or bfloat16 the rotation runs in place through a numba kernel
-(cloud/kernels/rotary.py): it computes in float32 and rounds once. Elsewhere (CUDA, float16) it
-is the torch formulation (`rotate_torch`), which the kernel is tested against.
+(`rotate_in_place`): it reads each pair once, rotates it in float32 and rounds once. Elsewhere
+(CUDA, float16) it is the torch formulation (`rotate_torch`), which the kernel is tested against:
+a dozen small operations per call, each with its own temporaries, rounding after every one of
+them in bfloat16. The kernel takes float32 or bfloat16 bits (uint16, cloud/kernels/bfloat16.py).
 """
 
 import torch
+from numba import njit, prange
 
-from cloud.kernel_arrays import has_kernels, kernel_array
-from cloud.kernels.rotary import rotate_in_place
+from cloud.kernels.arrays import has_kernels, kernel_array
+from cloud.kernels.bfloat16 import narrow, widen
 from formats.model_config import ModelConfig
 
 
@@ -58,3 +61,21 @@ class RotaryEmbedding:
         ra, rb = a * cos - b * sin, a * sin + b * cos
         rotated = torch.cat([ra, rb], -1) if self.is_neox else torch.stack([ra, rb], dim=-1).flatten(-2)
         return torch.cat([rotated, x[..., rot:]], dim=-1)
+
+
+@njit(parallel=True, cache=True, nogil=True)  # exact float32 arithmetic: torch's, op for op
+def rotate_in_place(x, cos, sin, rotary_dim, is_neox):
+    """x (T, heads, head_dim) f32 or uint16, rotated in place; cos/sin (T, rotary_dim/2) f32.
+    NEOX (Qwen2, Phi-3) pairs dimension i with i + rotary_dim/2, llama's GGUF layout 2i with
+    2i + 1; dimensions past rotary_dim (partial rotary) stay as they are."""
+    num_tokens, num_heads = x.shape[0], x.shape[1]
+    half = rotary_dim // 2
+    for t in prange(num_tokens):
+        for h in range(num_heads):
+            row = x[t, h]  # (head_dim,)
+            for i in range(half):
+                a, b = (i, i + half) if is_neox else (2 * i, 2 * i + 1)
+                first, second = widen(row[a]), widen(row[b])
+                c, s = cos[t, i], sin[t, i]
+                row[a] = narrow(first * c - second * s, row[a])
+                row[b] = narrow(first * s + second * c, row[b])

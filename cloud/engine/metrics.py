@@ -1,8 +1,8 @@
 """Counts the cloud engine keeps about its requests and KV cache (read into NodeStats)."""
 
-from cloud.block_manager import BlockManager
-from cloud.request import Request
-from cloud.scheduler import Scheduler
+from cloud.engine.block_manager import BlockManager
+from cloud.engine.request import Request
+from cloud.engine.scheduler import Scheduler
 
 
 class EngineMetrics:

@@ -6,7 +6,7 @@ the prompt does: on the mixed workload (short chats, long documents, TPOT target
 chat on the cloud engine got 300-580 ms per token, and none met its target. With targets:
 
 - the step's prompt tokens are what the tightest target of the requests it decodes leaves after
-  their decodes, at the step costs measured under the current load (cloud/step_cost_model.py),
+  their decodes, at the step costs measured under the current load (cloud/engine/step_cost_model.py),
   each prompt token costing its attention over the longest context a running prompt has reached;
   at least MIN_PREFILL_TOKENS, so waiting prompts always progress;
 - no request is admitted once the decode step of one more would pass the tightest target of the
@@ -36,7 +36,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from cloud.step_cost_model import StepCostModel
+from cloud.engine.step_cost_model import StepCostModel
 from shared.request_state import RequestState
 
 MIN_PREFILL_TOKENS = 32  # prompt tokens a step computes however tight the targets

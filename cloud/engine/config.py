@@ -20,7 +20,7 @@ class SchedulerConfig:
     max_num_batched_tokens: int = 1024  # token budget of one step
     long_prefill_token_threshold: int = 512  # a prompt advances at most this much per step
     # "fcfs"; "priority": lower value first, then arrival; "slo": priority, then the shortest
-    # prompt first, with aging (cloud/waiting_order.py)
+    # prompt first, with aging (cloud/engine/waiting_order.py)
     policy: str = "fcfs"
 
     def __post_init__(self) -> None:
