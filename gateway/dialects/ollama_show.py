@@ -1,5 +1,6 @@
-"""What Ollama's /api/show says of a model, as tools read it: its capabilities (`completion`;
-`tools`, `thinking` and `insert` where its template and vocabulary have them), `model_info` (the
+"""What Ollama's /api/show says of a model, as tools read it: its capabilities (`completion`,
+`tools` (every model: a template without tools gets them in its system turn), `thinking` and
+`insert` where its template and vocabulary have them), `model_info` (the
 GGUF keys Ollama gives: architecture, context and embedding length, parameter count),
 `parameters` in Ollama's Modelfile form (`num_ctx`, which Continue reads for its window) and the
 template in Ollama's Go form (gateway/dialects/ollama_go_template.py). Names: Ollama treats `x`
@@ -10,7 +11,6 @@ from gateway.core.served_model import ServedModel
 from gateway.dialects.ollama_go_template import go_template
 from gateway.prompt.fill_in_middle import fim_tokens
 from gateway.prompt.thinking_switch import has_thinking_switch
-from gateway.tools.tool_prompt import template_knows_tools
 
 LATEST = ":latest"
 PARAMETER_WIDTH = 30  # Ollama's Modelfile listing: the name padded to 30, then the value
@@ -27,8 +27,7 @@ def served_name(name: str) -> str:
 
 
 def capabilities(model: ServedModel) -> list[str]:
-    found = ["completion"]
-    found += ["tools"] * template_knows_tools(model.chat_template.source)
+    found = ["completion", "tools"]  # a template without tools gets them in its system turn
     found += ["thinking"] * has_thinking_switch(model)
     found += ["insert"] * (fim_tokens(model) is not None)
     return found

@@ -10,6 +10,12 @@ import re
 import aiohttp
 import pytest
 
+from formats.ggml_types import GGMLType
+from gateway.config.gateway_config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from tests.fixtures.edge_node import EdgeNode
+from tests.fixtures.gateway_app import Gateway
+from tests.fixtures.tiny_models import TinyConfig
+
 pytestmark = pytest.mark.integration
 REPLAYS = pathlib.Path(__file__).parent / "replays"
 # Anthropic's stream: one message, its content blocks each opened, added to and closed, then the
@@ -71,14 +77,35 @@ def check_ollama(request: dict, answer: aiohttp.ClientResponse, text: str) -> No
         assert call["id"] and isinstance(call["function"]["arguments"], dict)
 
 
+@pytest.fixture(scope="module")
+def one_slot_node(tiny_model):
+    """A node whose one slot has the whole 2048-token window (Claude Code's prompt needs most of
+    it: the tiny vocabulary spends about a token a character)."""
+    path = tiny_model(GGMLType.Q8_0, config=TinyConfig(context_length=2048))
+    node = EdgeNode(path, slots=1, ctx_size=2048)
+    yield path, node
+    assert node.stop() == 0
+
+
+@pytest.fixture
+async def replay_gateway(one_slot_node):
+    path, node = one_slot_node
+    config = GatewayConfig(
+        models=[ModelEntry("tiny", str(path), context_length=2048)],
+        edge_nodes=[EdgeNodeEntry("edge-a", f"127.0.0.1:{node.port}", ["tiny"])],
+    )
+    async with Gateway(config) as gateway:
+        yield gateway
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in REPLAYS.glob("*.json")))
-async def test_replay(long_context_gateway, name):
+async def test_replay(replay_gateway, name):
     replay = json.loads((REPLAYS / name).read_text())
     async with aiohttp.ClientSession() as session:
         for request in replay["requests"]:
             data = None if request["body"] is None else json.dumps(request["body"])
             headers = {"content-type": "application/json", **request["headers"]}
-            url = long_context_gateway.url + request["path"]
+            url = replay_gateway.url + request["path"]
             async with session.request(request["method"], url, data=data, headers=headers) as answer:
                 text = await answer.text()
                 assert answer.status == 200, (request["note"], text)
