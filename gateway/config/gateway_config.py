@@ -162,6 +162,9 @@ class GatewayConfig:
     privacy_ledger_rotate_mb: float | None = None  # a new file (segment) past this size
     privacy_ledger_rotate_daily: bool = False  # a new file each day (UTC)
     http: HttpLimits = field(default_factory=HttpLimits)
+    # Anthropic's max_tokens past what the window leaves: clamped (False), or a 400 in Anthropic's
+    # words (True, as Anthropic's API answers it)
+    strict_max_tokens: bool = False
 
     def __post_init__(self) -> None:
         if not self.models:

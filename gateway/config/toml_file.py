@@ -19,6 +19,8 @@
                    ("file" | "redis": a stream per replica), ledger_id (default: host + a
                    persisted id), retention_days, fsync (default true), rotate_mb, rotate_daily
     [http]         header_timeout_s, body_timeout_s, keepalive_timeout_s, max_connections
+    [dialects]     strict_max_tokens (Anthropic's max_tokens past the window: a 400 in Anthropic's
+                   words rather than clamped; default false)
     [[keys]]       as in gateway/access/keys_file.py (tenant, privacy mode, models, limits)
 
 Environment: HYBRIDGW_<SECTION>_<FIELD> for tables (HYBRIDGW_GATEWAY_PORT=9000,
@@ -106,6 +108,7 @@ SCHEMA: dict[str, set[str]] = {
         "rotate_daily",
     },
     "http": {"header_timeout_s", "body_timeout_s", "keepalive_timeout_s", "max_connections"},
+    "dialects": {"strict_max_tokens"},
     "keys": set(KEY_FIELDS),
 }
 ARRAYS = {"models", "edge_nodes", "upstreams", "keys"}
@@ -183,7 +186,7 @@ def _parse_value(raw: str) -> Any:
 
 def _build(document: dict):
     gateway, cloud = document.get("gateway", {}), document.get("cloud", {})
-    privacy = document.get("privacy", {})
+    privacy, dialects = document.get("privacy", {}), document.get("dialects", {})
     models = models_section(document)
     try:
         mode = PrivacyMode(gateway.get("privacy_mode", "auto"))
@@ -221,6 +224,7 @@ def _build(document: dict):
             privacy_ledger_rotate_mb=number(value_of("privacy", privacy, "rotate_mb", int | float)),
             privacy_ledger_rotate_daily=value_of("privacy", privacy, "rotate_daily", bool, False),
             http=http_section(document.get("http", {})),
+            strict_max_tokens=value_of("dialects", dialects, "strict_max_tokens", bool, False),
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None

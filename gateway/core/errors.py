@@ -32,6 +32,19 @@ class APIError(Exception):
         return web.json_response(self.body(), status=self.status, headers=self.headers)
 
 
+class ContextLimitExceeded(APIError):
+    """max_tokens and the prompt do not fit the window: a 400 that keeps the three numbers, so a
+    dialect can word it as its reference server does."""
+
+    def __init__(self, num_prompt_tokens: int, max_tokens: int, window: int):
+        message = (
+            f"max_tokens ({max_tokens}) plus the prompt ({num_prompt_tokens} tokens) exceeds the context "
+            f"length of {window}."
+        )
+        super().__init__(400, message, "invalid_request_error", "max_tokens", "context_length_exceeded")
+        self.num_prompt_tokens, self.max_tokens, self.window = num_prompt_tokens, max_tokens, window
+
+
 def invalid(message: str, param: str | None = None, code: str | None = None) -> APIError:
     return APIError(400, message, "invalid_request_error", param, code)
 

@@ -45,19 +45,19 @@ class GenerationRequest:
     metadata: dict[str, str] | None = None  # logged with the request
     safety_identifier: str | None = None  # the end user, as the client names them (logged)
     prompt_cache_key: str | None = None  # requests sharing it go where their prefix is cached
-    reasoning_effort: str | None = (
-        None  # the chat template's thinking switch (gateway/prompt/thinking_switch.py)
-    )
+    reasoning_effort: str | None = None  # the template's thinking switch (prompt/thinking_switch.py)
+    reasoning_field: str = "reasoning_effort"  # the field the client set it with (named in a refusal)
+    reasoning_optional: bool = False  # a model without a thinking switch ignores it (not a 400)
     verbosity: str | None = None
     service_tier: str | None = None  # as asked (OpenAI's; "priority"/"flex" set `priority`)
     max_tool_calls: int | None = None  # Responses: decoding stops after this many calls
     previous_response_id: str | None = None  # Responses: the stored response this one continues
-    store: bool = (
-        False  # Responses: kept for a later previous_response_id (gateway/dialects/openai_responses_store.py)
-    )
+    store: bool = False  # Responses: kept for a later previous_response_id (openai_responses_store.py)
     instructions: str | None = None  # Responses: the system turn first in `messages` (not stored)
     continues_private: bool = False  # it continues a stored response that was private
     num_ctx: int | None = None  # Ollama's options.num_ctx: the window the client expects (at most ours)
+    suffix: str | None = None  # completions: the text after the gap to fill (prompt/fill_in_middle.py)
+    clamp_max_tokens: bool = False  # max_tokens past the window's room is cut to it (Anthropic's)
     # the client's own fields an upstream may take as they are (gateway/backends/client_request.py)
     client_fields: dict = field(default_factory=dict)
 

@@ -20,6 +20,7 @@ class ModelFacts:
     architecture: str
     parameters: int
     quantization: str  # the weight type most of its parameters have (Q4_K, Q8_0, F16, ...)
+    embedding_length: int = 0  # the width of its hidden states (an embedding's size)
 
     @staticmethod
     def read(reader: GGUFReader, path: str | Path) -> "ModelFacts":
@@ -29,13 +30,15 @@ class ModelFacts:
         by_type: Counter[str] = Counter()
         for tensor in reader.tensors.values():
             by_type[tensor.ggml_type.name] += tensor.num_elements
+        architecture = str(reader.get("general.architecture", "unknown"))
         return ModelFacts(
             str(path),
             size,
             digest,
-            str(reader.get("general.architecture", "unknown")),
+            architecture,
             sum(by_type.values()),
             by_type.most_common(1)[0][0] if by_type else "unknown",
+            int(reader.get(f"{architecture}.embedding_length", 0)),
         )
 
     @property

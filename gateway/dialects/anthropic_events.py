@@ -6,7 +6,9 @@ stop_sequence, usage) and message_stop; a failure mid-stream is an `error` event
     finish "stop" -> end_turn (stop_sequence where a stop string ended it), "length" ->
     max_tokens, "tool_calls" -> tool_use
 Usage as Anthropic counts it: input_tokens are the prompt tokens not read from a node's prefix
-cache, cache_read_input_tokens the ones that were.
+cache, cache_read_input_tokens the ones that were. A stream's message_start is written before a
+node has said what it had cached (all input, none read), and its message_delta repeats that
+split, so the two agree as Anthropic's do.
 """
 
 import functools
@@ -156,7 +158,8 @@ class AnthropicFormat(ResponseFormat):
         delta = {"stop_reason": self._stop_reason(), "stop_sequence": None}
         if delta["stop_reason"] == "stop_sequence":
             delta["stop_sequence"] = self.stop_sequence
-        end = self._event("message_delta", delta=delta, usage=self._usage(generation))
+        opened = {"input_tokens": self.prepared.num_prompt_tokens, "cache_read_input_tokens": 0}
+        end = self._event("message_delta", delta=delta, usage=self._usage(generation) | opened)
         return self._close_text() + end + self._event("message_stop")
 
     def stream_error(self, error: APIError) -> bytes:

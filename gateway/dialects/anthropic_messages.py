@@ -6,8 +6,10 @@ shape (`{"type": "error", "error": {"type", "message"}}`); requests carry `anthr
 and may authenticate with `x-api-key` (gateway/access/api_keys.py).
 
     tool_choice auto | any | tool | none  ->  auto | required | the named function | none
-    thinking enabled, adaptive | disabled   ->  reasoning_effort medium | none (the template's switch)
-    output_config.effort                   ->  reasoning_effort (xhigh, max: high)
+    thinking enabled, adaptive | disabled   ->  reasoning_effort medium | none (the template's switch;
+    output_config.effort                   ->  reasoning_effort (xhigh, max: high)   ignored without one)
+    max_tokens past the window's room      ->  cut to it, the answer ending "max_tokens" ([dialects]
+                                               strict_max_tokens: a 400 in Anthropic's words)
     output_config.format                   ->  response_format json_schema (grammar-enforced)
     metadata.user_id (or user_profile_id)  ->  user (logged; a limit key)
 """
@@ -17,7 +19,7 @@ import re
 from typing import Any
 
 from gateway.core.body_validation import validate_body
-from gateway.core.errors import APIError, invalid
+from gateway.core.errors import APIError, ContextLimitExceeded, invalid
 from gateway.core.generation_request import GenerationRequest
 from gateway.dialects.anthropic_events import AnthropicFormat
 from gateway.dialects.anthropic_models import (
@@ -61,7 +63,14 @@ EFFORT = {"low": "low", "medium": "medium", "high": "high", "xhigh": "high", "ma
 
 def error_body(error: APIError) -> dict:
     kind = ERROR_TYPES.get(error.status, "api_error" if error.status >= 500 else "invalid_request_error")
-    return {"type": "error", "error": {"type": kind, "message": error.message}}
+    message = error.message
+    if isinstance(error, ContextLimitExceeded):  # Anthropic's own words for it
+        message = (
+            "input length and `max_tokens` exceed context limit: "
+            f"{error.num_prompt_tokens} + {error.max_tokens} > {error.window}, "
+            "decrease input length or `max_tokens` and try again"
+        )
+    return {"type": "error", "error": {"type": kind, "message": message}}
 
 
 def check_headers(headers) -> None:
@@ -91,14 +100,24 @@ def parse_messages(raw: bytes, allow_unknown: bool = False) -> GenerationRequest
     chat.update({name: value for name, value in optional.items() if value is not None})
     if body.stream:
         chat["stream_options"] = {"include_usage": True}
-    return parse_chat(chat_body(chat))
+    return _as_anthropic(parse_chat(chat_body(chat)), body)
 
 
 def parse_count_tokens(raw: bytes) -> GenerationRequest:
     """A /v1/messages/count_tokens body: the prompt a Messages request with it would have."""
     body: CountTokensRequest = validate_body(CountTokensRequest, raw)
     refuse_declared(body, REFUSED)
-    return parse_chat(chat_body(chat_fields(body)))
+    return _as_anthropic(parse_chat(chat_body(chat_fields(body))), body)
+
+
+def _as_anthropic(request: GenerationRequest, body) -> GenerationRequest:
+    """What Anthropic's contract adds to the chat request: max_tokens is clamped to the window's
+    room, and thinking is ignored by a model that has none, named as the client set it."""
+    request.clamp_max_tokens = True
+    request.reasoning_optional = True
+    output = body.output_config
+    request.reasoning_field = "output_config.effort" if output and output.effort else "thinking"
+    return request
 
 
 def chat_fields(body) -> dict[str, Any]:

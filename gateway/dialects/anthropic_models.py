@@ -49,6 +49,7 @@ class ToolUseBlock(Strict):
     name: FUNCTION_NAME
     input: dict[str, Any]
     cache_control: CacheControl | None = None
+    caller: dict[str, Any] | None = None  # who made the call (programmatic tool calling): not prompted
 
 
 class ToolResultBlock(Strict):

@@ -1,24 +1,26 @@
 """Ollama's API as the core request: /api/chat and /api/generate bodies become the equivalent
 chat request (a raw /api/generate prompt, the completion request), `options` mapped onto the
 sampling parameters, and the answers written as Ollama's NDJSON lines (gateway/dialects/
-ollama_events.py). Errors are Ollama's `{"error": "..."}`.
+ollama_events.py). Errors are Ollama's `{"error": "..."}`. What Ollama's server ignores is
+ignored here too (docs/dialects.md has the table of every field).
 
     options.temperature, top_p, min_p, seed, stop,      -> the same sampling parameters
       presence_penalty, frequency_penalty
     options.top_k (0: off)                              -> top_k (-1: off)
     options.repeat_penalty                              -> repetition_penalty
     options.num_predict (-1, -2: until the window ends) -> max_tokens
-    options.num_ctx                                     -> at most the served window, else a 400
+    options.num_ctx                                     -> the window, clamped to the model's
     format "json" | a schema                            -> json_object | json_schema (enforced)
-    think true | false | "low".."high"                   -> reasoning_effort (the template's switch)
+    think true | false | "low".."high"                  -> reasoning_effort (the template's switch;
+                                                           without one, true is Ollama's 400)
     images (base64)                                     -> image_url parts (nodes that take images)
-Refused by name: options that change how a node loads or runs a model (num_gpu, num_thread,
-use_mmap, ...: the node's settings), samplers the nodes do not have (mirostat, typical_p, tfs_z
-unless neutral; repeat_last_n unless -1, the whole context, which is what the penalty covers),
-and /api/generate's suffix, template, context and image-generation fields. Accepted with no
-effect: mirostat_tau and mirostat_eta (mirostat is off), penalize_newline (a no-op in Ollama too),
-num_keep (nothing is ever shifted out of a window here: a prompt that does not fit is a 400) and
-keep_alive (served models stay loaded).
+    messages[].tool_call_id (else tool_name)            -> the call a tool turn answers
+Ignored, as Ollama ignores them: how a node loads and runs a model (num_gpu, num_thread, use_mmap,
+num_batch, low_vram, ...: the node's settings), samplers Ollama no longer has (mirostat*, tfs_z,
+penalize_newline), repeat_last_n (the penalty covers the whole window), num_keep, truncate and
+shift (a prompt past the window is a 400, never cut), keep_alive, unknown options and fields.
+Refused by name: typical_p other than 1 (no such sampler on the nodes) and /api/generate's
+template (the model's own is used).
 """
 
 from typing import Any
@@ -32,22 +34,12 @@ from gateway.dialects.chat_body import chat_body, refuse_declared
 from gateway.dialects.dialect import Dialect
 from gateway.dialects.ollama_events import OllamaChatFormat, OllamaGenerateFormat
 from gateway.dialects.ollama_models import ChatRequest, GenerateRequest, Message, Options
+from gateway.dialects.ollama_show import served_name
 from gateway.dialects.openai_chat import parse_chat
 from gateway.dialects.openai_completions import parse_completion
 
-RUNTIME_OPTIONS = (
-    "numa", "num_batch", "num_gpu", "main_gpu", "low_vram", "f16_kv", "logits_all", "vocab_only",
-    "use_mmap", "use_mlock", "embedding_only", "num_thread",
-)  # fmt: skip
-NEUTRAL = {"typical_p": 1.0, "tfs_z": 1.0, "mirostat": 0, "repeat_last_n": -1}
-GENERATE_REFUSED = {
-    "suffix": "fill-in-the-middle is not supported",
-    "template": "the model's own chat template is used",
-    "context": "send the conversation as /api/chat messages",
-    "width": "image generation is not supported",
-    "height": "image generation is not supported",
-    "steps": "image generation is not supported",
-}
+NEUTRAL = {"typical_p": 1.0}
+GENERATE_REFUSED = {"template": "the model's own chat template is used"}
 IMAGE_TYPES = {"iVBOR": "image/png", "/9j/": "image/jpeg", "R0lG": "image/gif", "UklGR": "image/webp"}
 
 
@@ -72,31 +64,40 @@ def parse_ollama_generate(raw: bytes, allow_unknown: bool = False) -> Generation
     refuse_declared(body, GENERATE_REFUSED)
     if not body.prompt:
         raise invalid("'prompt' is empty (an empty prompt only loads the model).", "prompt")
-    if body.raw:
-        if body.system is not None or body.images:
+    if body.context:
+        raise invalid("'context' is not supported: send the conversation as /api/chat messages.", "context")
+    if body.raw or body.suffix:
+        if body.raw and (body.system is not None or body.images):
             name = "system" if body.system is not None else "images"
             raise invalid(f"'{name}' cannot be combined with 'raw': true.", name)
-        completion = _common(body, None)
-        del completion["messages"]
-        num_ctx = completion.pop("num_ctx", None)
-        request = parse_completion(chat_body({**completion, "prompt": body.prompt}))
-        request.num_ctx = num_ctx
-        return request
+        return _completion_request(body)
     turns = [Message(role="system", content=body.system)] if body.system else []
     turns.append(Message(role="user", content=body.prompt, images=body.images))
     return _chat_request(_common(body, _messages(turns)))
+
+
+def _completion_request(body: GenerateRequest) -> GenerationRequest:
+    """A raw prompt, or a prompt and the suffix after its gap (fill-in-the-middle): no template."""
+    completion = _common(body, None)
+    del completion["messages"]
+    num_ctx = completion.pop("num_ctx", None)
+    completion.pop("reasoning_effort", None)  # a raw prompt has no template to switch
+    request = parse_completion(chat_body({**completion, "prompt": body.prompt}))
+    request.num_ctx, request.suffix = num_ctx, body.suffix or None
+    return request
 
 
 def _chat_request(fields: dict) -> GenerationRequest:
     num_ctx = fields.pop("num_ctx", None)
     request = parse_chat(chat_body(fields))
     request.num_ctx = num_ctx
+    request.reasoning_field = "think"
     return request
 
 
 def _common(body, messages: list[dict] | None) -> dict[str, Any]:
     """The fields /api/chat and /api/generate share, as the core request's."""
-    fields: dict[str, Any] = {"model": body.model, "messages": messages, "stream": body.stream}
+    fields: dict[str, Any] = {"model": served_name(body.model), "messages": messages, "stream": body.stream}
     if body.stream:
         fields["stream_options"] = {"include_usage": True}
     fields.update(_options(body.options))
@@ -122,12 +123,6 @@ def _common(body, messages: list[dict] | None) -> dict[str, Any]:
 def _options(options: Options | None) -> dict[str, Any]:
     if options is None:
         return {}
-    for name in RUNTIME_OPTIONS:
-        if getattr(options, name) is not None:
-            message = (
-                f"'options.{name}' is how a node runs the model, set where the node starts, not per request."
-            )
-            raise invalid(message, f"options.{name}", "unsupported_parameter")
     for name, neutral in NEUTRAL.items():
         if getattr(options, name) not in (None, neutral):
             message = f"'options.{name}' is not supported (only {neutral}): the nodes have no such sampler."
@@ -151,8 +146,9 @@ def _options(options: Options | None) -> dict[str, Any]:
 
 
 def _messages(messages: list[Message]) -> list[dict]:
-    """Ollama's turns as chat's: images as image_url parts, calls given ids, and each tool turn
-    answering the earliest unanswered call of its tool_name (else the earliest unanswered)."""
+    """Ollama's turns as chat's: images as image_url parts, calls given ids (their own, or made
+    up), and each tool turn answering the call its tool_call_id names, else the earliest
+    unanswered call of its tool_name, else the earliest unanswered."""
     out: list[dict] = []
     unanswered: list[tuple[str, str]] = []  # (call id, function name)
     for index, message in enumerate(messages):
@@ -160,31 +156,32 @@ def _messages(messages: list[Message]) -> list[dict]:
         if message.tool_calls:
             if message.role != "assistant":
                 raise invalid("Only assistant messages have tool_calls.", f"messages[{index}].tool_calls")
-            calls = []
-            for call in message.tool_calls:
-                call_id = f"call_{index}_{len(calls)}"
-                unanswered.append((call_id, call.function.name))
-                arguments = orjson.dumps(call.function.arguments).decode()
-                calls.append(
-                    {
-                        "id": call_id,
-                        "type": "function",
-                        "function": {"name": call.function.name, "arguments": arguments},
-                    }
-                )
+            calls = [_call(call, f"call_{index}_{number}") for number, call in enumerate(message.tool_calls)]
+            unanswered += [(call["id"], call["function"]["name"]) for call in calls]
             turn["tool_calls"], turn["content"] = calls, turn["content"] or None
         if message.role == "tool":
-            turn["tool_call_id"] = _answered(unanswered, message.tool_name, index)
+            turn["tool_call_id"] = _answered(unanswered, message, index)
         out.append(turn)
     return out
 
 
-def _answered(unanswered: list[tuple[str, str]], name: str | None, index: int) -> str:
+def _call(call, made_up_id: str) -> dict:
+    arguments = orjson.dumps(call.function.arguments).decode()
+    return {
+        "id": call.id or made_up_id,
+        "type": "function",
+        "function": {"name": call.function.name, "arguments": arguments},
+    }
+
+
+def _answered(unanswered: list[tuple[str, str]], message: Message, index: int) -> str:
     if not unanswered:
         raise invalid(
             "A tool message must follow an assistant message that called a tool.", f"messages[{index}]"
         )
-    match = next((call for call in unanswered if call[1] == name), unanswered[0])
+    by_id = [call for call in unanswered if call[0] == message.tool_call_id]
+    by_name = [call for call in unanswered if call[1] == message.tool_name]
+    match = (by_id or by_name or unanswered)[0]
     unanswered.remove(match)
     return match[0]
 

@@ -28,6 +28,11 @@ def _arguments(text: str) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def _call(call) -> dict:
+    function = {"name": call.name, "arguments": _arguments(call.arguments), "index": call.index}
+    return {"id": call.id, "function": function}
+
+
 class OllamaChatFormat(ResponseFormat):
     """/api/chat's lines and answer."""
 
@@ -41,10 +46,7 @@ class OllamaChatFormat(ResponseFormat):
     def _part(self, text: str, calls: list, logprobs: list | None) -> dict:
         message: dict = {"role": "assistant", "content": text}
         if calls:
-            message["tool_calls"] = [
-                {"function": {"name": c.name, "arguments": _arguments(c.arguments), "index": c.index}}
-                for c in calls
-            ]
+            message["tool_calls"] = [_call(c) for c in calls]
         part = {"model": self.model.name, "created_at": created_at(), "message": message}
         if logprobs is not None:
             part["logprobs"] = logprobs
@@ -112,7 +114,15 @@ class OllamaChatFormat(ResponseFormat):
 
 
 class OllamaGenerateFormat(OllamaChatFormat):
-    """/api/generate's: the text under `response`."""
+    """/api/generate's: the text under `response`; the last line's `context` is the prompt's
+    and the answer's tokens (what an older client sends back to go on)."""
+
+    def _done(self, generation: Generation) -> dict:
+        done = super()._done(generation)
+        if self.prepared is not None and self.request.suffix is None:
+            answer = self.model.tokenizer.encode("".join(self.text), add_special=False, parse_special=False)
+            done["context"] = [*self.prepared.prompts[0], *answer]
+        return done
 
     def _part(self, text: str, calls: list, logprobs: list | None) -> dict:
         part = {"model": self.model.name, "created_at": created_at(), "response": text}

@@ -1,6 +1,7 @@
 """The request bodies of Ollama's API (/api/chat, /api/generate, /api/embed, /api/show),
-declared (pydantic). `options` holds every option Ollama documents; those the gateway cannot
-honour per request are refused by name (gateway/dialects/ollama_api.py: OPTION_REFUSALS)."""
+declared (pydantic). As Ollama's server does (Go's JSON decoding), a field or option it does not
+know is ignored, while a known one must have its type; `options` declares every option Ollama
+has had, and gateway/dialects/ollama_api.py says which are honoured, ignored or refused."""
 
 from typing import Annotated, Any, Literal
 
@@ -9,10 +10,16 @@ from pydantic import ConfigDict, Field
 from gateway.core.strict_model import JSONInt, Strict
 from gateway.tools.tool_models import FUNCTION_NAME, MAX_TOOLS
 
-KeepAlive = float | str | None  # accepted: every served model stays loaded
+KeepAlive = float | str | None  # 0 with an empty prompt: "unload"; else served models stay loaded
 
 
-class Options(Strict):
+class Lenient(Strict):
+    """Ollama's bodies: unknown fields ignored (Ollama logs and drops them), types still checked."""
+
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+
+
+class Options(Lenient):
     # sampling: mapped onto the core request
     temperature: Annotated[float, Field(ge=0.0, le=2.0, allow_inf_nan=False)] | None = None
     top_p: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] | None = None
@@ -49,34 +56,34 @@ class Options(Strict):
     num_thread: JSONInt | None = None
 
 
-class FunctionCall(Strict):
+class FunctionCall(Lenient):
     name: FUNCTION_NAME
     arguments: dict[str, Any] = Field(default_factory=dict)
     index: JSONInt | None = None
 
 
-class ToolCall(Strict):
-    model_config = ConfigDict(extra="ignore", frozen=True)  # "id", "type" as some clients add them
+class ToolCall(Lenient):
+    id: str | None = None  # as Ollama answers it; a tool turn's tool_call_id names it
     function: FunctionCall
 
 
-class Message(Strict):
+class Message(Lenient):
     role: Literal["system", "user", "assistant", "tool"]
     content: str | None = None
     images: list[Annotated[str, Field(min_length=1)]] | None = None  # base64
     tool_calls: list[ToolCall] | None = None
     tool_name: str | None = None  # a tool turn: the function it answers
+    tool_call_id: str | None = None  # a tool turn: the call it answers (by id, before tool_name)
     thinking: str | None = None  # an assistant turn's, sent back: not part of the prompt
 
 
-class FunctionSpec(Strict):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+class FunctionSpec(Lenient):
     name: FUNCTION_NAME
     description: str | None = None
     parameters: dict[str, Any] | None = None
 
 
-class Tool(Strict):
+class Tool(Lenient):
     type: Literal["function"] = "function"
     function: FunctionSpec
 
@@ -85,7 +92,7 @@ Format = Literal["", "json"] | dict[str, Any] | None
 Think = bool | Literal["low", "medium", "high"] | None
 
 
-class ChatRequest(Strict):
+class ChatRequest(Lenient):
     model: Annotated[str, Field(min_length=1)]
     messages: list[Message] = Field(default_factory=list)
     tools: Annotated[list[Tool], Field(max_length=MAX_TOOLS)] | None = None
@@ -96,9 +103,11 @@ class ChatRequest(Strict):
     logprobs: bool | None = None
     top_logprobs: Annotated[JSONInt, Field(ge=0, le=20)] | None = None
     keep_alive: KeepAlive = None
+    truncate: bool | None = None  # a prompt past the window is a 400 here, never cut
+    shift: bool | None = None  # nothing is shifted out of a window here
 
 
-class GenerateRequest(Strict):
+class GenerateRequest(Lenient):
     model: Annotated[str, Field(min_length=1)]
     prompt: str | None = None
     system: str | None = None
@@ -111,28 +120,26 @@ class GenerateRequest(Strict):
     logprobs: bool | None = None
     top_logprobs: Annotated[JSONInt, Field(ge=0, le=20)] | None = None
     keep_alive: KeepAlive = None
-    # declared, not implemented: refused by name
-    suffix: str | None = None
-    template: str | None = None
-    context: list[JSONInt] | None = None
-    width: JSONInt | None = None
-    height: JSONInt | None = None
-    steps: JSONInt | None = None
+    truncate: bool | None = None
+    shift: bool | None = None
+    suffix: str | None = None  # fill-in-the-middle, where the template has its tokens
+    context: list[JSONInt] | None = None  # an earlier answer's `context`: the conversation so far
+    template: str | None = None  # refused by name: the model's own template is used
 
 
-class EmbedRequest(Strict):
+class EmbedRequest(Lenient):
     model: Annotated[str, Field(min_length=1)]
     input: (
         Annotated[str, Field(min_length=1)]
         | Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
     )
-    truncate: bool | None = None  # false: too long is an error (as it always is here); true: refused
+    truncate: bool | None = None  # an input past the window is a 400 here, never cut
     options: Options | None = None
     keep_alive: KeepAlive = None
     dimensions: JSONInt | None = None
 
 
-class LegacyEmbeddingRequest(Strict):
+class LegacyEmbeddingRequest(Lenient):
     """/api/embeddings (the older endpoint): one prompt."""
 
     model: Annotated[str, Field(min_length=1)]
@@ -141,7 +148,7 @@ class LegacyEmbeddingRequest(Strict):
     keep_alive: KeepAlive = None
 
 
-class ShowRequest(Strict):
+class ShowRequest(Lenient):
     model: Annotated[str, Field(min_length=1)] | None = None
     name: Annotated[str, Field(min_length=1)] | None = None  # the older spelling
     verbose: bool | None = None

@@ -70,6 +70,7 @@ def parse_responses(raw: bytes, allow_unknown: bool = False) -> GenerationReques
     request.store = body.store is not False
     request.max_tool_calls = body.max_tool_calls
     request.instructions = body.instructions or None
+    request.reasoning_field, request.reasoning_optional = "reasoning.effort", True  # as OpenAI: ignored
     return request
 
 

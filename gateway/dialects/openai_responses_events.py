@@ -90,12 +90,14 @@ class ResponsesFormat(ResponseFormat):
     def _where(self) -> dict:
         return {"item_id": self.message["id"], "output_index": len(self.items), "content_index": 0}
 
-    def _close_message(self) -> bytes:
+    def _close_message(self, cut: bool = False) -> bytes:
+        """`cut`: the answer ended inside this message (max_output_tokens): it is incomplete."""
         if self.message is None:
             return b""
         item, part = self.message, self.message["content"][0]
-        item["status"] = "completed"
-        out = self._event("response.output_text.done", **self._where(), text=part["text"])
+        item["status"] = "incomplete" if cut else "completed"
+        text = {"text": part["text"], "logprobs": part["logprobs"]}
+        out = self._event("response.output_text.done", **self._where(), **text)
         out += self._event("response.content_part.done", **self._where(), part=part)
         out += self._event("response.output_item.done", output_index=len(self.items), item=item)
         self.items.append(item)
@@ -123,9 +125,9 @@ class ResponsesFormat(ResponseFormat):
         return out
 
     def stream_closing(self, generation: Generation) -> bytes:
-        out = self._close_message()
+        out = self._close_message(cut=self.finish == "length")
         status = "incomplete" if self.finish == "length" else "completed"
-        body = self._response(status, self.items, generation)
+        body = self.answered = self._response(status, self.items, generation)
         return out + self._event(f"response.{status}", response=body)
 
     def stream_error(self, error: APIError) -> bytes:
@@ -140,9 +142,10 @@ class ResponsesFormat(ResponseFormat):
         self._streaming = False  # the same item bookkeeping as a stream, without its events
         for event in events[0]:
             self.stream_event(event)
-        self._close_message()
+        self._close_message(cut=self.finish == "length")
         status = "incomplete" if self.finish == "length" else "completed"
-        return self._response(status, self.items, generation)
+        self.answered = self._response(status, self.items, generation)
+        return self.answered
 
     def _text_format(self) -> dict:
         return _text_format_of(self.request.client_fields.get("response_format"))

@@ -8,6 +8,7 @@ import logging
 
 from gateway.core.generation_request import GenerationRequest
 from gateway.dialects.openai_responses_store import StoredResponse
+from gateway.dialects.responses_input_items import input_items
 
 logger = logging.getLogger("hybridgw.gateway")
 
@@ -27,11 +28,20 @@ async def continue_stored(store, tenant: str, request: GenerationRequest) -> Non
 
 
 async def keep(
-    store, tenant: str, response_id: str, request: GenerationRequest, answer: list[dict], private: bool
+    store,
+    tenant: str,
+    response_id: str,
+    request: GenerationRequest,
+    answer: list[dict],
+    private: bool,
+    response: dict | None = None,
 ):
-    """The conversation through `answer` (its assistant turns), kept under the response's id; a
-    store that fails is logged, the answer already given stands."""
-    stored = StoredResponse([*_own_messages(request), *answer], private or request.continues_private)
+    """The conversation through `answer` (its assistant turns), kept under the response's id with
+    the response object answered and its own input as items; a store that fails is logged, the
+    answer already given stands."""
+    own = _own_messages(request)
+    private = private or request.continues_private
+    stored = StoredResponse([*own, *answer], private, response, input_items(own, response_id))
     try:
         await store.put(tenant, response_id, stored)
     except Exception as error:

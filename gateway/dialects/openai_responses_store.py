@@ -1,19 +1,21 @@
-"""Stored Responses (`store`, the default, and `previous_response_id`): a response is kept as
-the conversation it ends (chat messages: what it was given and what it answered), so a later
-request naming it continues that conversation.
+"""Stored Responses (`store`, the default, and `previous_response_id`): a response is kept as the
+conversation it ends (chat messages: what it was given and what it answered), so a later request
+naming it continues that conversation.
 
 Kept per tenant: one tenant naming another's response id gets 404, as for an unknown id. A
-response that was private (personal data, a private key or header) stays private: continuing
-it is a private request whatever the new input holds, so its history only ever goes to on-prem
-nodes. Kept `retention_s` (the [gateway] responses_retention_hours), then gone: in process by
-default (at most MAX_RESPONSES, the oldest dropped first), in Redis with an expiry when the
-gateway has Redis (every replica sees every response).
+response that was private (personal data, a private key or header) stays private: continuing it is
+a private request whatever the new input holds, so its history only ever goes to on-prem nodes.
+The response object and its input items are kept with it, for GET and DELETE /v1/responses/{id}
+and /input_items (gateway/http/responses_routes.py). Kept `retention_s` (the [gateway]
+responses_retention_hours), then gone: in process by default (at most MAX_RESPONSES, the oldest
+dropped first), in Redis with an expiry when the gateway has Redis (every replica sees every
+response).
 """
 
 import hashlib
 import time
 from collections import OrderedDict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import orjson
 import redis.asyncio as aioredis
@@ -27,6 +29,8 @@ MAX_RESPONSES = 10_000
 class StoredResponse:
     messages: list[dict]  # the conversation through this response's output
     private: bool
+    response: dict | None = None  # the response object as it was answered (GET /v1/responses/{id})
+    input_items: list[dict] = field(default_factory=list)  # its own input, as Responses items
 
 
 def not_found(response_id: str) -> APIError:
@@ -57,6 +61,10 @@ class LocalResponseStore:
             raise not_found(response_id)
         return kept[1]
 
+    async def delete(self, tenant: str, response_id: str) -> None:
+        await self.get(tenant, response_id)  # 404 for an unknown (or expired) one
+        del self._kept[(tenant, response_id)]
+
 
 class RedisResponseStore:
     """In Redis, under a key hashed from the tenant and id, expiring after the retention."""
@@ -83,3 +91,11 @@ class RedisResponseStore:
         if raw is None:
             raise not_found(response_id)
         return StoredResponse(**orjson.loads(raw))
+
+    async def delete(self, tenant: str, response_id: str) -> None:
+        try:
+            deleted = await self.redis.delete(self._key(tenant, response_id))
+        except (aioredis.RedisError, OSError):
+            raise APIError(503, "Stored responses cannot be changed now (Redis is unreachable).") from None
+        if not deleted:
+            raise not_found(response_id)

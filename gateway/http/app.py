@@ -26,6 +26,7 @@ from gateway.http import (
     model_routes,
     ollama_routes,
     openapi,
+    responses_routes,
     service_routes,
     status_page,
 )
@@ -33,6 +34,7 @@ from gateway.http.cors import install_cors
 from gateway.http.error_answers import error_middleware
 from gateway.http.limits import GUARD, ConnectionGuard, body_timeout_middleware
 from gateway.http.token_count_route import count_tokens
+from gateway.http.unknown_routes import unknown_route
 from gateway.observability.metrics import GatewayMetrics
 from gateway.privacy import stage_status
 from gateway.privacy.ledger import PrivacyLedger, default_ledger_path
@@ -70,8 +72,12 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     app.router.add_post("/v1/chat/completions", endpoint(OPENAI_CHAT))
     app.router.add_post("/v1/completions", endpoint(OPENAI_COMPLETIONS))
     app.router.add_post("/v1/responses", endpoint(OPENAI_RESPONSES))
+    responses_routes.add_routes(app)  # retrieve, delete, input_items, cancel
     app.router.add_post("/v1/messages", endpoint(ANTHROPIC_MESSAGES))
     app.router.add_post("/v1/messages/count_tokens", endpoint(ANTHROPIC_MESSAGES, count_tokens))
+    unknown = endpoint(ANTHROPIC_MESSAGES, unknown_route("Not Found", "Method Not Allowed"))
+    app.router.add_route("*", "/v1/messages", unknown)  # another method: Anthropic's 405
+    app.router.add_route("*", "/v1/messages/{tail:.*}", unknown)  # Anthropic's 404
     ollama_routes.add_routes(app)  # /api/chat, /api/generate, /api/tags, ...
     app.router.add_post("/v1/embeddings", embeddings_route.create_embeddings)
     app.router.add_get("/v1/models", model_routes.list_models)

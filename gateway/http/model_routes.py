@@ -1,4 +1,5 @@
-"""The endpoints about models rather than generations: GET /v1/models, GET /v1/models/{model},
+"""The endpoints about models rather than generations: GET /v1/models, GET /v1/models/{model}
+(Anthropic's shape for a request with `anthropic-version`),
 and vLLM's POST /tokenize, POST /detokenize and GET /tokenizer_info (the same request and
 response shapes; `model` may be left out when the key may use one model only), each behind the
 same API keys and model permissions as generation."""
@@ -15,6 +16,7 @@ from gateway.core.errors import invalid
 from gateway.core.off_loop import off_loop
 from gateway.core.served_model import ServedModel
 from gateway.core.strict_model import JSONInt
+from gateway.dialects.anthropic_model_list import anthropic_model, anthropic_model_page
 from gateway.dialects.openai_models import ChatMessage, Strict
 from gateway.prompt.chat_prompt import chat_prompt_ids
 from gateway.request.prepared_request import refuse_beyond_any_context
@@ -64,11 +66,16 @@ async def list_models(request: web.Request) -> web.Response:
         for m in request.app[app_keys.MODELS].values()
         if key is None or key.allowed_models is None or m.name in key.allowed_models
     ]
+    if "anthropic-version" in request.headers:  # Anthropic's SDK: its shape
+        return web.json_response(anthropic_model_page(models))
     return web.json_response({"object": "list", "data": [_model_card(m) for m in models]})
 
 
 async def retrieve_model(request: web.Request) -> web.Response:
-    return web.json_response(_model_card(_allowed_model(request, request.match_info["model"])))
+    model = _allowed_model(request, request.match_info["model"])
+    if "anthropic-version" in request.headers:
+        return web.json_response(anthropic_model(model))
+    return web.json_response(_model_card(model))
 
 
 async def tokenize(request: web.Request) -> web.Response:

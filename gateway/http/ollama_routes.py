@@ -1,9 +1,12 @@
 """Ollama's API beside the generation dialect (gateway/dialects/ollama_api.py): the model list
-(/api/tags), a model's details (/api/show), the loaded models (/api/ps: every served model is
-loaded), the API version, embeddings (/api/embed, and the older /api/embeddings), and
-/api/generate's empty prompt, which only loads a model. Same keys, model permissions and
-Ollama's error shape (`{"error": "..."}`) as its generation endpoints."""
+(/api/tags), a model's details (/api/show: gateway/dialects/ollama_show.py), the loaded models
+(/api/ps: every served model is loaded), the API version, embeddings (/api/embed, and the older
+/api/embeddings), and /api/generate's empty prompt, which only loads a model (or, with
+keep_alive 0, unloads it: served models stay loaded, the answer is Ollama's). Same keys, model
+permissions and Ollama's error shape (`{"error": "..."}`) as its generation endpoints, on every
+route under /api/, unknown ones included; every GET route answers HEAD too."""
 
+import re
 from datetime import UTC, datetime
 
 import orjson
@@ -15,15 +18,17 @@ from gateway.core.served_model import ServedModel
 from gateway.dialects.ollama_api import OLLAMA_CHAT, OLLAMA_GENERATE
 from gateway.dialects.ollama_events import created_at
 from gateway.dialects.ollama_models import EmbedRequest, GenerateRequest, LegacyEmbeddingRequest, ShowRequest
+from gateway.dialects.ollama_show import listed_name, served_name, shown
 from gateway.http.embeddings_route import embed
-from gateway.prompt.thinking_switch import has_thinking_switch
+from gateway.http.unknown_routes import unknown_route
 from gateway.serving import app_keys
 from gateway.serving.admission import authorized_model
 from gateway.serving.handler import endpoint, serve
-from gateway.tools.tool_prompt import template_knows_tools
 
 API_VERSION = "0.12.0"  # the Ollama API this gateway speaks (what clients check features against)
 FAR_FUTURE = "2099-01-01T00:00:00Z"  # /api/ps: served models never unload
+DURATION = re.compile(r"(-?[0-9.]+)(h|m|s|ms)?")
+UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, None: 1.0}
 
 
 def _json(body: dict) -> web.Response:
@@ -36,15 +41,25 @@ async def generate(request: web.Request) -> web.StreamResponse:
     body = validate_body(GenerateRequest, await request.read())  # the core reads it again, cached
     if body.prompt:
         return await serve(request, OLLAMA_GENERATE)
-    model = authorized_model(request, body.model)[1]
+    model = authorized_model(request, served_name(body.model))[1]
+    unload = body.keep_alive is not None and _seconds(body.keep_alive) == 0
     loaded = {
-        "model": model.name,
+        "model": body.model,
         "created_at": created_at(),
         "response": "",
         "done": True,
-        "done_reason": "load",
+        "done_reason": "unload" if unload else "load",
     }
+    del model  # looked up for its permission only
     return _json(loaded)
+
+
+def _seconds(keep_alive: float | str) -> float | None:
+    """keep_alive as Ollama reads it: seconds, or a duration ("5m", "0s", "0")."""
+    if isinstance(keep_alive, int | float):
+        return float(keep_alive)
+    match = DURATION.fullmatch(keep_alive.strip())
+    return float(match.group(1)) * UNITS[match.group(2)] if match else None
 
 
 def _details(model: ServedModel) -> dict:
@@ -64,8 +79,8 @@ def _card(model: ServedModel) -> dict:
     facts = model.facts
     modified = created_at() if facts is None else _iso(model.created)
     return {
-        "name": model.name,
-        "model": model.name,
+        "name": listed_name(model.name),
+        "model": listed_name(model.name),
         "modified_at": modified,
         "size": facts.size_bytes if facts else 0,
         "digest": facts.digest if facts else "",
@@ -104,39 +119,17 @@ async def show(request: web.Request) -> web.Response:
     name = body.model or body.name
     if name is None:
         raise invalid("Missing required parameter: 'model'.", "model")
-    model = authorized_model(request, name)[1]
-    facts = model.facts
-    architecture = facts.architecture if facts else "unknown"
-    capabilities = ["completion"]
-    capabilities += ["tools"] * template_knows_tools(model.chat_template.source)
-    capabilities += ["thinking"] * has_thinking_switch(model)
-    info = {
-        "general.architecture": architecture,
-        "general.parameter_count": facts.parameters if facts else 0,
-        f"{architecture}.context_length": model.context_length,
-    }
-    return _json(
-        {
-            "modelfile": "",
-            "parameters": "",
-            "template": model.chat_template.source,
-            "details": _details(model),
-            "model_info": info,
-            "capabilities": capabilities,
-            "modified_at": _card(model)["modified_at"],
-        }
-    )
+    model = authorized_model(request, served_name(name))[1]
+    return _json(shown(model, _details(model), _card(model)["modified_at"]))
 
 
 async def embed_inputs(request: web.Request) -> web.Response:
     request.app[app_keys.KEYS].authenticate(request)
     body = validate_body(EmbedRequest, await request.read())
-    if body.truncate:
-        raise invalid("'truncate': true is not supported: an input too long is an error.", "truncate")
     if body.dimensions is not None:
         raise invalid("'dimensions' is not supported: embeddings have the model's own size.", "dimensions")
     inputs = [body.input] if isinstance(body.input, str) else list(body.input)
-    embedded = await embed(request, body.model, inputs)
+    embedded = await embed(request, served_name(body.model), inputs)
     answer = {"model": body.model, "embeddings": embedded.vectors, "prompt_eval_count": embedded.num_tokens}
     return web.Response(body=orjson.dumps(answer), content_type="application/json", headers=embedded.where)
 
@@ -145,7 +138,7 @@ async def embed_prompt(request: web.Request) -> web.Response:
     """/api/embeddings, the older form: one prompt, one `embedding`."""
     request.app[app_keys.KEYS].authenticate(request)
     body = validate_body(LegacyEmbeddingRequest, await request.read())
-    embedded = await embed(request, body.model, [body.prompt])
+    embedded = await embed(request, served_name(body.model), [body.prompt])
     return web.Response(
         body=orjson.dumps({"embedding": embedded.vectors[0]}), content_type="application/json"
     )
@@ -155,12 +148,10 @@ def add_routes(app: web.Application) -> None:
     """Every route answers errors in Ollama's shape (serving/handler.endpoint tags the handler)."""
     app.router.add_post("/api/chat", endpoint(OLLAMA_CHAT))
     app.router.add_post("/api/generate", endpoint(OLLAMA_GENERATE, generate))
-    for method, path, handler in (
-        ("POST", "/api/embed", embed_inputs),
-        ("POST", "/api/embeddings", embed_prompt),
-        ("GET", "/api/tags", tags),
-        ("POST", "/api/show", show),
-        ("GET", "/api/ps", running),
-        ("GET", "/api/version", version),
-    ):
-        app.router.add_route(method, path, endpoint(OLLAMA_CHAT, handler))
+    posts = (("/api/embed", embed_inputs), ("/api/embeddings", embed_prompt), ("/api/show", show))
+    for path, handler in posts:
+        app.router.add_post(path, endpoint(OLLAMA_CHAT, handler))
+    for path, handler in (("/api/tags", tags), ("/api/ps", running), ("/api/version", version)):
+        app.router.add_get(path, endpoint(OLLAMA_CHAT, handler))  # HEAD too
+    unknown = unknown_route("404 page not found", "405 method not allowed")  # Ollama's (Gin's) words
+    app.router.add_route("*", "/api/{tail:.*}", endpoint(OLLAMA_CHAT, unknown))

@@ -2,7 +2,9 @@
 thinking switch (Qwen3's `enable_thinking`, and templates that read `reasoning_effort` themselves,
 as gpt-oss's does) get it set; a model whose template has no such switch refuses both by name,
 rather than accept a setting that would change nothing (asking it for no reasoning, "none" or
-"minimal", is what it does already).
+"minimal", is what it does already), naming the field the client set it with (`think`,
+`thinking`, `reasoning.effort`, ...). Dialects whose reference ignores what a model lacks
+(Anthropic's `thinking`, Responses' `reasoning`) mark it optional: ignored there.
 
     reasoning_effort "none" | "minimal"      -> enable_thinking = false
     reasoning_effort "low" | "medium" | "high" -> enable_thinking = true
@@ -33,12 +35,14 @@ def thinking_variables(model: ServedModel, request: GenerationRequest) -> dict:
     if not asked:
         return {}
     if not has_thinking_switch(model):
-        if request.reasoning_effort in NO_THINKING and request.verbosity is None:
-            return {}  # no reasoning asked of a model that has none: nothing to switch
-        name = next(iter(asked))
+        if request.reasoning_optional or (
+            request.reasoning_effort in NO_THINKING and request.verbosity is None
+        ):
+            return {}  # ignored where the dialect's reference ignores it, or nothing to switch off
+        name = request.reasoning_field if request.reasoning_effort else next(iter(asked))
         raise invalid(
-            f"'{name}' is not supported by the model '{model.name}': its chat template has no "
-            "thinking switch.",
+            f"'{name}' is not supported: \"{model.name}\" does not support thinking (its chat "
+            "template has no thinking switch).",
             name,
             "unsupported_parameter",
         )

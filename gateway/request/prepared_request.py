@@ -7,10 +7,11 @@ from dataclasses import dataclass
 import orjson
 
 from gateway.core.capabilities import request_needs
-from gateway.core.errors import invalid
+from gateway.core.errors import ContextLimitExceeded, invalid
 from gateway.core.generation_request import GenerationRequest
 from gateway.core.served_model import ServedModel
 from gateway.prompt.chat_prompt import chat_prompt_ids
+from gateway.prompt.fill_in_middle import fim_prompt_ids
 from gateway.request.sender_context import RequestContext
 from gateway.tools.tool_request import template_input
 
@@ -59,6 +60,8 @@ def prompt_ids(model: ServedModel, request: GenerationRequest) -> list[list[int]
     if request.messages is not None:
         messages, extra = template_input(model, request)
         return [chat_prompt_ids(model, messages, extra)]
+    if request.suffix is not None:  # fill-in-the-middle (Ollama's suffix): one text prompt
+        return [fim_prompt_ids(model, request.prompts[0], request.suffix)]
     tokenizer = model.tokenizer
     return [
         list(p) if isinstance(p, list) else tokenizer.encode(p, add_special=True, parse_special=False)
@@ -107,28 +110,20 @@ def prepare(model: ServedModel, request: GenerationRequest) -> tuple[tuple[list[
     _check_token_ids(model, request, prompts)
     max_tokens = room if request.max_tokens is None else max(1, request.max_tokens)
     if max_tokens > room:
-        raise invalid(
-            f"max_tokens ({max_tokens}) plus the prompt ({len(longest)} tokens) exceeds the context length "
-            f"of {window}.",
-            "max_tokens",
-            "context_length_exceeded",
-        )
+        if not request.clamp_max_tokens:
+            raise ContextLimitExceeded(len(longest), max_tokens, window)
+        max_tokens = room  # the answer ends where the window does: finish_reason "length"
     if request.min_tokens > max_tokens:
         raise invalid(f"'min_tokens' ({request.min_tokens}) exceeds max_tokens ({max_tokens}).", "min_tokens")
     return tuple(prompts), max_tokens
 
 
 def context_window(model: ServedModel, request: GenerationRequest) -> int:
-    """The model's window, or the smaller one Ollama's options.num_ctx asks for (a larger one
-    cannot be given: a 400 naming it)."""
+    """The model's window, or the smaller one Ollama's options.num_ctx asks for (a larger one is
+    clamped to the model's, as Ollama clamps it to the window the model was trained with)."""
     if request.num_ctx is None:
         return model.context_length
-    if request.num_ctx > model.context_length:
-        message = (
-            f"'options.num_ctx' ({request.num_ctx}) exceeds the model's window of {model.context_length}."
-        )
-        raise invalid(message, "options.num_ctx")
-    return request.num_ctx
+    return min(request.num_ctx, model.context_length)
 
 
 def _check_token_ids(model: ServedModel, request: GenerationRequest, prompts: list[list[int]]) -> None:

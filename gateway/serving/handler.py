@@ -143,6 +143,7 @@ async def _prepare(
         dialect.check_headers(request.headers)
     raw = await request.read()
     body = dialect.parse(raw, config.allow_unknown_params)
+    body.clamp_max_tokens = body.clamp_max_tokens and not config.strict_max_tokens  # [dialects]
     key, model = authorized_model(request, body.model)
     context = request_context(request, key, config)
     await continue_stored(app[app_keys.RESPONSES], context.tenant, body)  # previous_response_id
@@ -179,7 +180,9 @@ async def _keep(app: web.Application, prepared: PreparedRequest, fmt, generation
     """A stored response: the conversation through this answer
     (gateway/dialects/openai_responses_previous.py)."""
     answer, private = fmt.answer_messages(), generation.privacy.is_private
-    await keep(app[app_keys.RESPONSES], prepared.context.tenant, fmt.id, prepared.body, answer, private)
+    response = getattr(fmt, "answered", None)  # Responses: the response object as answered
+    store, tenant = app[app_keys.RESPONSES], prepared.context.tenant
+    await keep(store, tenant, fmt.id, prepared.body, answer, private, response)
 
 
 def _where(generation: Generation) -> dict[str, str]:

@@ -9,7 +9,7 @@ format's opening text is held back, and an answer that opens with JSON is held t
 import secrets
 from dataclasses import dataclass
 
-from gateway.tools.tool_call_cut import json_call_prefix
+from gateway.tools.tool_call_cut import cut_call, json_call_prefix
 from gateway.tools.tool_call_formats import ParsedCall, ToolCallFormat
 from gateway.tools.tool_call_stream import OpenCall
 
@@ -51,11 +51,13 @@ class ToolCallParser:
         max_tokens: int | None = None,
         max_calls: int | None = None,
         stream_arguments: bool = False,
+        forced: str | None = None,
     ):
         """`max_calls`: the Responses API's max_tool_calls (decoding stops at that many);
         `stream_arguments`: hand out each call's arguments as they are written (Hermes blocks;
-        a streamed response's)."""
-        self.format, self.names = fmt, names
+        a streamed response's); `forced`: the function tool_choice names (the grammar writes
+        only its call: no text is content, and an answer cut anywhere is that call, cut)."""
+        self.format, self.names, self.forced = fmt, names, forced
         self.stream_arguments = stream_arguments
         self.parallel, self.max_tokens, self.max_calls = parallel, max_tokens, max_calls
         self.held = ""  # text not released yet
@@ -74,6 +76,8 @@ class ToolCallParser:
         self.held += text
         if not self.in_calls:
             start = self.format.start
+            if self.forced is not None and (start is None or start not in self.held):
+                return "", []  # the forced call's markup, not yet whole: held
             if not self.released_any and self._may_open_json(self.held.lstrip()):
                 return "", []  # maybe a plain-JSON call: decided at the end
             if start is not None and start in self.held:
@@ -149,12 +153,22 @@ class ToolCallParser:
             written = self._written(opened, held, cut=True)
             return "", [written, *self._numbered(self._after(opened, held))]
         content, calls = self._parse_held(self.held)
+        if self.forced is not None and not self.calls and not calls:  # cut before it could parse
+            content, calls = "", [self._forced_cut(self.held)]
         self.held = ""
         # after calls already out, what is held is their tail (whitespace is dropped, as `parse`
         # drops it); text held with the calls it precedes is their head, kept as `parse` keeps it
         if self.calls and not content.strip():
             content = ""
         return content, self._numbered(calls)
+
+    def _forced_cut(self, text: str) -> ParsedCall:
+        """The forced call an answer was cut inside of: its arguments as far as written (none
+        when the cut came before them, inside the markup that opens it)."""
+        start = self.format.start
+        body = text.partition(start)[2] if start is not None and start in text else text
+        cut = cut_call(body.lstrip(), frozenset({self.forced}))
+        return ParsedCall(self.forced, cut.arguments if cut is not None else "", cut=True)
 
     def _parse_held(self, text: str) -> tuple[str, list[ParsedCall]]:
         """Held text as the whole answer's parse reads it: once the calls' markup has opened,

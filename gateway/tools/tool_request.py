@@ -113,6 +113,13 @@ def tool_parser(
         return None
     names = frozenset(t["function"]["name"] for t in request.tools)
     fmt = tool_call_format(model.chat_template.source)
+    forced = request.tool_name if request.tool_choice == "function" else None
     return ToolCallParser(
-        fmt, names, request.parallel_tool_calls, max_tokens, request.max_tool_calls, stream_arguments=True
+        fmt,
+        names,
+        request.parallel_tool_calls,
+        max_tokens,
+        request.max_tool_calls,
+        stream_arguments=True,
+        forced=forced,
     )

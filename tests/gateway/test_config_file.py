@@ -89,6 +89,15 @@ def test_environment_alone_can_configure_the_gateway():
     )
     assert [m.name for m in config.models] == ["m"] and server.host == "0.0.0.0"
     assert server.keepalive_s == 75.0 and config.upstreams == []
+    assert config.strict_max_tokens is False  # Anthropic's max_tokens past the window: clamped
+
+
+def test_dialects_strict_max_tokens(tmp_path):
+    path = tmp_path / "gateway.toml"
+    path.write_text('[[models]]\nname = "m"\ngguf = "/m.gguf"\n[dialects]\nstrict_max_tokens = true\n')
+    assert load_config(path, {})[0].strict_max_tokens is True
+    with pytest.raises(ConfigError, match=r"dialects\.strict_max_tokens"):
+        load_config(path, {"HYBRIDGW_DIALECTS_STRICT_MAX_TOKENS": '"yes"'})
 
 
 @pytest.mark.parametrize(

@@ -137,7 +137,6 @@ async def test_a_stored_response_is_continued_by_its_id_and_only_by_its_tenant(l
         ({"include": ["message.output_text.logprobs", "reasoning.encrypted_content"]}, "include[1]"),
         ({"include": ["no.such.value"]}, "include[0]"),
         ({"reasoning": {"summary": "auto"}}, "reasoning.summary"),
-        ({"reasoning": {"effort": "low"}}, "reasoning_effort"),  # the tiny model's template has no switch
         ({"background": True}, "background"),
         ({"conversation": "conv_1"}, "conversation"),
         ({"prompt": {"id": "pmpt_1"}}, "prompt"),
