@@ -32,6 +32,17 @@ _POSTCODE_LINE = re.compile(
     r"\b\d{1,5}[a-zA-Z]?,?[ \t]*\n[ \t]*(?:[A-Z]{1,2}[- ]?)?\d{3,5}(?:[ -]\d{2,3})?[ \t]+\w"
 )
 _WORD = re.compile(r"[^\W\d_]{3,}")
+# a postal address's structure in a script other than Latin (in Latin, "step 3, then step 4, page
+# 1234" has it too): two or more parts separated by commas or lines, then
+# a postcode closing its line ("ষ্টুডিও 6, বাসা নং 6, শাজাহানগাঁও, জামালপুর, 3695")
+_SEGMENTED = re.compile(
+    r"(?:[^\n,،;:?!]{2,50}+[,،\n][ \t]*){2,6}+[^\n,،\d]{0,40}+(?<!\d)\d{4,7}(?=[ \t]*(?:$|[\n.?!)]))",
+    re.MULTILINE,
+)
+# US military post: "PSC 1127, Box 8569", "APO AE 73185", "FPO AP 41898"
+MILITARY_POST = re.compile(
+    r"\b(?:PSC|CMR|Unit)[ \t]\d{1,5},?[ \t]Box[ \t]\d{1,5}\b|\b[AFD]PO[ \t]A[AEP][ \t]\d{5}\b"
+)
 
 
 @functools.cache
@@ -67,7 +78,9 @@ def anchored_addresses(text: str) -> list[tuple[str, int, int]]:
 
 
 def _address_shaped(stretch: str) -> bool:
-    if ADDRESS.search(stretch) or _POSTCODE_LINE.search(stretch):
+    if any(pattern.search(stretch) for pattern in (ADDRESS, _POSTCODE_LINE, MILITARY_POST)):
+        return True
+    if _SEGMENTED.search(stretch) and _mostly_other_script(stretch):
         return True
     if not _HOUSE_NUMBER.search(stretch):
         return False
@@ -77,3 +90,8 @@ def _address_shaped(stretch: str) -> bool:
         if folded in streets or any(folded[-k:] in streets for k in range(4, min(9, len(folded)))):
             return True
     return False
+
+
+def _mostly_other_script(stretch: str) -> bool:
+    letters = [char for char in stretch if char.isalpha()]
+    return sum(not char.isascii() for char in letters) * 2 > len(letters)

@@ -43,9 +43,12 @@ BIOGRAPHY = re.compile(
     r"|jahrhunderts?|berühmte?[rn]?|biographie|poète|poésie|compositeur|peintre|écrivain|siècle|célèbre"
     r"|biografía|poeta|poesía|compositor|pintor|escritor|siglo|famos[oa]|biografia|poesia|compositore"
     r"|pittore|scrittore|secolo|dichteres|componist|schilder|schrijver|eeuw|beroemde?|história|século"
-    r"|биография|поэт|поэзия|композитор|художник|писатель|века?)\b"
+    r"|биография|поэт|поэзия|композитор|художник|писатель|века?"
+    r"|tribute|hommage|homenaje|homenagem|omaggio|huldeblijk|essay|exposé|referat|dissertation|rédaction"
+    r"|redacción|tesina|эссе|реферат)\b"
     r"|传记|傳記|诗人|詩人|作曲家|画家|畫家|作家|世纪|世紀|著名|伝記|有名|전기|시인|작곡가|화가|작가|세기|유명"
     r"|जीवनी|इतिहास|कवि|संगीतकार|चित्रकार|लेखक|सदी|प्रसिद्ध|سيرة|شاعر|ملحن|رسام|كاتب|قرن|مشهور"
+    r"|纪念|作文|निबंध|مقال"
 )
 
 
@@ -54,11 +57,10 @@ def historical_figure(text: str, words: list[str]) -> bool:
     the text asks about a life (see above)."""
     if len(words) < 2 or not _about_a_life(text):
         return False
-    first, last = words[-2:]  # "Did Ada Lovelace", "Edgar Allan Poe": the last two words
-    index = name_index()
-    if first not in index.first and first not in index.ordinary:
+    index = name_index()  # "Ada Lovelace", "Edgar Allan Poe", "Gabriel García Márquez"
+    if not any(first in index.first or first in index.ordinary for first in words[:-1]):
         return False
-    return _spread(last)
+    return any(_spread(last) for last in words[1:])
 
 
 @functools.lru_cache(maxsize=16)  # once per text, not once per name in it (a text of many names)

@@ -222,7 +222,7 @@ NAME_FIELD = gated(
         "add follow touch contact invite cc",
     ),
     in_script(
-        r"名前[はがを]?|姓名[：:]?|이름[은이:]?|الاسم|नाम[ \t]?(?:है|:)",
+        r"名前[はがを]?|姓名[：:]?|이름[은이:]?|الاسم[ \t]?[:：]|नाम[ \t]?(?:है|:)",
         "han",
         "hangul",
         "arabic",

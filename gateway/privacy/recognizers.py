@@ -159,8 +159,8 @@ CONTACT = [
 SECRETS = [
     Recognizer(
         "private_key",
-        re.compile(r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----"),
-        gate=contains("-----BEGIN "),
+        re.compile(r"(?:-----)?BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?|PuTTY-User-Key-File-\d"),
+        gate=contains("BEGIN ", "PuTTY-"),
     ),
     Recognizer("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), gate=contains("AKIA", "ASIA")),
     Recognizer(
@@ -192,6 +192,7 @@ SECRETS = [
         for pattern, literals in secrets.SERVICE_KEYS
     ),
     Recognizer("credential", secrets.ASSIGNMENT, secrets.assignment, contains(":", "=")),
+    Recognizer("credential", secrets.KEYWORD, secrets.keyword, folded_contains(*secrets.KEYWORD_LITERALS)),
     Recognizer("credential", secrets.URL_USERINFO, secrets.url_userinfo, contains("://")),
     Recognizer("credential", secrets.SAID, secrets.said, folded_contains(*secrets.SAID_LITERALS)),
 ]

@@ -12,6 +12,7 @@ only a name ("Nokuthula"), capitalized where the script has case.
 
 import re
 
+from gateway.privacy.inflection import base_forms
 from gateway.privacy.name_index import NameIndex
 from gateway.privacy.person_words import (
     BARE_RELATION,
@@ -21,6 +22,7 @@ from gateway.privacy.person_words import (
     RELATION,
     ROLE,
 )
+from gateway.privacy.rare_words import rare_word
 
 _AFTER = re.compile(
     r"[ \t:：,，\"“'‘(（—–-]{0,4}(?:(?:o|a|la|el|le|il|lo|the)[ \t]{1,2})?"
@@ -39,6 +41,12 @@ _SCRIPT_WORD = re.compile(
 )
 _HAN = re.compile(r"[\u4e00-\u9fff]{2,3}")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]{3}")
+# one to four words of a script other than Latin (letters and their marks), and two capitalized words
+_LETTER = r"(?:[^\W\d_A-Za-z\u00c0-\u024f]|[\u0900-\u0dff\u0e00-\u0e7f])"  # Indic and Thai marks too
+_FOREIGN_WORDS = re.compile(rf"{_LETTER}+(?:[ \t]{_LETTER}+){{0,3}}")
+_CASED_PAIR = re.compile(
+    r"([A-ZÀ-ÖØ-ÞĀ-ž][a-zß-öø-ÿĀ-ž'’-]+)[ \t](?:[A-Z]\.[ \t])?([A-ZÀ-ÖØ-ÞĀ-ž][a-zß-öø-ÿĀ-ž'’-]+)"
+)
 # capitalized words that follow a person word without being a name
 _NOT_NAME_WORDS = (
     "i the a an and or but is was has had who which that this in on at to for with from of by my our "
@@ -66,7 +74,8 @@ def anchored_names(
         ):
             spans.append((match.start(), word.end(), "anchored"))
     for match in NAME_FIELD.finditer(text):
-        end = _known_name_after(text, _AFTER.match(text, match.end()).end(), names, index)
+        at = _AFTER.match(text, match.end()).end()
+        end = _known_name_after(text, at, names, index) or _shaped_name_after(text, match, at)
         if end is not None:
             spans.append((match.start(), end, "anchored"))
     for match in BARE_RELATION.finditer(text):  # "Daughter Gillian": a named person, not anchored
@@ -114,8 +123,24 @@ def _known_name_after(text: str, at: int, names: dict[str, frozenset[str]], inde
     return _name_after(text, at, names, index)
 
 
+def _shaped_name_after(text: str, field: re.Match, at: int) -> int | None:
+    """Where a name starting at `at` ends, known or not, after a name field: words of another
+    script than the field's ("What's your name? ზაქარია თედორაძე", "it's under المهندسة باهرة"),
+    or two capitalized words that are rare as words ("Lika Balashova", "Mille N. Kristensen")."""
+    if field.group().isascii() and (foreign := _FOREIGN_WORDS.match(text, at)):
+        return foreign.end()
+    if (pair := _CASED_PAIR.match(text, at)) and all(rare_word(word) for word in pair.group(1, 2)):
+        return pair.end()
+    return None
+
+
 def _any_name(word: str, names: dict[str, frozenset[str]], index: NameIndex) -> bool:
-    return index.is_any_name(word) or word.casefold() in names["script_names"]
+    """A name of the index or of Faker's lists, as written or in its dictionary form (a Russian
+    case ending, an Arabic or Hebrew proclitic: gateway/privacy/inflection.py)."""
+    return any(
+        index.is_any_name(form) or form.casefold() in names["script_names"]
+        for form in (word, *base_forms(word))
+    )
 
 
 def script_names(text: str, names: dict[str, frozenset[str]], index: NameIndex) -> list[tuple[int, int, str]]:
