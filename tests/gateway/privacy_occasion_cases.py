@@ -1,0 +1,73 @@
+"""Regression cases of issue 61's last round: names written for a personal occasion in the 13
+languages, name fields followed by any script, inflected names (Russian cases, Arabic proclitics),
+detect-secrets' keyword rule, military and non-Latin segmented addresses; and the public cases
+beside them (tributes to public figures, templates, fiction, code). Written by the team, knowing the
+detector: regression, not recall."""
+
+OCCASION_POSITIVES = [
+    ("person_name", "en", "Write a birthday card for Anja Köhler, she turns 50 on Friday and loves sailing."),
+    (
+        "person_name",
+        "en",
+        "Can you draft a short retirement speech for Bartholomew Quist? 32 years in accounts.",
+    ),
+    (
+        "person_name",
+        "de",
+        "Schreib eine Abschiedsrede für unsere Kollegin Mareike Dünnwald, sie wechselt nach Hamburg.",
+    ),
+    (
+        "person_name",
+        "fr",
+        "Écris un petit discours de départ pour Thibault Lemarchand, notre comptable depuis 20 ans.",
+    ),
+    ("person_name", "es", "Escribe una tarjeta de cumpleaños para Itziar Goikoetxea, cumple 40."),
+    ("person_name", "pt", "Escreve uma mensagem de parabéns para a Joana Valadares, que faz 30 anos amanhã."),
+    ("person_name", "it", "Scrivi un biglietto d'auguri per Ludovica Santangelo, compie 18 anni."),
+    ("person_name", "nl", "Schrijf een verjaardagskaart voor Femke Hoogeveen, ze wordt 60."),
+    ("person_name", "ru", "Напиши поздравление с днём рождения для Светланы Игоревны Кудрявцевой."),
+    ("person_name", "zh", "请帮我写一段生日祝福给王雅琴，她今年六十岁。"),
+    ("person_name", "ja", "佐藤美咲さんへの退職祝いのメッセージを書いてください。"),
+    ("person_name", "ko", "김민지 과장님 송별 인사말을 써 주세요."),
+    ("person_name", "hi", "सुनीता वर्मा जी के लिए सेवानिवृत्ति पर एक बधाई संदेश लिखिए।"),
+    ("person_name", "ar", "اكتب بطاقة تهنئة بعيد ميلاد ليوسف الحربي."),
+    ("person_name", "en", "What's your name? ზაქარია თედორაძე"),
+    ("person_name", "ar", "Maybe it's under المهندسة باهرة مرمش"),
+    ("person_name", "en", "Bot: What's the name on the account? User: Sarunporn Sooksawang"),
+    ("person_name", "en", "I want to add සචිනි දිසානායක as a beneficiary to my account"),
+    ("credential", "en", "databasepassoNDmaGRWc6weRuFO1la4U4oGqNTTkYAVhjX => 'LQ)T6rY7K_v nH*c'"),
+    ("credential", "en", "['_secret_accesskey :: 7dcd591cce1dd25401d87e95c09eafb9a6c3eb3a43c40330'"),
+    ("private_key", "en", "BEGIN OPENSSH PRIVATE KEY"),
+    ("person_address", "en", "Meet me at অ্যাপার্টমেন্ট ৩৯, বাসা নং ৭, নতুন আনোয়ারমহাসড়ক, আলমনগর, চট্টগ্রাম, ১১৮৫"),
+    (
+        "person_address",
+        "en",
+        "Hello I moved, please update my new address is PSC 3416, Box 4578\nAPO AE 08068",
+    ),
+    ("person_address", "en", "The letter arrived at USCGC Cronin\nFPO AP 41898 last night."),
+]
+OCCASION_NEAR_MISSES = [
+    ("public", "en", "Write a tribute to Nelson Mandela for a school assembly."),
+    ("public", "en", "Write a birthday poem for Taylor Swift in the style of a fan letter."),
+    ("public", "en", "Write a eulogy template for [Employee Name] that managers can reuse."),
+    ("public", "en", "Write a short story where the character Elara Moonwhisper gives a farewell speech."),
+    ("public", "en", "What is a good structure for a retirement speech?"),
+    ("public", "fr", "Écris un hommage à Victor Hugo pour un exposé."),
+    ("public", "es", "Escribe un homenaje a Gabriel García Márquez para clase."),
+    ("public", "zh", "写一篇纪念鲁迅的文章。"),
+    ("public", "en", "Please contact Customer Support for a refund."),
+    ("public", "en", "Follow up with Engineering in a couple of months."),
+    ("public", "en", "How do I add Google Analytics to my site?"),
+    ("public", "en", "Can I invite Microsoft Teams users to a Zoom call?"),
+    ("public", "ar", "ما الاسم العلمي لنبات النعناع؟"),
+    ("public", "en", "Contact Deutsche Bahn about the delay."),
+    ("public", "en", 'password = os.environ["DB_PASSWORD"]'),
+    ("public", "en", "The secretary: Jane will call you."),
+    ("public", "en", "Set PASSWORD_MIN_LENGTH = 12 in settings."),
+    ("public", "en", 'api_key: str = Field(..., description="your key")'),
+    ("public", "en", "pwd = os.getcwd()"),
+    ("public", "en", "passwordless login: use magic links"),
+    ("public", "en", "Please send it to the finance team, by Friday, ref 20231."),
+    ("public", "en", "Return to step 3, then step 4, and read page 1234."),
+    ("public", "en", "What is the address of the Eiffel Tower?"),
+]
