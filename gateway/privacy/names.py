@@ -39,14 +39,15 @@ _COMMON_WORDS = (
 )
 COMMON_WORDS = frozenset(_COMMON_WORDS.split())
 HONORIFIC = (
-    r"(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Sir|Dame|Herr|Frau|Hr|Fr|M|Mme|Mlle|Me|Sr|Sra|Srta|Dña|Don|Sig"
+    r"(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Sir|Dame|Herr|Frau|Hr|Fr|M|Mme|Mlle|Me|Sr|Sra|Srta|Dña|Doña|Don|Dona|Sig"
     r"|Sig\.ra|Dhr|Mevr|Mw"
     r"|Meneer|Mevrouw|Signora|Signor|Sig\.a|Dott|Dott\.ssa|Avv|Sr\.a"
     r"|Patient|Patientin|Patiente|Paciente|Employee|Mitarbeiter|Mitarbeiterin|Client|Customer|Applicant"
     r"|Candidate|Kunde|Kundin|Bewerber|Bewerberin|Employé|Employée|Salarié|Salariée|Empleado|Empleada"
     r"|Cliente|Candidato|Candidata|Tenant|Resident|Student|Inmate|Member|Claimant|Insured|Versicherte[rn]?)"
 )
-_CAPITALIZED = r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ'’]+(?:-[A-ZÀ-ÖØ-Þa-zß-öø-ÿ][a-zß-öø-ÿ'’]+){0,3}"
+# Latin Extended-A (ć, ł, ş, ő, ž: "Stojanović", "Wałęsa") holds capitals and small letters alike
+_CAPITALIZED = r"[A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž'’]+(?:-[A-ZÀ-ÖØ-Þa-zß-öø-ÿĀ-ž][a-zß-öø-ÿā-ž'’]+){0,3}"
 _TITLED = re.compile(rf"\b{HONORIFIC}\.?[ \t]{{1,3}}(?:{_CAPITALIZED}[ \t]{{1,3}}){{0,2}}{_CAPITALIZED}")
 _ROLE_LOWER = re.compile(
     r"(?i:\b(?:patient|employee|client|customer|applicant|candidate|tenant|the insured|member|"

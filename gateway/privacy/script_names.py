@@ -47,6 +47,10 @@ _FOREIGN_WORDS = re.compile(rf"{_LETTER}+(?:[ \t]{_LETTER}+){{0,3}}")
 _CASED_PAIR = re.compile(
     r"([A-ZÀ-ÖØ-ÞĀ-ž][a-zß-öø-ÿĀ-ž'’-]+)[ \t](?:[A-Z]\.[ \t])?([A-ZÀ-ÖØ-ÞĀ-ž][a-zß-öø-ÿĀ-ž'’-]+)"
 )
+# a Russian patronymic (in any case: "Игоревны", "Ильич") is a name by its shape alone; a surname's
+# shape ("Чайковский", "Кудрявцевой") is one after a name
+_RU_PATRONYMIC = re.compile(r"[А-ЯЁ][а-яё]{2,}(?:ович|евич|ьич|ич|овн|евн|ичн)(?:а|у|ем|ом|е|ы|ой|ою)?")
+_RU_SURNAME = re.compile(r"[А-ЯЁ][а-яё]{2,}(?:ов|ев|ёв|ин|ын|ск|цк)(?:а|ой|у|ым|ом|е|ая|ий|ого|ому|им|ую)?")
 # capitalized words that follow a person word without being a name
 _NOT_NAME_WORDS = (
     "i the a an and or but is was has had who which that this in on at to for with from of by my our "
@@ -137,25 +141,28 @@ def _shaped_name_after(text: str, field: re.Match, at: int) -> int | None:
 def _any_name(word: str, names: dict[str, frozenset[str]], index: NameIndex) -> bool:
     """A name of the index or of Faker's lists, as written or in its dictionary form (a Russian
     case ending, an Arabic or Hebrew proclitic: gateway/privacy/inflection.py)."""
-    return any(
+    return _RU_PATRONYMIC.fullmatch(word) is not None or any(
         index.is_any_name(form) or form.casefold() in names["script_names"]
         for form in (word, *base_forms(word))
     )
 
 
 def script_names(text: str, names: dict[str, frozenset[str]], index: NameIndex) -> list[tuple[int, int, str]]:
-    """(start, end, "name") of names written in a non-Latin alphabet or abjad."""
+    """(start, end, "name") of names written in a non-Latin alphabet or abjad; a run of name words
+    ("Пётр Ильич Чайковский") is one span."""
     words = [m for m in _SCRIPT_WORD.finditer(text) if _shaped(m.group())]
-    spans = []
+    spans: list[tuple[int, int, str]] = []
     for i, word in enumerate(words):
         following = words[i + 1] if i + 1 < len(words) else None
         is_pair = (
             following is not None
             and following.start() - word.end() <= 2
             and _any_name(word.group(), names, index)
-            and _any_name(following.group(), names, index)
+            and (_any_name(following.group(), names, index) or _RU_SURNAME.fullmatch(following.group()))
         )
-        if is_pair:
+        if is_pair and spans and spans[-1][1] == word.end():
+            spans[-1] = (spans[-1][0], following.end(), "name")
+        elif is_pair:
             spans.append((word.start(), following.end(), "name"))
         elif word.group().casefold() in index.first and len(word.group()) >= 4:
             spans.append((word.start(), word.end(), "name"))

@@ -1,8 +1,8 @@
 """Regression cases of issue 61's last round: names written for a personal occasion in the 13
-languages, name fields followed by any script, inflected names (Russian cases, Arabic proclitics),
-detect-secrets' keyword rule, military and non-Latin segmented addresses; and the public cases
-beside them (tributes to public figures, templates, fiction, code). Written by the team, knowing the
-detector: regression, not recall."""
+languages, name fields followed by any script, inflected names (Russian cases and patronymics,
+Arabic proclitics), detect-secrets' keyword rule, military and non-Latin segmented addresses; and
+the public cases beside them (history questions about well-known people in 13 languages, tributes,
+templates, fiction, code). Written by the team, knowing the detector: regression, not recall."""
 
 OCCASION_POSITIVES = [
     ("person_name", "en", "Write a birthday card for Anja Köhler, she turns 50 on Friday and loves sailing."),
@@ -45,6 +45,23 @@ OCCASION_POSITIVES = [
         "Hello I moved, please update my new address is PSC 3416, Box 4578\nAPO AE 08068",
     ),
     ("person_address", "en", "The letter arrived at USCGC Cronin\nFPO AP 41898 last night."),
+    (
+        "person_name",
+        "ru",
+        "Составь характеристику на ученицу Полину Андреевну Захарову, у неё дислексия и пропуски.",
+    ),
+    (
+        "person_health",
+        "ru",
+        "Напиши письмо врачу: Мария Ивановна Петрова, 68 лет, после инсульта, нужна реабилитация.",
+    ),
+    (
+        "person_name",
+        "ar",
+        "اكتب كلمة تأبين قصيرة للحاج عبد الكريم أبو شقرة، مؤذن مسجد الحي لأربعين سنة، توفي أمس عن 84 عاماً. ترك أرملة وستة أبناء.",
+    ),
+    ("person_name", "ru", "Моя соседка Кудрявцева Ольга Ивановна умерла вчера, помогите написать некролог."),
+    ("person_name", "ru", "Напиши некролог: умер Иванов Сергей Петрович, наш бухгалтер."),
 ]
 OCCASION_NEAR_MISSES = [
     ("public", "en", "Write a tribute to Nelson Mandela for a school assembly."),
@@ -70,4 +87,36 @@ OCCASION_NEAR_MISSES = [
     ("public", "en", "Please send it to the finance team, by Friday, ref 20231."),
     ("public", "en", "Return to step 3, then step 4, and read page 1234."),
     ("public", "en", "What is the address of the Eiffel Tower?"),
+    ("public", "en", "Did Vincent van Gogh suffer from epilepsy or bipolar disorder?"),
+    ("public", "en", "What illness did Frédéric Chopin die of?"),
+    ("public", "en", "Was Abraham Lincoln depressed during the Civil War?"),
+    ("public", "en", "How did Virginia Woolf's mental illness shape her novels?"),
+    ("public", "en", "Why was Alan Turing prosecuted in 1952?"),
+    ("public", "en", "What disease did Stephen Hawking have and how long did he live with it?"),
+    ("public", "de", "Wie starb Franz Schubert und welche Krankheit hatte er?"),
+    ("public", "de", "War Ludwig II. von Bayern wirklich geisteskrank?"),
+    ("public", "fr", "De quoi est mort Molière sur scène ?"),
+    ("public", "fr", "Quelle maladie avait Guy de Maupassant ?"),
+    ("public", "es", "¿De qué enfermedad murió Simón Bolívar?"),
+    ("public", "es", "¿Frida Kahlo tuvo polio de niña?"),
+    ("public", "pt", "Qual doença matou Machado de Assis?"),
+    ("public", "it", "Di che malattia soffriva Giacomo Leopardi?"),
+    ("public", "nl", "Aan welke ziekte leed Vincent van Gogh volgens historici?"),
+    ("public", "ru", "Чем болел Фёдор Достоевский?"),
+    ("public", "ru", "От чего умер Пётр Ильич Чайковский?"),
+    ("public", "zh", "鲁迅是因为什么病去世的？"),
+    ("public", "zh", "林黛玉的原型是谁？曹雪芹得过什么病？"),
+    ("public", "ja", "正岡子規はどんな病気で亡くなりましたか？"),
+    ("public", "ja", "太宰治の自殺未遂について教えてください。"),
+    ("public", "ko", "세종대왕은 어떤 병을 앓았나요?"),
+    ("public", "ko", "이중섭 화가는 어떤 병으로 세상을 떠났나요?"),
+    ("public", "hi", "महात्मा गांधी की हत्या किसने की थी?"),
+    ("public", "hi", "रवींद्रनाथ टैगोर को कौन सी बीमारी थी?"),
+    ("public", "ar", "كيف توفي جمال عبد الناصر؟"),
+    ("public", "en", "How did Ernest Hemingway's depression affect his last years?"),
+    ("public", "en", "Was Nikola Tesla diagnosed with OCD?"),
+    ("public", "en", "What did Sigmund Freud die of?"),
+    ("public", "ru", "Какие симптомы у диабета второго типа?"),
+    ("public", "ru", "Московский Кремль был построен в каком веке?"),
+    ("public", "ru", "Расскажи про Российскую Федерацию и её Конституцию."),
 ]
