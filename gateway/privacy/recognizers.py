@@ -65,7 +65,9 @@ NATIONAL_IDS = [
     ),
     Recognizer(
         "nl_bsn",
-        re.compile(r"(?<![\d.])(?:\d{4}\.\d{2}\.\d{3}|\d{3}[ .-]\d{3}[ .-]\d{3}|\d{9})(?![\d.]|[ -]\d)"),
+        re.compile(  # (?=\d): a digit first, which the engine checks before the lookbehind
+            r"(?=\d)(?<![\d.])(?:\d{4}\.\d{2}\.\d{3}|\d{3}[ .-]\d{3}[ .-]\d{3}|\d{9})(?![\d.]|[ -]\d)"
+        ),
         v.dutch_bsn,
         digits(run=3, cluster=9),
     ),

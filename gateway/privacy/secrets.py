@@ -82,9 +82,9 @@ URL_USERINFO = re.compile(
 )
 # detect-secrets' keyword plugin: a denylisted word anywhere in a key ("databasepassXYZ",
 # "_secret-accesskey"), any assignment operator (=, :, :=, =>, ==, !=, ::), a value
-KEYWORD = re.compile(
-    r"(?i)(?:api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|private_?key"
-    r"|client_?key|db_?pass|database_?pass|key_?pass|password|passwd|pwd|secret|contraseña|contrasena)"
+KEYWORD = re.compile(  # its first letters up front: the engine skips every other position at once
+    r"(?=[AaSsDdPpCcKk])(?i:a(?:pi|uth|ccount)_?key|s(?:ervice_?key|ecret)|d(?:b|atabase)_?(?:key|pass)"
+    r"|p(?:riv(?:ate)?_?key|ass(?:word|wd)|wd)|c(?:lient_?key|ontrase[nñ]a)|key_?pass)"
     r"[\w.-]{0,80}+[\]'\"]{0,2}[ \t]*(?P<operator>[:=!]{1,3}|=>)[ \t]*(?P<quote>[\"'`]?)"
     r"(?P<value>[^\s\"'`,;]{6,300}+)"
 )
