@@ -54,7 +54,9 @@ _ROLE_LOWER = re.compile(
     r"patientin|mitarbeiter(?:in)?|kund(?:e|in)|bewerber(?:in)?|employée?|salariée?|paciente|emplead[oa]))"
     rf"[ \t:,]{{1,3}}{_CAPITALIZED}"
 )
-_PARTICLE = r"(?:de|del|de la|de los|da|di|du|van|van der|van den|von|von der|le|la|bin|al|ten|ter)"
+_PARTICLE = (
+    r"(?:de|del|de la|de los|da|das|do|dos|di|du|van|van der|van den|von|von der|le|la|bin|al|ten|ter)"
+)
 # a form's name field: "Name: ...", "姓名：...", "이름: ..."
 _NAME_LABEL = re.compile(  # a field of its own: at a line start or after a separator, not "File name:"
     r"(?im:(?:^|[,;|(\t]|[.:] )[ \t]*(?:full name|patient name|name of patient|name|nom|nombre|nome|vorname"

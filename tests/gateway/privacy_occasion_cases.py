@@ -1,8 +1,9 @@
 """Regression cases of issue 61's last round: names written for a personal occasion in the 13
-languages, name fields followed by any script, inflected names (Russian cases and patronymics,
-Arabic proclitics), detect-secrets' keyword rule, military and non-Latin segmented addresses; and
-the public cases beside them (history questions about well-known people in 13 languages, tributes,
-templates, fiction, code). Written by the team, knowing the detector: regression, not recall."""
+languages, names a possessive and a noun put in the sender's life, name fields followed by any
+script, inflected names (Russian cases and patronymics, Arabic proclitics), detect-secrets' keyword
+rule, military and non-Latin segmented addresses; and the public cases beside them (history
+questions about well-known people in 13 languages, tributes, public offices, templates, fiction,
+code). Written by the team, knowing the detector: regression, not recall."""
 
 OCCASION_POSITIVES = [
     ("person_name", "en", "Write a birthday card for Anja Köhler, she turns 50 on Friday and loves sailing."),
@@ -62,6 +63,23 @@ OCCASION_POSITIVES = [
     ),
     ("person_name", "ru", "Моя соседка Кудрявцева Ольга Ивановна умерла вчера, помогите написать некролог."),
     ("person_name", "ru", "Напиши некролог: умер Иванов Сергей Петрович, наш бухгалтер."),
+    (
+        "person_name",
+        "en",
+        "Can you help me thank our caretaker Dragan Stojanović? He fixed the boiler on a Sunday.",
+    ),
+    (
+        "person_name",
+        "de",
+        "Unser Hausmeister Dragan Stojanović hat am Sonntag die Heizung repariert, schreib ihm ein Dankeschön.",
+    ),
+    ("person_name", "pt", "A Raimunda Conceição do Nascimento, nossa copeira, faz aniversário amanhã."),
+    ("person_name", "es", "Mi niñera Consuelo Achával cuida a los niños los martes."),
+    (
+        "person_name",
+        "ru",
+        "Мой репетитор Игорь Викторович Смирнов задал много упражнений, помоги составить ему письмо.",
+    ),
 ]
 OCCASION_NEAR_MISSES = [
     ("public", "en", "Write a tribute to Nelson Mandela for a school assembly."),
@@ -119,4 +137,10 @@ OCCASION_NEAR_MISSES = [
     ("public", "ru", "Какие симптомы у диабета второго типа?"),
     ("public", "ru", "Московский Кремль был построен в каком веке?"),
     ("public", "ru", "Расскажи про Российскую Федерацию и её Конституцию."),
+    ("public", "en", "What's my favourite Taylor Swift album, do you think?"),
+    ("public", "en", "Our company Acme Global ships worldwide."),
+    ("public", "en", "My hero Marie Curie discovered radium."),
+    ("public", "en", "Write a review of my new Ford Mustang."),
+    ("public", "es", "Nuestro presidente Pedro Sánchez habló ayer en el Congreso."),
+    ("public", "en", "Our speaker today, Angela Merkel, needs no introduction."),
 ]
