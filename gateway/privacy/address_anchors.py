@@ -15,7 +15,7 @@ import pkgutil
 import re
 
 from gateway.privacy.addresses import ADDRESS
-from gateway.privacy.gated import after_words, gated
+from gateway.privacy.gated import after_words, gated, in_script
 
 ANCHOR_REACH = 120
 ANCHOR = gated(
@@ -25,6 +25,24 @@ ANCHOR = gated(
         r"|(?:meet|pick)[ \t]+me[ \t]+(?:up[ \t]+)?at\b|taxi[ \t]+to\b|arrived[ \t]+at\b"
         r"|li(?:ve|ves|ved|ving)[ \t]+(?:at|in|on)\b|moved[ \t]+to\b)",
         "address sent send deliver ship mail return forward me_ taxi arrived live moved",
+    ),
+    after_words(  # the other languages' "address", "deliver to", "lives at"
+        r"(?i)\b(?:adresse|anschrift|lieferadresse|liefern[ \t]+sie[ \t]+(?:bitte[ \t]+)?an|schicken[ \t]+an"
+        r"|wohnt[ \t]+in|wohnhaft|domicilié|livrer[ \t]+à|envoyer[ \t]+à|habite[ \t]+(?:au|à)|dirección"
+        r"|domicilio|enviar[ \t]+(?:a|para)|vive[ \t]+en|endereço|morada|mora[ \t]+(?:na|em|no)|indirizzo"
+        r"|spedire[ \t]+a|abita[ \t]+(?:in|a)|residente[ \t]+in|adres|bezorgen[ \t]+(?:op|bij)"
+        r"|woont[ \t]+(?:op|aan|in))",
+        "adres anschrift liefer schick wohn domicil livrer envoyer habite direcci enviar vive endere morada"
+        " mora indirizzo spedire abita residente bezorgen woont",
+    ),
+    in_script(
+        r"(?i:адрес|доставк|проживает)|عنوان|يسكن|पता|पते|地址|寄到|送到|收件|住所|配送先|送り先|주소|배송지",
+        "cyrillic",
+        "arabic",
+        "devanagari",
+        "han",
+        "kana",
+        "hangul",
     ),
 )
 _HOUSE_NUMBER = re.compile(r"(?<![\d.,:/-])\d{1,5}[a-zA-Z]?\b(?![.,:/-]?\d)")

@@ -66,6 +66,7 @@ _NAME_LABEL = re.compile(  # a field of its own: at a line start or after a sepa
 _WORDS = re.compile(
     rf"{_CAPITALIZED}(?:[ \t]{{1,3}}(?:{_PARTICLE}[ \t]{{1,3}}|[A-Z]\.[ \t]{{1,3}})?{_CAPITALIZED}){{1,3}}"
 )
+_AGED = re.compile(rf"\b({_CAPITALIZED})[ \t]?[(（]\d{{1,2}}[)）]")
 _REVERSED = re.compile(rf"\b({_CAPITALIZED}),[ \t]{{1,2}}({_CAPITALIZED})\b")
 _HAN = "[\u4e00-\u9fff]"
 _ZH_TITLE = re.compile(
@@ -141,6 +142,9 @@ def person_spans(text: str) -> list[tuple[int, int, str]]:
     for match in _REVERSED.finditer(text):
         if match.group(1).lower() in names["latin_last"] and match.group(2).lower() in names["latin_first"]:
             spans.append((match.start(), match.end(), "name"))
+    for match in _AGED.finditer(text):  # "Martín (32)": a known first name with an age
+        if match.group(1).casefold() in names["latin_first"] or index.is_any_name(match.group(1)):
+            spans.append((match.start(), match.end(), "title"))
     if not text.isascii():
         spans += _cjk_spans(text, names, index)
     return spans

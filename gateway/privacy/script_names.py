@@ -36,8 +36,15 @@ _CASED_WORD = re.compile(
 )
 _LOWER_WORD = re.compile(r"[a-zß-öø-ÿа-яё]{3,}")
 # letters of scripts without case (and their vowel marks), and of Cyrillic and Greek
-_SCRIPT_WORD = re.compile(
-    r"[\u0590-\u05ff\u0600-\u06ff\u0750-\u077f\u0900-\u097f\u0980-\u09ff\u0b80-\u0bff\u0400-\u04ff\u0370-\u03ff]+"
+_SCRIPT_WORD = re.compile(  # letters, not the Arabic comma, semicolon and question mark nor the danda
+    r"[\u0590-\u05ff\u0600-\u060b\u060d-\u061a\u061c-\u061e\u0620-\u06d3\u06d5-\u06ff\u0750-\u077f"
+    r"\u0900-\u0963\u0966-\u097f\u0980-\u09ff\u0b80-\u0bff\u0400-\u04ff\u0370-\u03ff]+"
+)
+# an age right after a word: "अंकित (22)", "سارة، ٣١ سنة" (digits already ASCII), "Олеся, 29 лет"
+_AGE = re.compile(
+    r"[ \t]*(?:[(（]\d{1,2}[)）]|[,،][ \t]*\d{1,2}[ \t]*(?:years?|y/?o|años|anos|ans|jahre|jaar|anni|лет|год"
+    r"|سنة|سنوات|عاما|عامًا|साल|वर्ष)\b)",
+    re.IGNORECASE,
 )
 _HAN = re.compile(r"[\u4e00-\u9fff]{2,3}")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]{3}")
@@ -96,8 +103,12 @@ def _name_after(text: str, at: int, names: dict[str, frozenset[str]], index: Nam
         return None if cased.group().casefold() in _NOT_NAMES else cased.end()
     if (lower := _LOWER_WORD.match(text, at)) and lower.group() in index.first:
         return lower.end()
-    if (word := _SCRIPT_WORD.match(text, at)) and _any_name(word.group(), names, index):
+    if (word := _SCRIPT_WORD.match(text, at)) and (
+        _any_name(word.group(), names, index) or _AGE.match(text, word.end())
+    ):
         return word.end()
+    if text[at : at + 1] in ("小", "老", "阿") and text[at + 1 : at + 2] in names["zh_surname"]:
+        return at + 2  # 小刘, 老王: a surname said familiarly
     if (han := _HAN.match(text, at)) and han.group()[0] in names["zh_surname"]:
         written = han.group()
         if written[:2] in names["zh_surname"]:  # 欧阳, 司马: the given name follows
@@ -157,6 +168,7 @@ def script_names(text: str, names: dict[str, frozenset[str]], index: NameIndex) 
         is_pair = (
             following is not None
             and following.start() - word.end() <= 2
+            and not word.group().startswith("ال")  # an Arabic given name has no article: "المصري الجديد"
             and _any_name(word.group(), names, index)
             and (_any_name(following.group(), names, index) or _RU_SURNAME.fullmatch(following.group()))
         )

@@ -91,7 +91,8 @@ KEYWORD = re.compile(  # its first letters up front: the engine skips every othe
 KEYWORD_LITERALS = ("key", "pass", "pwd", "secret", "contrase")
 PASSWORD_WORDS = (  # Latin and Cyrillic ones as whole words; the others may touch any letter
     r"(?<![A-Za-z])(?:password|passcode|passwort|kennwort|mot de passe|mdp|contraseña|contrasena|clave"
-    r"|senha|wachtwoord|parola d'ordine|pin|pass|pwd|пароль)(?![A-Za-z])"
+    r"|senha|wachtwoord|parola d'ordine|pin|pass|pwd|пароль|secret(?: key)?|api key|access key|token)"
+    r"(?![A-Za-z])"
     r"|密码|密碼|口令|パスワード|暗証番号|비밀번호|암호|पासवर्ड|كلمة المرور|كلمة السر"
 )
 SAID = re.compile(
@@ -102,7 +103,8 @@ SAID = re.compile(
     r"[\"'“«「]?(?P<value>(?=\S{0,63}?[\d!@#$%^&*_+=?~|\\/-])[^\s\"'”»」，。、,]{4,64}+)"
 )
 SAID_LITERALS = (
-    "pass", "kennwort", "mot de passe", "mdp", "contrase", "clave", "senha", "wachtwoord",
+    "pass", "secret", "api key", "access key", "token", "kennwort", "mot de passe", "mdp", "contrase",
+    "clave", "senha", "wachtwoord",
     "parola d'ordine", "пароль", "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "암호",
     "पासवर्ड", "كلمة المرور", "كلمة السر", "pin",
 )  # fmt: skip

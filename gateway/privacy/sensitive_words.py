@@ -121,6 +121,7 @@ THERAPY = [
     "カウンセリング", "自傷", "希死念慮", "自殺", "心療内科", "상담", "자해", "자살", "정신과",
     # the other languages' therapy words
     "terapeuta", "terapia", "recaída", "ricaduta", "terugval", "therapeut", "psichiatr", "psiquiatr",
+    "sobri[oa]", "ideación", "ideação", "ideazione", "idées suicidaires", "suizidgedanken",
     "trastorno de ansiedad", "transtorno de ansiedade", "disturbo d'ansia", "angststoornis",
     "paniekaanval", "ataque de pánico", "attacco di panico", "crise d'angoisse", "trouble anxieux",
     "сеанс", "терапи", "тревожное расстройство", "паническ",

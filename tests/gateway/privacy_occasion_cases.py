@@ -1,9 +1,11 @@
 """Regression cases of issue 61's last round: names written for a personal occasion in the 13
-languages, names a possessive and a noun put in the sender's life, name fields followed by any
-script, inflected names (Russian cases and patronymics, Arabic proclitics), detect-secrets' keyword
-rule, military and non-Latin segmented addresses; and the public cases beside them (history
+languages, names a possessive and a noun put in the sender's life, names with an age, name fields
+followed by any script, inflected names (Russian cases and patronymics, Arabic proclitics),
+detect-secrets' keyword rule and secrets told in prose, address anchors of the 13 languages, military
+and non-Latin segmented addresses, HR and therapy notes; and the public cases beside them (history
 questions about well-known people in 13 languages, tributes, public offices, templates, fiction,
-code). Written by the team, knowing the detector: regression, not recall."""
+hotlines, code, general HR and clinical questions). Written by the team, knowing the detector:
+regression, not recall."""
 
 OCCASION_POSITIVES = [
     ("person_name", "en", "Write a birthday card for Anja Köhler, she turns 50 on Friday and loves sailing."),
@@ -80,6 +82,99 @@ OCCASION_POSITIVES = [
         "ru",
         "Мой репетитор Игорь Викторович Смирнов задал много упражнений, помоги составить ему письмо.",
     ),
+    (
+        "person_employment",
+        "fr",
+        "Résume ce compte rendu RH : Mme Laetitia Moreau-Bertin, assistante de direction, absences répétées depuis mars, arrêt maladie pour burn-out, entretien préalable au licenciement prévu le 12.",
+    ),
+    (
+        "person_name",
+        "it",
+        "Riassumi: la dipendente Giulia Ferrandi ha chiesto il part-time dopo la maternità, il responsabile ha rifiutato, lei minaccia una causa.",
+    ),
+    (
+        "person_name",
+        "nl",
+        "Vat samen: medewerker Sanne de Wit (afdeling logistiek) heeft een officiële waarschuwing gekregen wegens herhaald te laat komen.",
+    ),
+    (
+        "person_name",
+        "pt",
+        "Resuma a sessão: paciente Luana Ribeiro, 27 anos, relata crises de pânico no trabalho, terceira sessão de TCC.",
+    ),
+    (
+        "person_therapy",
+        "es",
+        "Notas de terapia: Martín (32) vuelve a consumir tras 8 meses sobrio, ideación pasiva, sin plan.",
+    ),
+    (
+        "person_name",
+        "de",
+        "Sitzungsprotokoll umformulieren: Klientin Frau Aydın berichtet über Panikattacken und Schlafstörungen seit der Trennung.",
+    ),
+    ("person_name", "zh", "把这段咨询记录整理一下：来访者小刘，男，高三，最近失眠、厌学，提到过不想活了。"),
+    (
+        "person_employment",
+        "ja",
+        "カウンセリング記録：相談者の田中さん（34歳）は職場のパワハラで適応障害と診断され休職中。",
+    ),
+    (
+        "person_name",
+        "ko",
+        "상담 일지 요약: 내담자 이수진(24세), 공황장애로 약물 치료 중, 최근 자해 충동 있음.",
+    ),
+    (
+        "person_name",
+        "ru",
+        "Сделай выжимку: клиентка Олеся, 29 лет, после развода панические атаки, принимает сертралин.",
+    ),
+    ("person_name", "ar", "لخص جلسة العلاج: العميلة سارة، ٣١ سنة، تعاني من نوبات هلع منذ وفاة والدها."),
+    ("person_name", "hi", "थेरेपी नोट्स को छोटा करें: क्लाइंट अंकित (22) को परीक्षा से पहले घबराहट के दौरे आते हैं।"),
+    ("labelled_id", "en", "Driving licence number for the claim: MORGA753116SM9IJ, holder Sarah Morgan."),
+    ("labelled_id", "de", "Mein Führerschein B072RRE2I55 wurde gestohlen, wie melde ich das?"),
+    (
+        "date_of_birth",
+        "en",
+        "Please update the patient: DOB 14/03/1987, MRN 00452187, allergic to penicillin.",
+    ),
+    (
+        "date_of_birth",
+        "de",
+        "Geburtsdatum 03.11.1954, Versichertennummer A123456780 — bitte in den Arztbrief übernehmen.",
+    ),
+    ("credential", "en", "Fix my config: DATABASE_URL=postgres://app:S3cr3tPa55@db.internal:5432/prod"),
+    ("credential", "en", "My VPN password is Summer2024! — why doesn't it connect?"),
+    (
+        "credential",
+        "en",
+        "Our AWS secret is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY1234, is it safe in this Dockerfile?",
+    ),
+    ("person_address", "en", "Please send the documents to 221B Baker St, London NW1 6XE, attn. Mrs Hudson."),
+    (
+        "person_address",
+        "es",
+        "Envíe la factura a C/ de Alcalá 45, 3º B, 28014 Madrid, a nombre de Lucía Ferrer.",
+    ),
+    ("person_address", "de", "Liefern Sie bitte an: Familie Öztürk, Hauptstr. 12a, 69117 Heidelberg."),
+    ("person_address", "zh", "寄到：上海市浦东新区张杨路1500号5楼，收件人李明，电话13912345678。"),
+    ("person_address", "ja", "配送先：東京都世田谷区三軒茶屋2-11-3 コーポ三茶201 山本様"),
+    ("person_address", "ko", "배송지: 서울시 마포구 월드컵북로 396, 101동 1203호 김지훈"),
+    ("person_address", "ru", "Доставка: г. Казань, ул. Баумана, д. 19, кв. 7, получатель Гарипов Рустем."),
+    (
+        "person_name",
+        "en",
+        "Write a thank-you note to my neighbour's son, Kwame, who shovelled our driveway all winter.",
+    ),
+    (
+        "person_name",
+        "en",
+        "Write a short poem for Jelena Petrović, our cleaner, who is leaving after 12 years.",
+    ),
+    (
+        "person_name",
+        "en",
+        "Can you translate this for my mother-in-law Mrs. Okonkwo: her blood test results are normal.",
+    ),
 ]
 OCCASION_NEAR_MISSES = [
     ("public", "en", "Write a tribute to Nelson Mandela for a school assembly."),
@@ -102,6 +197,10 @@ OCCASION_NEAR_MISSES = [
     ("public", "en", 'api_key: str = Field(..., description="your key")'),
     ("public", "en", "pwd = os.getcwd()"),
     ("public", "en", "passwordless login: use magic links"),
+    ("public", "en", "The token is valid for 24h, refresh it with the API."),
+    ("public", "en", "What is a secret key in cryptography, e.g. AES-256?"),
+    ("public", "en", "The access key is AKIAIOSFODNN7EXAMPLE in the AWS docs example."),
+    ("public", "en", "My API key is stored in .env as OPENAI_API_KEY."),
     ("public", "en", "Please send it to the finance team, by Friday, ref 20231."),
     ("public", "en", "Return to step 3, then step 4, and read page 1234."),
     ("public", "en", "What is the address of the Eiffel Tower?"),
@@ -143,4 +242,31 @@ OCCASION_NEAR_MISSES = [
     ("public", "en", "Write a review of my new Ford Mustang."),
     ("public", "es", "Nuestro presidente Pedro Sánchez habló ayer en el Congreso."),
     ("public", "en", "Our speaker today, Angela Merkel, needs no introduction."),
+    (
+        "public",
+        "en",
+        "Write a performance review template with placeholders {{employee_name}} and {{manager}}.",
+    ),
+    ("public", "en", "What are the symptoms of panic disorder and how is CBT used to treat it?"),
+    ("public", "en", "How do I set DATABASE_URL in Heroku without committing the password?"),
+    ("public", "en", "What is the format of a UK driving licence number?"),
+    ("public", "en", "Explain what an MRN is in hospital systems."),
+    ("public", "en", "Who was the first woman to win a Nobel Prize, and what did she research?"),
+    (
+        "public",
+        "en",
+        "Write a scene where Detective Mara Quill interviews a suspect about a stolen painting.",
+    ),
+    ("public", "en", "Call our customer service on 0800 123 4567 or visit www.example.com."),
+    ("public", "en", "The Deutsche Bahn service number is 030 2970, available 24/7."),
+    ("public", "fr", "Quelles sont les règles du licenciement pour faute grave en France ?"),
+    ("public", "es", "¿Cuánto dura la baja por maternidad en España?"),
+    ("public", "zh", "如何申请劳动仲裁？需要准备哪些材料？"),
+    ("public", "en", "What does Article 8 of the ECHR protect?"),
+    ("public", "ru", "Как рассчитать отпускные в 2024 году?"),
+    ("public", "ar", "ما هي حقوق الموظف عند الفصل التعسفي؟"),
+    ("public", "hi", "एचआर पॉलिसी में मातृत्व अवकाश कितने दिनों का होता है?"),
+    ("public", "en", "Summarize Dostoevsky's Crime and Punishment in 5 bullet points."),
+    ("public", "en", "Write a LinkedIn post congratulating our team on shipping version 2.0."),
+    ("public", "en", "Draft a generic condolence message a company can send to a customer."),
 ]

@@ -42,7 +42,7 @@ def test_name_index_reads_its_sections(tmp_path):
         ("my husband likes fishing, suggest a gift", ("person_reference",)),
         ("order 123456 shipped", ("identifier_shape",)),
         ("quote reference AB12-3456-7890 please", ("identifier_shape",)),
-        ("token abcd1234efgh5678ijkl", ("identifier_shape",)),
+        ("artifact abcd1234efgh5678ijkl", ("identifier_shape",)),
         ("What is the capital of France?", ()),
         ("Explain how Einstein's relativity changed physics", ()),
         ("Template: Dear [Employee Name], your contract ends on [Date].", ()),
