@@ -35,8 +35,9 @@ ANCHOR = gated(
         "adres anschrift liefer schick wohn domicil livrer envoyer habite direcci enviar vive endere morada"
         " mora indirizzo spedire abita residente bezorgen woont",
     ),
-    in_script(
-        r"(?i:адрес|доставк|проживает)|عنوان|يسكن|पता|पते|地址|寄到|送到|收件|住所|配送先|送り先|주소|배송지",
+    in_script(  # first letters up front: the engine skips every other position at once
+        r"(?=[адпАДПعيप地寄送收住配주배])(?:(?i:адрес|доставк|проживает)|عنوان|يسكن|पता|पते|地址|寄到|送到"
+        r"|收件|住所|配送先|送り先|주소|배송지)",
         "cyrillic",
         "arabic",
         "devanagari",

@@ -9,6 +9,8 @@ person's (the bare-name policy in docs/privacy.md): "write a birthday card for A
 before this counts (gateway/privacy/free_text.py).
 """
 
+import functools
+
 from gateway.privacy.gated import after_words, gated, in_script
 
 OCCASION = gated(
@@ -78,16 +80,18 @@ OCCASION_REACH = 400  # characters between an occasion's word and the name it co
 
 
 def for_an_occasion(text: str, people: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """`people` with each name or titled name near an occasion's word anchored."""
-    if not any(how in ("name", "title") for _, _, how in people):
-        return people
-    occasions = [match.start() for match in OCCASION.finditer(text)]
-    if not occasions:
-        return people
-    return [
-        (start, end, "anchored")
-        if how in ("name", "title")
-        and any(start - OCCASION_REACH <= at <= end + OCCASION_REACH for at in occasions)
-        else (start, end, how)
-        for start, end, how in people
-    ]
+    """`people` with each name or titled name near an occasion's word anchored (the words are
+    looked for only around the names: a long prompt with one name costs a few hundred characters)."""
+    people = list(people)
+    for index, (start, end, how) in enumerate(people):
+        if how not in ("name", "title"):
+            continue
+        window = text[max(0, start - OCCASION_REACH) : end + OCCASION_REACH]
+        if _near_an_occasion(window):
+            people[index] = (start, end, "anchored")
+    return people
+
+
+@functools.lru_cache(maxsize=64)  # names near each other share their window's text
+def _near_an_occasion(window: str) -> bool:
+    return OCCASION.search(window) is not None
