@@ -24,7 +24,7 @@ from gateway.privacy.vocabularies import BIRTH_WORDS, CATEGORIES
 
 WINDOW = 160
 DETAIL_CHARS = 200  # longer than any detail match (an address is the longest)
-VERSION = "free-text-2"
+VERSION = "free-text-3"
 _MONTHS = (
     r"jan(?:uary|uar|vier)?|feb(?:ruary|ruar)?|févr(?:ier)?|mar(?:ch|s)?|märz|apr(?:il)?|avr(?:il)?|may|mai"
     r"|jun(?:e|i)?|juin|jul(?:y|i)?|juil(?:let)?|aug(?:ust)?|août|sep(?:t(?:ember|embre)?)?|oct(?:ober|obre)?"
