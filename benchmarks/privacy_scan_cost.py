@@ -1,8 +1,9 @@
 """The scan's own CPU time (issue 61, point 7; process time, which a loaded machine inflates less
-than wall time): `find_personal_data` on a 64 KB multilingual prompt without personal data, the same with a card, a phone and a named patient at its end, and a
-183-character chat. Median of --runs calls each, after one warm-up call (the name index and
-the vocabularies load once per process). Absolute milliseconds of this host: compare two
-versions by running this script for each, alternately, on one machine.
+than wall time): `find_personal_data` on a 64 KB multilingual prompt without personal data, the
+same with a card, a phone and a named patient at its end, and a 183-character chat. Median of
+--runs calls each, after one warm-up call (the name index and the vocabularies load once per
+process). Absolute milliseconds of this host: compare two versions by running this script for
+each, alternately, on one machine.
 
     .venv/bin/python benchmarks/privacy_scan_cost.py [--runs 15]
 """
