@@ -17,12 +17,14 @@ from gateway.privacy.addresses import ADDRESS
 from gateway.privacy.figures import historical_figure
 from gateway.privacy.lowered import case_blind, lowered
 from gateway.privacy.names import name_index, person_spans
+from gateway.privacy.occasions import for_an_occasion
+from gateway.privacy.possessed import possessed
 from gateway.privacy.service_context import company_name
 from gateway.privacy.vocabularies import BIRTH_WORDS, CATEGORIES
 
 WINDOW = 160
 DETAIL_CHARS = 200  # longer than any detail match (an address is the longest)
-VERSION = "free-text-2"
+VERSION = "free-text-3"
 _MONTHS = (
     r"jan(?:uary|uar|vier)?|feb(?:ruary|ruar)?|févr(?:ier)?|mar(?:ch|s)?|märz|apr(?:il)?|avr(?:il)?|may|mai"
     r"|jun(?:e|i)?|juin|jul(?:y|i)?|juil(?:let)?|aug(?:ust)?|août|sep(?:t(?:ember|embre)?)?|oct(?:ober|obre)?"
@@ -126,6 +128,7 @@ def free_text_findings(text: str) -> list[tuple[str, int, int]]:
     ]
     if _FICTION.search(low):  # invented characters: only the sender and their own people count
         people = [span for span in people if span[2] in ("relation", "first_person")]
+    people = possessed(text, for_an_occasion(text, people))
     found += [("person_name", start, end) for start, end, how in people if how == "anchored"]
     found += anchored_addresses(text)
     if not people:  # no one named: the vocabularies (the costlier passes) need not run

@@ -39,21 +39,24 @@ _COMMON_WORDS = (
 )
 COMMON_WORDS = frozenset(_COMMON_WORDS.split())
 HONORIFIC = (
-    r"(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Sir|Dame|Herr|Frau|Hr|Fr|M|Mme|Mlle|Me|Sr|Sra|Srta|Dña|Don|Sig"
+    r"(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Sir|Dame|Herr|Frau|Hr|Fr|M|Mme|Mlle|Me|Sr|Sra|Srta|Dña|Doña|Don|Dona|Sig"
     r"|Sig\.ra|Dhr|Mevr|Mw"
     r"|Meneer|Mevrouw|Signora|Signor|Sig\.a|Dott|Dott\.ssa|Avv|Sr\.a"
     r"|Patient|Patientin|Patiente|Paciente|Employee|Mitarbeiter|Mitarbeiterin|Client|Customer|Applicant"
     r"|Candidate|Kunde|Kundin|Bewerber|Bewerberin|Employé|Employée|Salarié|Salariée|Empleado|Empleada"
     r"|Cliente|Candidato|Candidata|Tenant|Resident|Student|Inmate|Member|Claimant|Insured|Versicherte[rn]?)"
 )
-_CAPITALIZED = r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ'’]+(?:-[A-ZÀ-ÖØ-Þa-zß-öø-ÿ][a-zß-öø-ÿ'’]+){0,3}"
+# Latin Extended-A (ć, ł, ş, ő, ž: "Stojanović", "Wałęsa") holds capitals and small letters alike
+_CAPITALIZED = r"[A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž'’]+(?:-[A-ZÀ-ÖØ-Þa-zß-öø-ÿĀ-ž][a-zß-öø-ÿā-ž'’]+){0,3}"
 _TITLED = re.compile(rf"\b{HONORIFIC}\.?[ \t]{{1,3}}(?:{_CAPITALIZED}[ \t]{{1,3}}){{0,2}}{_CAPITALIZED}")
 _ROLE_LOWER = re.compile(
     r"(?i:\b(?:patient|employee|client|customer|applicant|candidate|tenant|the insured|member|"
     r"patientin|mitarbeiter(?:in)?|kund(?:e|in)|bewerber(?:in)?|employée?|salariée?|paciente|emplead[oa]))"
     rf"[ \t:,]{{1,3}}{_CAPITALIZED}"
 )
-_PARTICLE = r"(?:de|del|de la|de los|da|di|du|van|van der|van den|von|von der|le|la|bin|al|ten|ter)"
+_PARTICLE = (
+    r"(?:de|del|de la|de los|da|das|do|dos|di|du|van|van der|van den|von|von der|le|la|bin|al|ten|ter)"
+)
 # a form's name field: "Name: ...", "姓名：...", "이름: ..."
 _NAME_LABEL = re.compile(  # a field of its own: at a line start or after a separator, not "File name:"
     r"(?im:(?:^|[,;|(\t]|[.:] )[ \t]*(?:full name|patient name|name of patient|name|nom|nombre|nome|vorname"
@@ -63,6 +66,7 @@ _NAME_LABEL = re.compile(  # a field of its own: at a line start or after a sepa
 _WORDS = re.compile(
     rf"{_CAPITALIZED}(?:[ \t]{{1,3}}(?:{_PARTICLE}[ \t]{{1,3}}|[A-Z]\.[ \t]{{1,3}})?{_CAPITALIZED}){{1,3}}"
 )
+_AGED = re.compile(rf"\b({_CAPITALIZED})[ \t]?[(（]\d{{1,2}}[)）]")
 _REVERSED = re.compile(rf"\b({_CAPITALIZED}),[ \t]{{1,2}}({_CAPITALIZED})\b")
 _HAN = "[\u4e00-\u9fff]"
 _ZH_TITLE = re.compile(
@@ -138,6 +142,9 @@ def person_spans(text: str) -> list[tuple[int, int, str]]:
     for match in _REVERSED.finditer(text):
         if match.group(1).lower() in names["latin_last"] and match.group(2).lower() in names["latin_first"]:
             spans.append((match.start(), match.end(), "name"))
+    for match in _AGED.finditer(text):  # "Martín (32)": a known first name with an age
+        if match.group(1).casefold() in names["latin_first"] or index.is_any_name(match.group(1)):
+            spans.append((match.start(), match.end(), "title"))
     if not text.isascii():
         spans += _cjk_spans(text, names, index)
     return spans

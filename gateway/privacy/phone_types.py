@@ -134,7 +134,7 @@ def is_person_number(digits: str) -> bool:
 # "お問い合わせ"): a number that follows one is the organisation's, whatever its type.
 SERVICE_WORDS = re.compile(
     r"(?i)(?:hotline|helpline|help desk|helpdesk|customer (?:service|care|support)|support line"
-    r"|call cent(?:er|re)|service line|switchboard|toll[ -]free|freephone|enquiries|reservations"
+    r"|call cent(?:er|re)|service (?:line|number)|switchboard|toll[ -]free|freephone|enquiries|reservations"
     r"|kundenservice|kundendienst|servicenummer|service-hotline|kostenlos|gebührenfrei|zentrale"
     r"|service client|numéro vert|appel gratuit|standard téléphonique|service après-vente"
     r"|atención al cliente|servicio al cliente|línea gratuita|línea de atención|centralita"

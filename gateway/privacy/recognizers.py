@@ -65,7 +65,9 @@ NATIONAL_IDS = [
     ),
     Recognizer(
         "nl_bsn",
-        re.compile(r"(?<![\d.])(?:\d{4}\.\d{2}\.\d{3}|\d{3}[ .-]\d{3}[ .-]\d{3}|\d{9})(?![\d.]|[ -]\d)"),
+        re.compile(  # (?=\d): a digit first, which the engine checks before the lookbehind
+            r"(?=\d)(?<![\d.])(?:\d{4}\.\d{2}\.\d{3}|\d{3}[ .-]\d{3}[ .-]\d{3}|\d{9})(?![\d.]|[ -]\d)"
+        ),
         v.dutch_bsn,
         digits(run=3, cluster=9),
     ),
@@ -159,8 +161,8 @@ CONTACT = [
 SECRETS = [
     Recognizer(
         "private_key",
-        re.compile(r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----"),
-        gate=contains("-----BEGIN "),
+        re.compile(r"(?:-----)?BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?|PuTTY-User-Key-File-\d"),
+        gate=contains("BEGIN ", "PuTTY-"),
     ),
     Recognizer("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), gate=contains("AKIA", "ASIA")),
     Recognizer(
@@ -192,6 +194,7 @@ SECRETS = [
         for pattern, literals in secrets.SERVICE_KEYS
     ),
     Recognizer("credential", secrets.ASSIGNMENT, secrets.assignment, contains(":", "=")),
+    Recognizer("credential", secrets.KEYWORD, secrets.keyword, folded_contains(*secrets.KEYWORD_LITERALS)),
     Recognizer("credential", secrets.URL_USERINFO, secrets.url_userinfo, contains("://")),
     Recognizer("credential", secrets.SAID, secrets.said, folded_contains(*secrets.SAID_LITERALS)),
 ]

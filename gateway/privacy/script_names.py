@@ -12,6 +12,7 @@ only a name ("Nokuthula"), capitalized where the script has case.
 
 import re
 
+from gateway.privacy.inflection import base_forms
 from gateway.privacy.name_index import NameIndex
 from gateway.privacy.person_words import (
     BARE_RELATION,
@@ -21,6 +22,7 @@ from gateway.privacy.person_words import (
     RELATION,
     ROLE,
 )
+from gateway.privacy.rare_words import rare_word
 
 _AFTER = re.compile(
     r"[ \t:：,，\"“'‘(（—–-]{0,4}(?:(?:o|a|la|el|le|il|lo|the)[ \t]{1,2})?"
@@ -34,11 +36,28 @@ _CASED_WORD = re.compile(
 )
 _LOWER_WORD = re.compile(r"[a-zß-öø-ÿа-яё]{3,}")
 # letters of scripts without case (and their vowel marks), and of Cyrillic and Greek
-_SCRIPT_WORD = re.compile(
-    r"[\u0590-\u05ff\u0600-\u06ff\u0750-\u077f\u0900-\u097f\u0980-\u09ff\u0b80-\u0bff\u0400-\u04ff\u0370-\u03ff]+"
+_SCRIPT_WORD = re.compile(  # letters, not the Arabic comma, semicolon and question mark nor the danda
+    r"[\u0590-\u05ff\u0600-\u060b\u060d-\u061a\u061c-\u061e\u0620-\u06d3\u06d5-\u06ff\u0750-\u077f"
+    r"\u0900-\u0963\u0966-\u097f\u0980-\u09ff\u0b80-\u0bff\u0400-\u04ff\u0370-\u03ff]+"
+)
+# an age right after a word: "अंकित (22)", "سارة، ٣١ سنة" (digits already ASCII), "Олеся, 29 лет"
+_AGE = re.compile(
+    r"[ \t]*(?:[(（]\d{1,2}[)）]|[,،][ \t]*\d{1,2}[ \t]*(?:years?|y/?o|años|anos|ans|jahre|jaar|anni|лет|год"
+    r"|سنة|سنوات|عاما|عامًا|साल|वर्ष)\b)",
+    re.IGNORECASE,
 )
 _HAN = re.compile(r"[\u4e00-\u9fff]{2,3}")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]{3}")
+# one to four words of a script other than Latin (letters and their marks), and two capitalized words
+_LETTER = r"(?:[^\W\d_A-Za-z\u00c0-\u024f]|[\u0900-\u0dff\u0e00-\u0e7f])"  # Indic and Thai marks too
+_FOREIGN_WORDS = re.compile(rf"{_LETTER}+(?:[ \t]{_LETTER}+){{0,3}}")
+_CASED_PAIR = re.compile(
+    r"([A-ZÀ-ÖØ-ÞĀ-ž][a-zß-öø-ÿĀ-ž'’-]+)[ \t](?:[A-Z]\.[ \t])?([A-ZÀ-ÖØ-ÞĀ-ž][a-zß-öø-ÿĀ-ž'’-]+)"
+)
+# a Russian patronymic (in any case: "Игоревны", "Ильич") is a name by its shape alone; a surname's
+# shape ("Чайковский", "Кудрявцевой") is one after a name
+_RU_PATRONYMIC = re.compile(r"[А-ЯЁ][а-яё]{2,}(?:ович|евич|ьич|ич|овн|евн|ичн)(?:а|у|ем|ом|е|ы|ой|ою)?")
+_RU_SURNAME = re.compile(r"[А-ЯЁ][а-яё]{2,}(?:ов|ев|ёв|ин|ын|ск|цк)(?:а|ой|у|ым|ом|е|ая|ий|ого|ому|им|ую)?")
 # capitalized words that follow a person word without being a name
 _NOT_NAME_WORDS = (
     "i the a an and or but is was has had who which that this in on at to for with from of by my our "
@@ -66,7 +85,8 @@ def anchored_names(
         ):
             spans.append((match.start(), word.end(), "anchored"))
     for match in NAME_FIELD.finditer(text):
-        end = _known_name_after(text, _AFTER.match(text, match.end()).end(), names, index)
+        at = _AFTER.match(text, match.end()).end()
+        end = _known_name_after(text, at, names, index) or _shaped_name_after(text, match, at)
         if end is not None:
             spans.append((match.start(), end, "anchored"))
     for match in BARE_RELATION.finditer(text):  # "Daughter Gillian": a named person, not anchored
@@ -83,8 +103,12 @@ def _name_after(text: str, at: int, names: dict[str, frozenset[str]], index: Nam
         return None if cased.group().casefold() in _NOT_NAMES else cased.end()
     if (lower := _LOWER_WORD.match(text, at)) and lower.group() in index.first:
         return lower.end()
-    if (word := _SCRIPT_WORD.match(text, at)) and _any_name(word.group(), names, index):
+    if (word := _SCRIPT_WORD.match(text, at)) and (
+        _any_name(word.group(), names, index) or _AGE.match(text, word.end())
+    ):
         return word.end()
+    if text[at : at + 1] in ("小", "老", "阿") and text[at + 1 : at + 2] in names["zh_surname"]:
+        return at + 2  # 小刘, 老王: a surname said familiarly
     if (han := _HAN.match(text, at)) and han.group()[0] in names["zh_surname"]:
         written = han.group()
         if written[:2] in names["zh_surname"]:  # 欧阳, 司马: the given name follows
@@ -114,23 +138,43 @@ def _known_name_after(text: str, at: int, names: dict[str, frozenset[str]], inde
     return _name_after(text, at, names, index)
 
 
+def _shaped_name_after(text: str, field: re.Match, at: int) -> int | None:
+    """Where a name starting at `at` ends, known or not, after a name field: words of another
+    script than the field's ("What's your name? ზაქარია თედორაძე", "it's under المهندسة باهرة"),
+    or two capitalized words that are rare as words ("Lika Balashova", "Mille N. Kristensen")."""
+    if field.group().isascii() and (foreign := _FOREIGN_WORDS.match(text, at)):
+        return foreign.end()
+    if (pair := _CASED_PAIR.match(text, at)) and all(rare_word(word) for word in pair.group(1, 2)):
+        return pair.end()
+    return None
+
+
 def _any_name(word: str, names: dict[str, frozenset[str]], index: NameIndex) -> bool:
-    return index.is_any_name(word) or word.casefold() in names["script_names"]
+    """A name of the index or of Faker's lists, as written or in its dictionary form (a Russian
+    case ending, an Arabic or Hebrew proclitic: gateway/privacy/inflection.py)."""
+    return _RU_PATRONYMIC.fullmatch(word) is not None or any(
+        index.is_any_name(form) or form.casefold() in names["script_names"]
+        for form in (word, *base_forms(word))
+    )
 
 
 def script_names(text: str, names: dict[str, frozenset[str]], index: NameIndex) -> list[tuple[int, int, str]]:
-    """(start, end, "name") of names written in a non-Latin alphabet or abjad."""
+    """(start, end, "name") of names written in a non-Latin alphabet or abjad; a run of name words
+    ("Пётр Ильич Чайковский") is one span."""
     words = [m for m in _SCRIPT_WORD.finditer(text) if _shaped(m.group())]
-    spans = []
+    spans: list[tuple[int, int, str]] = []
     for i, word in enumerate(words):
         following = words[i + 1] if i + 1 < len(words) else None
         is_pair = (
             following is not None
             and following.start() - word.end() <= 2
+            and not word.group().startswith("ال")  # an Arabic given name has no article: "المصري الجديد"
             and _any_name(word.group(), names, index)
-            and _any_name(following.group(), names, index)
+            and (_any_name(following.group(), names, index) or _RU_SURNAME.fullmatch(following.group()))
         )
-        if is_pair:
+        if is_pair and spans and spans[-1][1] == word.end():
+            spans[-1] = (spans[-1][0], following.end(), "name")
+        elif is_pair:
             spans.append((word.start(), following.end(), "name"))
         elif word.group().casefold() in index.first and len(word.group()) >= 4:
             spans.append((word.start(), word.end(), "name"))

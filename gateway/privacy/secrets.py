@@ -80,9 +80,19 @@ PLACEHOLDER = re.compile(
 URL_USERINFO = re.compile(
     r"(?<![\w+.-])[A-Za-z][\w+.-]{1,20}+://[^\s:/?#@\"'<>]{1,64}+:(?P<value>[^\s:/?#@\"'<>]{1,128}+)@[\w-]"
 )
+# detect-secrets' keyword plugin: a denylisted word anywhere in a key ("databasepassXYZ",
+# "_secret-accesskey"), any assignment operator (=, :, :=, =>, ==, !=, ::), a value
+KEYWORD = re.compile(  # its first letters up front: the engine skips every other position at once
+    r"(?=[AaSsDdPpCcKk])(?i:a(?:pi|uth|ccount)_?key|s(?:ervice_?key|ecret)|d(?:b|atabase)_?(?:key|pass)"
+    r"|p(?:riv(?:ate)?_?key|ass(?:word|wd)|wd)|c(?:lient_?key|ontrase[nñ]a)|key_?pass)"
+    r"[\w.-]{0,80}+[\]'\"]{0,2}[ \t]*(?P<operator>[:=!]{1,3}|=>)[ \t]*(?P<quote>[\"'`]?)"
+    r"(?P<value>[^\s\"'`,;]{6,300}+)"
+)
+KEYWORD_LITERALS = ("key", "pass", "pwd", "secret", "contrase")
 PASSWORD_WORDS = (  # Latin and Cyrillic ones as whole words; the others may touch any letter
     r"(?<![A-Za-z])(?:password|passcode|passwort|kennwort|mot de passe|mdp|contraseña|contrasena|clave"
-    r"|senha|wachtwoord|parola d'ordine|pin|pass|pwd|пароль)(?![A-Za-z])"
+    r"|senha|wachtwoord|parola d'ordine|pin|pass|pwd|пароль|secret(?: key)?|api key|access key|token)"
+    r"(?![A-Za-z])"
     r"|密码|密碼|口令|パスワード|暗証番号|비밀번호|암호|पासवर्ड|كلمة المرور|كلمة السر"
 )
 SAID = re.compile(
@@ -93,7 +103,8 @@ SAID = re.compile(
     r"[\"'“«「]?(?P<value>(?=\S{0,63}?[\d!@#$%^&*_+=?~|\\/-])[^\s\"'”»」，。、,]{4,64}+)"
 )
 SAID_LITERALS = (
-    "pass", "kennwort", "mot de passe", "mdp", "contrase", "clave", "senha", "wachtwoord",
+    "pass", "secret", "api key", "access key", "token", "kennwort", "mot de passe", "mdp", "contrase",
+    "clave", "senha", "wachtwoord",
     "parola d'ordine", "пароль", "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "암호",
     "पासवर्ड", "كلمة المرور", "كلمة السر", "pin",
 )  # fmt: skip
@@ -136,6 +147,15 @@ def assignment(match: re.Match) -> bool:
         and re.search(r"\d", value) is not None
     )
     return random_like and not any(part in HASH_PARTS for part in parts) and entropy(value) >= 4.2
+
+
+def keyword(match: re.Match) -> bool:
+    """A value that is no placeholder and no plain word: a letter with a digit or a sign, or 16
+    characters or more; compared (==, !=), a quoted literal only (else a variable)."""
+    value = match.group("value")
+    if match.group("operator") in ("==", "!=", "===", "!==") and not match.group("quote"):
+        return False
+    return not is_placeholder(value) and (_has_letter_and_other(value) or len(value) >= 16)
 
 
 def url_userinfo(match: re.Match) -> bool:

@@ -62,6 +62,15 @@ EMPLOYMENT_MORE = [
     "चेतावनी", "sick leave", "tribunal", "investigation meeting", "disciplinary hearing", "whistleblow",
     "maternity leave", "paternity leave", "flexible working", "reasonable adjustment", "病假", "旷工",
     "劳动仲裁", "产假", "休職", "休業", "산재", "육아휴직",
+    # HR words of the other languages, and English ones written in Devanagari and Arabic
+    "परफॉर्मेंस", "मेटरनिटी", "मैटरनिटी", "टर्मिनेशन", "वार्निंग", "मातृत्व अवकाश", "प्रदर्शन समीक्षा",
+    "अनुशासनात्मक", "तकनीकी बर्खास्तगी", "تقييم الأداء", "إجازة أمومة", "إنذار نهائي", "إجراء تأديبي",
+    "فصل تعسفي", "аттестаци", "декрет", "больничн", "служебн", "испытательн", "sollicitatie",
+    "functioneringsgesprek", "zwangerschapsverlof", "ziekteverzuim", "valutazione delle prestazioni",
+    "maternità", "provvedimento disciplinare", "avaliação de desempenho", "licença-maternidade",
+    "licença maternidade", "processo disciplinar", "evaluación de desempeño", "baja por maternidad",
+    "baja médica", "congé maternité", "entretien annuel", "mutuelle", "mutterschutz", "elternzeit",
+    "降职", "辞职", "育休", "産休", "人事考課", "降格", "인사평가", "출산휴가", "정직",
 ]  # fmt: skip
 
 LEGAL = [
@@ -95,6 +104,7 @@ SCHOOL = [
     "transcript", "failed (?:his|her) exams", "schulverweis", "zeugnis", "noten", "nachsitzen",
     "förderbedarf", "exclusion temporaire", "bulletin", "redoubl", "expulsad", "boletín",
     "calificaciones", "suspendid", "pagella", "bocciat", "отчислен", "оценки", "двойк", "травл",
+    "дислекси", "прогул",
     "مفصول من المدرسة", "درجات", "تنمر", "निलंबित", "अंक", "停学", "退学", "处分", "成绩单", "挂科",
     "霸凌", "校园欺凌", "不及格", "停学処分", "成績", "いじめ", "不登校", "정학", "퇴학", "성적",
     "학교폭력", "왕따",
@@ -109,6 +119,14 @@ THERAPY = [
     "إيذاء النفس", "انتحار", "मनोचिकित्सक", "काउंसलिंग", "आत्महत्या", "आत्म-हानि", "心理咨询", "咨询师",
     "来访者", "自伤", "自残", "轻生", "不想活", "自杀", "失眠", "抑郁", "焦虑", "心理治疗",
     "カウンセリング", "自傷", "希死念慮", "自殺", "心療内科", "상담", "자해", "자살", "정신과",
+    # the other languages' therapy words
+    "terapeuta", "terapia", "recaída", "ricaduta", "terugval", "therapeut", "psichiatr", "psiquiatr",
+    "sobri[oa]", "ideación", "ideação", "ideazione", "idées suicidaires", "suizidgedanken",
+    "trastorno de ansiedad", "transtorno de ansiedade", "disturbo d'ansia", "angststoornis",
+    "paniekaanval", "ataque de pánico", "attacco di panico", "crise d'angoisse", "trouble anxieux",
+    "сеанс", "терапи", "тревожное расстройство", "паническ",
+    "جلسة علاج", "اضطراب القلق", "نوبات هلع", "थेरेपी", "थेरेपिस्ट", "एंग्जायटी", "घबराहट", "カウンセラー",
+    "不安障害", "パニック", "심리상담", "공황", "우울", "心理医生", "惊恐", "复发",
 ]  # fmt: skip
 
 IDENTITY_MORE = [

@@ -8,7 +8,7 @@ from gateway.privacy.address_anchors import street_words
 from gateway.privacy.free_text import VERSION as FREE_TEXT_VERSION
 from gateway.privacy.names import gazetteers, name_index
 
-VERSIONS = {"patterns": "patterns-2", "free_text": FREE_TEXT_VERSION}
+VERSIONS = {"patterns": "patterns-3", "free_text": FREE_TEXT_VERSION}
 
 
 @functools.cache

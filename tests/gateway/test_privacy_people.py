@@ -10,15 +10,16 @@ import pytest
 from gateway.privacy import PrivacyMode, classify, find_personal_data
 from gateway.privacy.name_index import SECTIONS, load_name_index
 from gateway.privacy.strict import strict_findings
+from tests.gateway.privacy_occasion_cases import OCCASION_NEAR_MISSES, OCCASION_POSITIVES
 from tests.gateway.privacy_person_cases import PERSON_NEAR_MISSES, PERSON_POSITIVES
 
 
-@pytest.mark.parametrize(("kind", "language", "text"), PERSON_POSITIVES)
+@pytest.mark.parametrize(("kind", "language", "text"), PERSON_POSITIVES + OCCASION_POSITIVES)
 def test_person_positive_is_found_as_its_kind(kind, language, text):
     assert kind in {finding.kind for finding in find_personal_data(text)}, (language, text)
 
 
-@pytest.mark.parametrize(("kind", "language", "text"), PERSON_NEAR_MISSES)
+@pytest.mark.parametrize(("kind", "language", "text"), PERSON_NEAR_MISSES + OCCASION_NEAR_MISSES)
 def test_public_case_is_not_private(kind, language, text):
     assert find_personal_data(text) == [], (kind, language, text)
 
@@ -41,7 +42,7 @@ def test_name_index_reads_its_sections(tmp_path):
         ("my husband likes fishing, suggest a gift", ("person_reference",)),
         ("order 123456 shipped", ("identifier_shape",)),
         ("quote reference AB12-3456-7890 please", ("identifier_shape",)),
-        ("token abcd1234efgh5678ijkl", ("identifier_shape",)),
+        ("artifact abcd1234efgh5678ijkl", ("identifier_shape",)),
         ("What is the capital of France?", ()),
         ("Explain how Einstein's relativity changed physics", ()),
         ("Template: Dear [Employee Name], your contract ends on [Date].", ()),

@@ -23,7 +23,7 @@ MIN_RECALL_PER_KIND, MAX_FALSE_POSITIVES = 0.99, 0.02  # cases we wrote
 TARGET_RECALL, TARGET_OVER_BLOCKED = 0.97, 0.03  # issue 61, on cases from elsewhere
 # (min recall, max over-blocked) per part from elsewhere: what the detector reached, a little below
 # (a ratchet: raised as it improves, never lowered)
-RATCHET = {"third-party": (0.74, 0.06), "outside": (0.92, 0.03)}
+RATCHET = {"third-party": (0.92, 0.05), "outside": (0.92, 0.03)}
 
 
 @functools.cache  # the parts share no text in practice, but "elsewhere" is their union
