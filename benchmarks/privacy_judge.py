@@ -125,6 +125,7 @@ def main() -> None:
     parser.add_argument("--model", required=True)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--sample", type=int, default=150, help="third-party band cases judged")
+    parser.add_argument("--dev", type=int, default=1000, help="dev band cases judged (at most)")
     parser.add_argument("--corpus-cache", type=Path, default=Path("/tmp/privacy_learned/corpus.jsonl"))
     parser.add_argument("--seed", type=int, default=61)
     parser.add_argument("--scores", type=Path, help="write each judged case's score here (JSON lines)")
@@ -135,7 +136,7 @@ def main() -> None:
     load_s = time.perf_counter() - started
     judge.score("warm-up")
     judged, seconds, tokens = [], [], []
-    for row in band_sample(rows, {"dev": 1000, "third-party": args.sample}, args.seed):
+    for row in band_sample(rows, {"dev": args.dev, "third-party": args.sample}, args.seed):
         t0 = time.perf_counter()
         judged.append((row, judge.score(row.case.text)))
         seconds.append(time.perf_counter() - t0)
