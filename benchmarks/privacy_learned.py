@@ -142,8 +142,8 @@ def main() -> None:
         "model_bytes": path.stat().st_size,
         "short_chat_ms": {"features_and_model": round(whole_ms, 3), "model": round(model_ms, 3)},
     }
-    (args.out / "privacy_learned.json").write_text(json.dumps(report, indent=1))
-    print(json.dumps(report, indent=1))
+    (args.out / "privacy_learned.json").write_text(json.dumps(report, indent=1, default=int))
+    print(json.dumps(report, indent=1, default=int))
 
 
 if __name__ == "__main__":
