@@ -87,6 +87,13 @@ def band_sample(rows: list[Scored], per_part: dict[str, int], seed: int) -> list
     return picked
 
 
+def _scaled(band: list[Scored], sample: list[tuple[Scored, float]], private: bool) -> float:
+    """The band's cases of one label the judge would call private, estimated from the sample."""
+    judged = [score for row, score in sample if row.case.is_private == private]
+    in_band = sum(row.case.is_private == private for row in band)
+    return in_band * sum(score > 0 for score in judged) / max(1, len(judged))
+
+
 def summarize(rows: list[Scored], judged: list[tuple[Scored, float]]) -> dict:
     """Per part: recall and over-blocking of rules alone and rules + judge (sample scaled to the band)."""
     out = {}
@@ -94,13 +101,12 @@ def summarize(rows: list[Scored], judged: list[tuple[Scored, float]]) -> dict:
         every = [r for r in rows if r.part == part]
         band = [r for r in every if r.band]
         sample = [(r, s) for r, s in judged if r.part == part]
-        scale = len(band) / max(1, len(sample))
         positives = sum(r.case.is_private for r in every)
         negatives = len(every) - positives
         caught = sum(r.rules and r.case.is_private for r in every)
         blocked = sum(r.rules and not r.case.is_private for r in every)
-        added_tp = scale * sum(s > 0 and r.case.is_private for r, s in sample)
-        added_fp = scale * sum(s > 0 and not r.case.is_private for r, s in sample)
+        added_tp = _scaled(band, sample, private=True)
+        added_fp = _scaled(band, sample, private=False)
         public_scores = [s for r, s in sample if not r.case.is_private]
         strictest = max(public_scores, default=float("-inf"))  # above it: no public case blocked
         out[part] = {
