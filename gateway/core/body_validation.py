@@ -1,5 +1,9 @@
 """A request body validated by its declared pydantic model, or a 400 naming the first bad
-parameter in OpenAI's words (every dialect's parser starts here)."""
+parameter in OpenAI's words (every dialect's parser starts here); and the fields one dialect's
+body translates into for another's model, validated as they are, under the same rules."""
+
+import math
+from enum import Enum
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -16,6 +20,39 @@ def validate_body(model: type[BaseModel] | TypeAdapter, raw: bytes):
         return model.model_validate_json(raw)
     except ValidationError as error:
         raise _as_api_error(error, raw) from None
+
+
+def validate_fields(model: type[BaseModel], fields: dict):
+    """`fields` (Python values a dialect built from its own validated body) as an instance of
+    `model`: the strict rules of a body read from JSON, and the values JSON would carry (a tuple
+    as a list, an enum as its value, a float that is not finite as null; an integer past 64 bits,
+    which no JSON encoder here writes, a 400)."""
+    try:
+        return model.model_validate(_as_json_values(fields))
+    except ValidationError as error:
+        raise _as_api_error(error, b"") from None
+
+
+INT_RANGE = (-(2**63), 2**64 - 1)  # what JSON numbers carry here (orjson's range)
+
+
+def _as_json_values(value):
+    if isinstance(value, dict):
+        return {key: _as_json_values(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_as_json_values(item) for item in value]
+    if isinstance(value, Enum):
+        return _as_json_values(value.value)
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        if not INT_RANGE[0] <= value <= INT_RANGE[1]:
+            raise invalid("The request holds an integer outside the signed 64-bit range.")
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    # anything else was never a JSON value: refused as encoding it refused it
+    raise invalid("The request holds an integer outside the signed 64-bit range.")
 
 
 def _as_api_error(error: ValidationError, raw: bytes) -> APIError:

@@ -28,12 +28,12 @@ import orjson
 from gateway.core.body_validation import validate_body
 from gateway.core.errors import APIError, invalid
 from gateway.core.generation_request import GenerationRequest
-from gateway.dialects.chat_body import chat_body, refuse_declared
 from gateway.dialects.dialect import Dialect
 from gateway.dialects.ollama_events import OllamaChatFormat, OllamaGenerateFormat
 from gateway.dialects.ollama_models import ChatRequest, GenerateRequest, Message, Options
-from gateway.dialects.openai_chat import parse_chat
-from gateway.dialects.openai_completions import parse_completion
+from gateway.dialects.openai_chat_request import chat_fields_request
+from gateway.dialects.openai_completion_request import completion_fields_request
+from gateway.dialects.refused_fields import refuse_declared
 
 RUNTIME_OPTIONS = (
     "numa", "num_batch", "num_gpu", "main_gpu", "low_vram", "f16_kv", "logits_all", "vocab_only",
@@ -79,7 +79,7 @@ def parse_ollama_generate(raw: bytes, allow_unknown: bool = False) -> Generation
         completion = _common(body, None)
         del completion["messages"]
         num_ctx = completion.pop("num_ctx", None)
-        request = parse_completion(chat_body({**completion, "prompt": body.prompt}))
+        request = completion_fields_request({**completion, "prompt": body.prompt})
         request.num_ctx = num_ctx
         return request
     turns = [Message(role="system", content=body.system)] if body.system else []
@@ -89,7 +89,7 @@ def parse_ollama_generate(raw: bytes, allow_unknown: bool = False) -> Generation
 
 def _chat_request(fields: dict) -> GenerationRequest:
     num_ctx = fields.pop("num_ctx", None)
-    request = parse_chat(chat_body(fields))
+    request = chat_fields_request(fields)
     request.num_ctx = num_ctx
     return request
 

@@ -17,9 +17,9 @@ from gateway.core.served_model import ServedModel
 from gateway.core.strict_model import JSONInt
 from gateway.dialects.openai_models import ChatMessage, Strict
 from gateway.prompt.chat_prompt import chat_prompt_ids
-from gateway.request.prepared_request import refuse_beyond_any_context
+from gateway.request.prompt_tokens import refuse_beyond_any_context
 from gateway.serving import app_keys
-from gateway.serving.admission import authorized_model
+from gateway.serving.admission import authorized_model, request_key
 
 
 class TokenizeCompletionRequest(Strict):
@@ -58,7 +58,7 @@ def _model_card(model: ServedModel) -> dict:
 
 
 async def list_models(request: web.Request) -> web.Response:
-    key = request.app[app_keys.KEYS].authenticate(request)
+    key = request_key(request)
     models = [
         m
         for m in request.app[app_keys.MODELS].values()
@@ -124,7 +124,7 @@ async def tokenizer_info(request: web.Request) -> web.Response:
 
 def _allowed_model(request: web.Request, name: str | None) -> ServedModel:
     """The named model, or with no name the only one the key may use."""
-    key = request.app[app_keys.KEYS].authenticate(request)
+    key = request_key(request)
     models = request.app[app_keys.MODELS]
     if name is None:
         usable = [m for m in models if key is None or key.allowed_models is None or m in key.allowed_models]

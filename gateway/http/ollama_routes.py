@@ -18,7 +18,7 @@ from gateway.dialects.ollama_models import EmbedRequest, GenerateRequest, Legacy
 from gateway.http.embeddings_route import embed
 from gateway.prompt.thinking_switch import has_thinking_switch
 from gateway.serving import app_keys
-from gateway.serving.admission import authorized_model
+from gateway.serving.admission import authorized_model, request_key
 from gateway.serving.handler import endpoint, serve
 from gateway.tools.tool_prompt import template_knows_tools
 
@@ -32,7 +32,7 @@ def _json(body: dict) -> web.Response:
 
 async def generate(request: web.Request) -> web.StreamResponse:
     """/api/generate: an empty prompt loads the model (Ollama's preload), else a generation."""
-    request.app[app_keys.KEYS].authenticate(request)
+    request_key(request)
     body = validate_body(GenerateRequest, await request.read())  # the core reads it again, cached
     if body.prompt:
         return await serve(request, OLLAMA_GENERATE)
@@ -78,7 +78,7 @@ def _iso(seconds: int) -> str:
 
 
 def _usable(request: web.Request) -> list[ServedModel]:
-    key = request.app[app_keys.KEYS].authenticate(request)
+    key = request_key(request)
     models = request.app[app_keys.MODELS].values()
     return [m for m in models if key is None or key.allowed_models is None or m.name in key.allowed_models]
 
@@ -129,7 +129,7 @@ async def show(request: web.Request) -> web.Response:
 
 
 async def embed_inputs(request: web.Request) -> web.Response:
-    request.app[app_keys.KEYS].authenticate(request)
+    request_key(request)
     body = validate_body(EmbedRequest, await request.read())
     if body.truncate:
         raise invalid("'truncate': true is not supported: an input too long is an error.", "truncate")
@@ -143,7 +143,7 @@ async def embed_inputs(request: web.Request) -> web.Response:
 
 async def embed_prompt(request: web.Request) -> web.Response:
     """/api/embeddings, the older form: one prompt, one `embedding`."""
-    request.app[app_keys.KEYS].authenticate(request)
+    request_key(request)
     body = validate_body(LegacyEmbeddingRequest, await request.read())
     embedded = await embed(request, body.model, [body.prompt])
     return web.Response(

@@ -24,18 +24,22 @@ from gateway.core.errors import APIError
 from gateway.core.off_loop import off_loop
 from gateway.dialects.dialect import Dialect
 from gateway.dialects.openai_responses_previous import continue_stored, keep
+from gateway.dispatch.dispatcher import Dispatcher
 from gateway.observability.request_ids import new_request_id
 from gateway.output.generation import ClientGone, Generation
 from gateway.prompt.structured_output_fields import compiled_grammar
 from gateway.request.context_headers import request_context
-from gateway.request.prepared_request import PreparedRequest, prepare, prompt_chars, refuse_beyond_any_context
+from gateway.request.prepared_request import PreparedRequest
+from gateway.request.prompt_tokens import prepare, prompt_chars, refuse_beyond_any_context
 from gateway.serving import app_keys
-from gateway.serving.admission import admit, authorized_model
+from gateway.serving.admission import admit, authorized_model, request_key
 from gateway.serving.collect_writer import CollectingSink
 from gateway.serving.request_log import annotate, logged_fields, record, record_abandoned
 from gateway.serving.stream_writer import StreamSink
 from gateway.tools.tool_request import output_constraint
 from shared.telemetry import extract_context, forwarded_context, recording, tracer
+
+DISPATCHER = web.AppKey("dispatcher", Dispatcher)  # set up by create_app
 
 
 def endpoint(dialect: Dialect, handler=None):
@@ -90,7 +94,7 @@ async def _answer(
     output = StreamSink(request, fmt, dialect.stream_media_type, compress) if body.stream else None
     collected = CollectingSink(prepared.num_choices)
     try:
-        generation = await app[app_keys.DISPATCHER].start(prepared, output or collected)
+        generation = await app[DISPATCHER].start(prepared, output or collected)
     except asyncio.CancelledError:  # the client left before the first token: still one log line
         record_abandoned(prepared.request_id, prepared.model.name, prepared.num_prompt_tokens, started)
         raise
@@ -138,7 +142,7 @@ async def _prepare(
     """Authenticated, parsed, the prompt templated and tokenized, admitted under the key's limits."""
     app = request.app
     config = app[app_keys.CONFIG]
-    app[app_keys.KEYS].authenticate(request)  # before the body is read
+    request_key(request)  # before the body is read
     if dialect.check_headers is not None:
         dialect.check_headers(request.headers)
     raw = await request.read()
