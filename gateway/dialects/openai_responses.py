@@ -26,6 +26,7 @@ from gateway.dialects.openai_responses_models import (
     ResponsesRequest,
     TextFormat,
 )
+from gateway.dialects.openai_responses_previous import ResponsesFields, continue_stored, keep
 from gateway.dialects.refused_fields import refuse_declared
 
 REFUSED = {  # declared, not implemented: the field and why
@@ -66,10 +67,12 @@ def parse_responses(raw: bytes, allow_unknown: bool = False) -> GenerationReques
     if body.text is not None and body.text.format is not None:
         chat["response_format"] = _response_format(body.text.format)
     request = chat_fields_request(chat)
-    request.previous_response_id = body.previous_response_id
-    request.store = body.store is not False
     request.max_tool_calls = body.max_tool_calls
-    request.instructions = body.instructions or None
+    request.dialect_fields = ResponsesFields(
+        store=body.store is not False,
+        previous_response_id=body.previous_response_id,
+        instructions=body.instructions or None,
+    )
     return request
 
 
@@ -171,4 +174,11 @@ def _response_format(fmt: TextFormat) -> dict:
     return {"type": "json_schema", "json_schema": {k: v for k, v in spec.items() if v is not None}}
 
 
-OPENAI_RESPONSES = Dialect("openai.responses", "responses", parse_responses, ResponsesFormat)
+OPENAI_RESPONSES = Dialect(
+    "openai.responses",
+    "responses",
+    parse_responses,
+    ResponsesFormat,
+    continue_from=continue_stored,
+    keep=keep,
+)

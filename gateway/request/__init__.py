@@ -3,4 +3,4 @@ model, its prompt token ids and its context, who sent it and what it asks of rou
 (prepared_request.py); the prompts templated and tokenized against the context window
 (prompt_tokens.py); the context read from the request's headers and key (context_headers.py).
 
-May import: core/, prompt/, tools/, access/, config/, privacy/, routing/."""
+May import: core/, prompt/, tools/, config/, privacy/, routing/."""

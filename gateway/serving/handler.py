@@ -23,7 +23,6 @@ from gateway.backends.base import BackendError
 from gateway.core.errors import APIError
 from gateway.core.off_loop import off_loop
 from gateway.dialects.dialect import Dialect
-from gateway.dialects.openai_responses_previous import continue_stored, keep
 from gateway.dispatch.dispatcher import Dispatcher
 from gateway.observability.request_ids import new_request_id
 from gateway.output.generation import ClientGone, Generation
@@ -104,8 +103,8 @@ async def _answer(
     try:
         if output is not None:
             outcome = await _stream(output, generation)
-            if outcome == "ok" and body.store:
-                await _keep(app, prepared, fmt, generation)
+            if outcome == "ok":
+                await _keep(app, prepared, dialect, fmt, generation)
             return output.response
         try:
             await generation.wait()
@@ -119,8 +118,7 @@ async def _answer(
         if app[app_keys.CONFIG].compress_responses:
             response.enable_compression()
         outcome = "ok"
-        if body.store:
-            await _keep(app, prepared, fmt, generation)
+        await _keep(app, prepared, dialect, fmt, generation)
         return response
     except asyncio.CancelledError:  # the client left (aiohttp cancels its handler)
         outcome = "cancelled"
@@ -149,7 +147,8 @@ async def _prepare(
     body = dialect.parse(raw, config.allow_unknown_params)
     key, model = authorized_model(request, body.model)
     context = request_context(request, key, config)
-    await continue_stored(app[app_keys.RESPONSES], context.tenant, body)  # previous_response_id
+    if dialect.continue_from is not None:  # Responses' previous_response_id
+        await dialect.continue_from(app[app_keys.RESPONSES], context.tenant, body)
     refuse_beyond_any_context(
         model, prompt_chars(body), "messages" if body.messages is not None else "prompt"
     )
@@ -179,11 +178,14 @@ async def _stream(output: StreamSink, generation: Generation) -> str:
     return "ok"
 
 
-async def _keep(app: web.Application, prepared: PreparedRequest, fmt, generation: Generation) -> None:
-    """A stored response: the conversation through this answer
-    (gateway/dialects/openai_responses_previous.py)."""
-    answer, private = fmt.answer_messages(), generation.privacy.is_private
-    await keep(app[app_keys.RESPONSES], prepared.context.tenant, fmt.id, prepared.body, answer, private)
+async def _keep(
+    app: web.Application, prepared: PreparedRequest, dialect: Dialect, fmt, generation: Generation
+) -> None:
+    """What the dialect keeps of an answer given in full (Responses with `store`: the conversation
+    through it, gateway/dialects/openai_responses_previous.py)."""
+    if dialect.keep is not None:
+        private = generation.privacy.is_private
+        await dialect.keep(app[app_keys.RESPONSES], prepared.context.tenant, fmt, prepared.body, private)
 
 
 def _where(generation: Generation) -> dict[str, str]:
