@@ -100,7 +100,7 @@ def _gateway(args: argparse.Namespace) -> int:
             )
         )
     upstreams = [_upstream(spec, names) for spec in args.upstream]
-    from gateway.access.keys_file import load_keys
+    from gateway.config.keys_file import load_keys
 
     config = GatewayConfig(
         models=models,

@@ -1,35 +1,13 @@
-"""API keys: stored as sha256 hashes, each with a tenant, a privacy mode, allowed models, limits."""
+"""API keys at the door: a request's key found among the configured ones (gateway/config/gateway_config.py)
+by the sha256 of its secret, and what the key may use."""
 
 import hashlib
 import hmac
-from dataclasses import dataclass
 
 from aiohttp import web
 
+from gateway.config.gateway_config import ApiKey
 from gateway.core.errors import APIError
-from gateway.privacy import PrivacyMode
-
-
-@dataclass(frozen=True, slots=True)
-class ApiKey:
-    key_id: str  # a name for logs and limit buckets; never the secret
-    sha256: str  # hex digest of the secret
-    tenant: str
-    privacy_mode: PrivacyMode = PrivacyMode.AUTO
-    allowed_models: frozenset[str] | None = None  # None: every model
-    requests_per_minute: int | None = None
-    tokens_per_minute: int | None = None
-    latency_target_ms: float | None = None  # end to end
-    ttft_target_ms: float | None = None
-    tpot_target_ms: float | None = None
-    limit_per_user: bool = False  # the limits apply per end user (safety_identifier or user)
-
-    def bucket(self, end_user: str | None) -> str:
-        """The id its limits are counted under: the key's, or with `limit_per_user` the end
-        user's within it (hashed: user ids stay out of Redis keys and logs)."""
-        if not self.limit_per_user or not end_user:
-            return self.key_id
-        return f"{self.key_id}/user:{hashlib.sha256(end_user.encode()).hexdigest()[:24]}"
 
 
 class KeyStore:

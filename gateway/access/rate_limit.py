@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import redis.asyncio as aioredis
 
-from gateway.access.api_keys import ApiKey
+from gateway.config.gateway_config import ApiKey
 
 WINDOW_S = 60.0
 logger = logging.getLogger("hybridgw.gateway")

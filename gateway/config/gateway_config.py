@@ -1,10 +1,35 @@
-"""The gateway's configuration: models, nodes, privacy and routing defaults."""
+"""The gateway's configuration: models, nodes, API keys, privacy and routing defaults."""
 
+import hashlib
 from dataclasses import dataclass, field
 
-from gateway.access.api_keys import ApiKey
 from gateway.core.capabilities import DECLARABLE, VISION
 from gateway.privacy import PrivacyMode
+
+
+# An API key as configured ([[keys]], or a keys file: gateway/config/keys_file.py): stored as a
+# sha256 hash, with a tenant, a privacy mode, allowed models and limits. Requests are
+# authenticated against the keys by gateway/access/api_keys.py.
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    key_id: str  # a name for logs and limit buckets; never the secret
+    sha256: str  # hex digest of the secret
+    tenant: str
+    privacy_mode: PrivacyMode = PrivacyMode.AUTO
+    allowed_models: frozenset[str] | None = None  # None: every model
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
+    latency_target_ms: float | None = None  # end to end
+    ttft_target_ms: float | None = None
+    tpot_target_ms: float | None = None
+    limit_per_user: bool = False  # the limits apply per end user (safety_identifier or user)
+
+    def bucket(self, end_user: str | None) -> str:
+        """The id its limits are counted under: the key's, or with `limit_per_user` the end
+        user's within it (hashed: user ids stay out of Redis keys and logs)."""
+        if not self.limit_per_user or not end_user:
+            return self.key_id
+        return f"{self.key_id}/user:{hashlib.sha256(end_user.encode()).hexdigest()[:24]}"
 
 
 @dataclass(slots=True)

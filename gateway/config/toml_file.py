@@ -21,7 +21,7 @@
     [http]         header_timeout_s, body_timeout_s, keepalive_timeout_s, max_connections
     [dialects]     strict_max_tokens (Anthropic's max_tokens past the window: a 400 in Anthropic's
                    words rather than clamped; default false)
-    [[keys]]       as in gateway/access/keys_file.py (tenant, privacy mode, models, limits)
+    [[keys]]       as in gateway/config/keys_file.py (tenant, privacy mode, models, limits)
 
 Environment: HYBRIDGW_<SECTION>_<FIELD> for tables (HYBRIDGW_GATEWAY_PORT=9000,
 HYBRIDGW_CLOUD_REDIS_URL=...), HYBRIDGW_<ARRAY>_<INDEX>_<FIELD> for arrays of tables
@@ -34,9 +34,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from gateway.access.keys_file import FIELDS as KEY_FIELDS
-from gateway.access.keys_file import KeysFileError, parse_keys
 from gateway.config.gateway_config import GatewayConfig
+from gateway.config.keys_file import FIELDS as KEY_FIELDS
+from gateway.config.keys_file import KeysFileError, parse_keys
 from gateway.config.toml_sections import (
     ConfigError,
     ServerSettings,

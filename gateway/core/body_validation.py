@@ -1,5 +1,9 @@
 """A request body validated by its declared pydantic model, or a 400 naming the first bad
-parameter in OpenAI's words (every dialect's parser starts here)."""
+parameter in OpenAI's words (every dialect's parser starts here); and the fields one dialect's
+body translates into for another's model, validated as they are, under the same rules."""
+
+import math
+from enum import Enum
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -16,6 +20,60 @@ def validate_body(model: type[BaseModel] | TypeAdapter, raw: bytes):
         return model.model_validate_json(raw)
     except ValidationError as error:
         raise _as_api_error(error, raw) from None
+
+
+def validate_fields(model: type[BaseModel], fields: dict):
+    """`fields` (Python values a dialect built from its own validated body) as an instance of
+    `model`: the strict rules of a body read from JSON, and the values JSON would carry (a tuple
+    as a list, an enum as its value, a float that is not finite as null; an integer past 64 bits,
+    which no JSON encoder here writes, a 400). Plain JSON values, the usual case, are validated
+    as they are; anything else is first made what JSON would have carried."""
+    if not _plain_json(fields):
+        fields = _as_json_values(fields)
+    try:
+        return model.model_validate(fields)
+    except ValidationError as error:
+        raise _as_api_error(error, b"") from None
+
+
+INT_RANGE = (-(2**63), 2**64 - 1)  # what JSON numbers carry here (orjson's range)
+WIDE_INTEGER = "The request holds an integer outside the signed 64-bit range."
+
+
+def _plain_json(value) -> bool:
+    """Whether `value` holds only what a JSON body reads back as itself (a 400 for an integer
+    past 64 bits)."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is dict:
+        return all(type(key) is str and _plain_json(item) for key, item in value.items())
+    if kind is list:
+        return all(_plain_json(item) for item in value)
+    if kind is int:
+        if not INT_RANGE[0] <= value <= INT_RANGE[1]:
+            raise invalid(WIDE_INTEGER)
+        return True
+    return kind is float and math.isfinite(value)
+
+
+def _as_json_values(value):
+    if isinstance(value, dict):
+        return {key: _as_json_values(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_as_json_values(item) for item in value]
+    if isinstance(value, Enum):
+        return _as_json_values(value.value)
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        if not INT_RANGE[0] <= value <= INT_RANGE[1]:
+            raise invalid(WIDE_INTEGER)
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    # anything else was never a JSON value: refused as encoding it refused it
+    raise invalid(WIDE_INTEGER)
 
 
 def _as_api_error(error: ValidationError, raw: bytes) -> APIError:

@@ -1,7 +1,10 @@
 """The core request: what every API dialect's body becomes (gateway/dialects/), and all the rest of
-the gateway reads: the prompt (messages or prompts), sampling, output constraints and tools."""
+the gateway reads: the prompt (messages or prompts), sampling, output constraints and tools. What
+only one dialect reads (Responses' `store`, `previous_response_id`, `instructions`) is that
+dialect's own, in `dialect_fields`."""
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from shared.structured_output import StructuredOutputsParams
 
@@ -45,16 +48,15 @@ class GenerationRequest:
     metadata: dict[str, str] | None = None  # logged with the request
     safety_identifier: str | None = None  # the end user, as the client names them (logged)
     prompt_cache_key: str | None = None  # requests sharing it go where their prefix is cached
-    reasoning_effort: str | None = None  # the template's thinking switch (prompt/thinking_switch.py)
+    reasoning_effort: str | None = None  # the template's thinking switch (gateway/prompt/thinking_switch.py)
     reasoning_field: str = "reasoning_effort"  # the field the client set it with (named in a refusal)
     reasoning_optional: bool = False  # a model without a thinking switch ignores it (not a 400)
     verbosity: str | None = None
     service_tier: str | None = None  # as asked (OpenAI's; "priority"/"flex" set `priority`)
     max_tool_calls: int | None = None  # Responses: decoding stops after this many calls
-    previous_response_id: str | None = None  # Responses: the stored response this one continues
-    store: bool = False  # Responses: kept for a later previous_response_id (openai_responses_store.py)
-    instructions: str | None = None  # Responses: the system turn first in `messages` (not stored)
     continues_private: bool = False  # it continues a stored response that was private
+    # what only its dialect reads (Responses: gateway/dialects/openai_responses_previous.py)
+    dialect_fields: Any = None
     num_ctx: int | None = None  # Ollama's options.num_ctx: the window the client expects (at most ours)
     suffix: str | None = None  # completions: the text after the gap to fill (prompt/fill_in_middle.py)
     clamp_max_tokens: bool = False  # max_tokens past the window's room is cut to it (Anthropic's)

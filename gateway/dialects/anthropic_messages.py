@@ -33,9 +33,9 @@ from gateway.dialects.anthropic_models import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from gateway.dialects.chat_body import chat_body, refuse_declared
 from gateway.dialects.dialect import Dialect
-from gateway.dialects.openai_chat import parse_chat
+from gateway.dialects.openai_chat_request import chat_fields_request
+from gateway.dialects.refused_fields import refuse_declared
 
 # API versions are dates (2023-06-01 ... 2026-10-21 the SDKs send): the wire format served is the
 # same for all of them, a malformed one is a 400
@@ -100,14 +100,14 @@ def parse_messages(raw: bytes, allow_unknown: bool = False) -> GenerationRequest
     chat.update({name: value for name, value in optional.items() if value is not None})
     if body.stream:
         chat["stream_options"] = {"include_usage": True}
-    return _as_anthropic(parse_chat(chat_body(chat)), body)
+    return _as_anthropic(chat_fields_request(chat), body)
 
 
 def parse_count_tokens(raw: bytes) -> GenerationRequest:
     """A /v1/messages/count_tokens body: the prompt a Messages request with it would have."""
     body: CountTokensRequest = validate_body(CountTokensRequest, raw)
     refuse_declared(body, REFUSED)
-    return _as_anthropic(parse_chat(chat_body(chat_fields(body))), body)
+    return _as_anthropic(chat_fields_request(chat_fields(body)), body)
 
 
 def _as_anthropic(request: GenerationRequest, body) -> GenerationRequest:

@@ -8,8 +8,9 @@ usage, finish, error) into its bytes, streamed and not (gateway/dialects/wire_fo
 sinks and logging are the core's, once for every dialect.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from gateway.core.errors import APIError
 from gateway.core.generation_request import GenerationRequest
@@ -29,3 +30,8 @@ class Dialect:
     error_body: Callable[[APIError], dict] = openai_error_body
     stream_media_type: str = "text/event-stream"
     check_headers: Callable[[Mapping[str, str]], None] | None = None  # its required headers
+    # state only this dialect keeps (Responses' stored responses: the app's RESPONSES store):
+    # `continue_from(store, tenant, request)` before the prompt is prepared, and
+    # `keep(store, tenant, writer, request, private)` after an answer given in full
+    continue_from: Callable[[Any, str, GenerationRequest], Awaitable[None]] | None = None
+    keep: Callable[[Any, str, ResponseFormat, GenerationRequest, bool], Awaitable[None]] | None = None

@@ -30,13 +30,13 @@ import orjson
 from gateway.core.body_validation import validate_body
 from gateway.core.errors import APIError, invalid
 from gateway.core.generation_request import GenerationRequest
-from gateway.dialects.chat_body import chat_body, refuse_declared
 from gateway.dialects.dialect import Dialect
 from gateway.dialects.ollama_events import OllamaChatFormat, OllamaGenerateFormat
 from gateway.dialects.ollama_models import ChatRequest, GenerateRequest, Message, Options
 from gateway.dialects.ollama_show import served_name
-from gateway.dialects.openai_chat import parse_chat
-from gateway.dialects.openai_completions import parse_completion
+from gateway.dialects.openai_chat_request import chat_fields_request
+from gateway.dialects.openai_completion_request import completion_fields_request
+from gateway.dialects.refused_fields import refuse_declared
 
 NEUTRAL = {"typical_p": 1.0}
 GENERATE_REFUSED = {"template": "the model's own chat template is used"}
@@ -82,14 +82,14 @@ def _completion_request(body: GenerateRequest) -> GenerationRequest:
     del completion["messages"]
     num_ctx = completion.pop("num_ctx", None)
     completion.pop("reasoning_effort", None)  # a raw prompt has no template to switch
-    request = parse_completion(chat_body({**completion, "prompt": body.prompt}))
+    request = completion_fields_request({**completion, "prompt": body.prompt})
     request.num_ctx, request.suffix = num_ctx, body.suffix or None
     return request
 
 
 def _chat_request(fields: dict) -> GenerationRequest:
     num_ctx = fields.pop("num_ctx", None)
-    request = parse_chat(chat_body(fields))
+    request = chat_fields_request(fields)
     request.num_ctx = num_ctx
     request.reasoning_field = "think"
     return request

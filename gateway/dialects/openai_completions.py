@@ -1,33 +1,13 @@
-"""The OpenAI completions dialect: POST /v1/completions bodies into the core request, and core
-events into `text_completion` objects and chunks."""
+"""The OpenAI completions dialect: POST /v1/completions bodies into the core request
+(gateway/dialects/openai_completion_request.py), and core events into `text_completion` objects
+and chunks."""
 
 from typing import Any
 
-from gateway.backends.client_request import client_fields
-from gateway.core.body_validation import validate_body
-from gateway.core.errors import invalid
-from gateway.core.generation_request import GenerationRequest
 from gateway.dialects.dialect import Dialect
-from gateway.dialects.openai_models import CompletionRequest, LenientCompletionRequest
-from gateway.dialects.openai_sampling import sampling_request
+from gateway.dialects.openai_completion_request import parse_completion
 from gateway.dialects.wire_format import ResponseFormat
 from gateway.output.token_sink import TextEvent
-
-
-def parse_completion(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:
-    model = LenientCompletionRequest if allow_unknown else CompletionRequest
-    body: CompletionRequest = validate_body(model, raw)
-    prompt = body.prompt
-    one = isinstance(prompt, str) or (bool(prompt) and isinstance(prompt[0], int))
-    request = sampling_request(body, messages=None, prompts=[prompt] if one else list(prompt))
-    request.logprobs = body.logprobs is not None
-    request.top_logprobs = body.logprobs or 0
-    request.echo = body.echo
-    request.return_token_ids = body.return_token_ids
-    request.client_fields = client_fields(body)
-    if body.max_tokens == 0 and not body.echo:
-        raise invalid("'max_tokens' may be 0 only with 'echo': true.", "max_tokens")
-    return request
 
 
 class CompletionFormat(ResponseFormat):

@@ -15,9 +15,8 @@ from typing import Any
 from gateway.core.body_validation import validate_body
 from gateway.core.errors import invalid
 from gateway.core.generation_request import GenerationRequest
-from gateway.dialects.chat_body import chat_body, refuse_declared
 from gateway.dialects.dialect import Dialect
-from gateway.dialects.openai_chat import parse_chat
+from gateway.dialects.openai_chat_request import chat_fields_request
 from gateway.dialects.openai_responses_events import ResponsesFormat
 from gateway.dialects.openai_responses_models import (
     INCLUDABLE,
@@ -27,6 +26,8 @@ from gateway.dialects.openai_responses_models import (
     ResponsesRequest,
     TextFormat,
 )
+from gateway.dialects.openai_responses_previous import ResponsesFields, continue_stored, keep
+from gateway.dialects.refused_fields import refuse_declared
 
 REFUSED = {  # declared, not implemented: the field and why
     "background": "background responses are not supported",
@@ -65,11 +66,13 @@ def parse_responses(raw: bytes, allow_unknown: bool = False) -> GenerationReques
     _add_tools(chat, body)
     if body.text is not None and body.text.format is not None:
         chat["response_format"] = _response_format(body.text.format)
-    request = parse_chat(chat_body(chat))
-    request.previous_response_id = body.previous_response_id
-    request.store = body.store is not False
+    request = chat_fields_request(chat)
     request.max_tool_calls = body.max_tool_calls
-    request.instructions = body.instructions or None
+    request.dialect_fields = ResponsesFields(
+        store=body.store is not False,
+        previous_response_id=body.previous_response_id,
+        instructions=body.instructions or None,
+    )
     request.reasoning_field, request.reasoning_optional = "reasoning.effort", True  # as OpenAI: ignored
     return request
 
@@ -172,4 +175,11 @@ def _response_format(fmt: TextFormat) -> dict:
     return {"type": "json_schema", "json_schema": {k: v for k, v in spec.items() if v is not None}}
 
 
-OPENAI_RESPONSES = Dialect("openai.responses", "responses", parse_responses, ResponsesFormat)
+OPENAI_RESPONSES = Dialect(
+    "openai.responses",
+    "responses",
+    parse_responses,
+    ResponsesFormat,
+    continue_from=continue_stored,
+    keep=keep,
+)

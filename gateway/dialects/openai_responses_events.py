@@ -171,6 +171,7 @@ class ResponsesFormat(ResponseFormat):
 
     def _response(self, status: str, output: list[dict], generation: Generation | None) -> dict:
         request = self.request
+        fields = request.dialect_fields  # gateway/dialects/openai_responses_previous.py
         return {
             "id": self.id,
             "object": "response",
@@ -180,7 +181,7 @@ class ResponsesFormat(ResponseFormat):
             "output": output,
             "error": None,
             "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
-            "instructions": request.instructions,
+            "instructions": fields.instructions,
             "metadata": request.metadata or {},
             "parallel_tool_calls": request.parallel_tool_calls,
             "temperature": request.temperature,
@@ -189,8 +190,8 @@ class ResponsesFormat(ResponseFormat):
             if request.tool_choice != "function"
             else {"type": "function", "name": request.tool_name},
             "tools": [{"type": "function", **t["function"]} for t in request.tools],
-            "store": request.store,
-            "previous_response_id": request.previous_response_id,
+            "store": fields.store,
+            "previous_response_id": fields.previous_response_id,
             "max_tool_calls": request.max_tool_calls,
             "max_output_tokens": request.max_tokens,
             "top_logprobs": request.top_logprobs,

@@ -5,7 +5,7 @@ remembers, per key, the node that last served one and how long that prompt was. 
 counts that node as holding the prefix (as many leading tokens as the shorter of the two
 prompts, less one), so its predicted first token is sooner and it wins unless it is busy
 enough to lose anyway: affinity through the latency model, not a pin. Keys are scoped by the
-cache salt (tenant and privacy class, gateway/request/sender_context.py): one tenant's key never moves
+cache salt (tenant and privacy class, gateway/dispatch/prefix_cache.py): one tenant's key never moves
 another's requests. At most MAX_KEYS are kept, the least recently used dropped first.
 """
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 import orjson
 
 from gateway.backends.client_request import ClientRequest
-from gateway.dispatch.choice_launch import node_request
 from gateway.privacy.outbound import outbound_texts
 from gateway.request.prepared_request import PreparedRequest
 from gateway.tools.tool_call_formats import tool_call_format
@@ -54,3 +53,37 @@ class OutboundRequest:
         client = [self.client.fields, self.client.structured_outputs]
         fields = orjson.dumps(client, option=orjson.OPT_SORT_KEYS)
         return b"\x00".join([*parts, fields])
+
+
+def node_request(prepared: PreparedRequest, index: int, cache_salt: str) -> pb.GenerateRequest:
+    body = prepared.body
+    sampling = pb.SamplingParams(
+        temperature=body.temperature,
+        top_p=body.top_p,
+        top_k=max(0, body.top_k),  # -1 (vLLM's "off") is the proto's 0
+        min_p=body.min_p,
+        repetition_penalty=body.repetition_penalty,
+        max_tokens=prepared.max_tokens,
+        presence_penalty=body.presence_penalty,
+        frequency_penalty=body.frequency_penalty,
+        stop_token_ids=body.stop_token_ids,
+        logprobs=body.top_logprobs,
+        ignore_eos=body.ignore_eos,
+        structured_output=prepared.structured_output,
+        logit_bias=body.logit_bias,
+        min_tokens=body.min_tokens,
+    )
+    if body.seed is not None:  # OpenAI takes any int64 seed; each prompt's samples count from it
+        sampling.seed = (body.seed + index % body.n) % 2**64
+    if body.echo and body.logprobs:
+        sampling.prompt_logprobs = body.top_logprobs
+    return pb.GenerateRequest(
+        request_id=f"{prepared.request_id}-{index}",
+        model=prepared.model.name,
+        prompt_token_ids=prepared.choice_prompt(index),
+        sampling=sampling,
+        priority=body.priority,
+        cache_salt=cache_salt,
+        ttft_target_ms=(prepared.context.targets.ttft_s or 0.0) * 1000,
+        tpot_target_ms=(prepared.context.targets.tpot_s or 0.0) * 1000,
+    )

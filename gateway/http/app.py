@@ -40,7 +40,7 @@ from gateway.privacy import stage_status
 from gateway.privacy.ledger import PrivacyLedger, default_ledger_path
 from gateway.privacy.ledger_redis import default_ledger_id, open_redis_ledger
 from gateway.serving import app_keys
-from gateway.serving.handler import endpoint
+from gateway.serving.handler import DISPATCHER, endpoint
 from shared import redis_client
 from shared.redis_keys import RedisKeys
 from shared.structured_output import GrammarError
@@ -62,7 +62,7 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     }
     app[app_keys.BACKENDS] = list(extra_backends or [])
     app[app_keys.METRICS] = GatewayMetrics.create()
-    app[app_keys.DISPATCHER] = Dispatcher(
+    app[DISPATCHER] = Dispatcher(
         app[app_keys.BACKENDS], config.routing, app[app_keys.METRICS], random.Random(), _ledger(config)
     )
     app[app_keys.KEYS] = KeyStore(config.api_keys)
@@ -157,12 +157,12 @@ async def _backends(app: web.Application):
         retention_s = config.responses_retention_hours * 3600
         app[app_keys.RESPONSES] = RedisResponseStore(client, config.redis_prefix, retention_s)
         if config.privacy_ledger_store == "redis":
-            app[app_keys.DISPATCHER].ledger = await _redis_ledger(config, client)
+            app[DISPATCHER].gate.ledger = await _redis_ledger(config, client)
     for backend in backends:
         await backend.start()
     await asyncio.to_thread(prepare_to_serve, app)  # the detector stages report before requests
     yield
-    ledger = app[app_keys.DISPATCHER].ledger
+    ledger = app[DISPATCHER].gate.ledger
     if ledger is not None:
         await ledger.aclose()
     for backend in backends:

@@ -27,7 +27,7 @@ from gateway.dialects.openai_models import TOKEN_IDS
 from gateway.routing.policy import route
 from gateway.routing.route_types import Outcome, RouteRequest
 from gateway.serving import app_keys
-from gateway.serving.admission import admit, authorized_model
+from gateway.serving.admission import admit, authorized_model, request_key
 
 MAX_INPUTS = 2048
 EMBED_TIMEOUT_S = 120.0
@@ -47,7 +47,7 @@ class EmbeddingRequest(Strict):
 
 
 async def create_embeddings(request: web.Request) -> web.Response:
-    request.app[app_keys.KEYS].authenticate(request)  # before the body is read
+    request_key(request)  # before the body is read
     body: EmbeddingRequest = validate_body(EmbeddingRequest, await request.read())
     if body.dimensions is not None:
         raise invalid("'dimensions' is not supported: embeddings have the model's own size.", "dimensions")

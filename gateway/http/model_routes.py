@@ -19,9 +19,9 @@ from gateway.core.strict_model import JSONInt
 from gateway.dialects.anthropic_model_list import anthropic_model, anthropic_model_page
 from gateway.dialects.openai_models import ChatMessage, Strict
 from gateway.prompt.chat_prompt import chat_prompt_ids
-from gateway.request.prepared_request import refuse_beyond_any_context
+from gateway.request.prompt_tokens import refuse_beyond_any_context
 from gateway.serving import app_keys
-from gateway.serving.admission import authorized_model
+from gateway.serving.admission import authorized_model, request_key
 
 
 class TokenizeCompletionRequest(Strict):
@@ -60,7 +60,7 @@ def _model_card(model: ServedModel) -> dict:
 
 
 async def list_models(request: web.Request) -> web.Response:
-    key = request.app[app_keys.KEYS].authenticate(request)
+    key = request_key(request)
     models = [
         m
         for m in request.app[app_keys.MODELS].values()
@@ -131,7 +131,7 @@ async def tokenizer_info(request: web.Request) -> web.Response:
 
 def _allowed_model(request: web.Request, name: str | None) -> ServedModel:
     """The named model, or with no name the only one the key may use."""
-    key = request.app[app_keys.KEYS].authenticate(request)
+    key = request_key(request)
     models = request.app[app_keys.MODELS]
     if name is None:
         usable = [m for m in models if key is None or key.allowed_models is None or m in key.allowed_models]

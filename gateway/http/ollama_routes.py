@@ -22,7 +22,7 @@ from gateway.dialects.ollama_show import listed_name, served_name, shown
 from gateway.http.embeddings_route import embed
 from gateway.http.unknown_routes import unknown_route
 from gateway.serving import app_keys
-from gateway.serving.admission import authorized_model
+from gateway.serving.admission import authorized_model, request_key
 from gateway.serving.handler import endpoint, serve
 
 API_VERSION = "0.12.0"  # the Ollama API this gateway speaks (what clients check features against)
@@ -37,7 +37,7 @@ def _json(body: dict) -> web.Response:
 
 async def generate(request: web.Request) -> web.StreamResponse:
     """/api/generate: an empty prompt loads the model (Ollama's preload), else a generation."""
-    request.app[app_keys.KEYS].authenticate(request)
+    request_key(request)
     body = validate_body(GenerateRequest, await request.read())  # the core reads it again, cached
     if body.prompt:
         return await serve(request, OLLAMA_GENERATE)
@@ -93,7 +93,7 @@ def _iso(seconds: int) -> str:
 
 
 def _usable(request: web.Request) -> list[ServedModel]:
-    key = request.app[app_keys.KEYS].authenticate(request)
+    key = request_key(request)
     models = request.app[app_keys.MODELS].values()
     return [m for m in models if key is None or key.allowed_models is None or m.name in key.allowed_models]
 
@@ -124,7 +124,7 @@ async def show(request: web.Request) -> web.Response:
 
 
 async def embed_inputs(request: web.Request) -> web.Response:
-    request.app[app_keys.KEYS].authenticate(request)
+    request_key(request)
     body = validate_body(EmbedRequest, await request.read())
     if body.dimensions is not None:
         raise invalid("'dimensions' is not supported: embeddings have the model's own size.", "dimensions")
@@ -136,7 +136,7 @@ async def embed_inputs(request: web.Request) -> web.Response:
 
 async def embed_prompt(request: web.Request) -> web.Response:
     """/api/embeddings, the older form: one prompt, one `embedding`."""
-    request.app[app_keys.KEYS].authenticate(request)
+    request_key(request)
     body = validate_body(LegacyEmbeddingRequest, await request.read())
     embedded = await embed(request, served_name(body.model), [body.prompt])
     return web.Response(

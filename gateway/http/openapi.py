@@ -15,7 +15,7 @@ from gateway.dialects.openai_response_models import (
     EmbeddingList,
     ErrorResponse,
 )
-from gateway.dialects.openai_responses import ResponsesRequest
+from gateway.dialects.openai_responses_models import ResponsesRequest
 from gateway.http.embeddings_route import EmbeddingRequest
 
 REF = "#/components/schemas/{model}"

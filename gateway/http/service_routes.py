@@ -6,6 +6,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from gateway.privacy import stage_status
 from gateway.serving import app_keys
+from gateway.serving.handler import DISPATCHER
 
 
 async def health_live(request: web.Request) -> web.Response:
@@ -16,7 +17,7 @@ async def health_ready(request: web.Request) -> web.Response:
     """Ready when a node is healthy and the privacy ledger (if kept) can store records: while it
     cannot, every request is refused, so the gateway is taken out of rotation until it can."""
     nodes = {b.state.node_id: b.state.healthy for b in request.app[app_keys.BACKENDS]}
-    ledger = request.app[app_keys.DISPATCHER].ledger
+    ledger = request.app[DISPATCHER].gate.ledger
     ledger_ok = ledger is None or await ledger.probe()
     ready = any(nodes.values()) and ledger_ok
     body = {"status": "ready" if ready else "unavailable", "nodes": nodes, "privacy_stages": stage_status()}

@@ -8,13 +8,12 @@ from aiohttp import web
 
 from gateway.core.off_loop import off_loop
 from gateway.dialects.anthropic_messages import ANTHROPIC_MESSAGES, parse_count_tokens
-from gateway.request.prepared_request import prompt_chars, prompt_ids, refuse_beyond_any_context
-from gateway.serving import app_keys
-from gateway.serving.admission import authorized_model
+from gateway.request.prompt_tokens import prompt_chars, prompt_ids, refuse_beyond_any_context
+from gateway.serving.admission import authorized_model, request_key
 
 
 async def count_tokens(request: web.Request) -> web.Response:
-    request.app[app_keys.KEYS].authenticate(request)
+    request_key(request)
     ANTHROPIC_MESSAGES.check_headers(request.headers)
     raw = await request.read()
     body = parse_count_tokens(raw)

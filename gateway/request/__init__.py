@@ -1,5 +1,6 @@
-"""A generation request as it is prepared for routing: who sent it and what it asks of routing
-(sender_context.py, set from its headers by context_headers.py) and the request ready to route, with
-its served model and prompt token ids (prepared_request.py).
+"""A generation request as it is prepared for routing: the request ready to route, with its served
+model, its prompt token ids and its context, who sent it and what it asks of routing
+(prepared_request.py); the prompts templated and tokenized against the context window
+(prompt_tokens.py); the context read from the request's headers and key (context_headers.py).
 
-May import: core/, prompt/, tools/, access/, config/, privacy/, routing/."""
+May import: core/, prompt/, tools/, config/, privacy/, routing/."""

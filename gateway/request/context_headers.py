@@ -1,14 +1,14 @@
 """What a request's headers ask of routing: its privacy class and its latency targets, with the
-API key's and the [routing] section's defaults (gateway/request/sender_context.py holds the result)."""
+API key's and the [routing] section's defaults (the RequestContext of
+gateway/request/prepared_request.py)."""
 
 import math
 
 from aiohttp import web
 
-from gateway.access.api_keys import ApiKey
-from gateway.config.gateway_config import GatewayConfig, RoutingPolicy
+from gateway.config.gateway_config import ApiKey, GatewayConfig, RoutingPolicy
 from gateway.core.errors import invalid
-from gateway.request.sender_context import ANONYMOUS_TENANT, RequestContext
+from gateway.request.prepared_request import ANONYMOUS_TENANT, RequestContext
 from gateway.routing.route_types import LatencyTargets
 
 PRIVACY_HEADER = "X-Hybridgw-Privacy"

@@ -1,19 +1,31 @@
-"""Who may use what, once for every endpoint: the request's key, the model it names (404 when not
-served, 403 when the key may not use it), and admission under the key's limits (429)."""
+"""Who may use what, once for every endpoint: the request's key (authenticated once per request,
+whichever endpoint and core path asks), the model it names (404 when not served, 403 when the key
+may not use it), and admission under the key's limits (429)."""
 
 import math
 
 from aiohttp import web
 
-from gateway.access.api_keys import ApiKey, check_model_allowed
+from gateway.access.api_keys import check_model_allowed
+from gateway.config.gateway_config import ApiKey
 from gateway.core.errors import APIError, model_not_found
 from gateway.core.served_model import ServedModel
 from gateway.serving import app_keys
 
+KEY = web.RequestKey("api_key", object)  # the request's ApiKey or None, once authenticated
+
+
+def request_key(request: web.Request) -> ApiKey | None:
+    """The request's key (None on an open gateway): authenticated at the first call (a 401 when
+    it is missing or wrong), read back at every later one."""
+    if KEY not in request:
+        request[KEY] = request.app[app_keys.KEYS].authenticate(request)
+    return request[KEY]
+
 
 def authorized_model(request: web.Request, name: str) -> tuple[ApiKey | None, ServedModel]:
     """The request's key (None on an open gateway) and the served model it names."""
-    key = request.app[app_keys.KEYS].authenticate(request)
+    key = request_key(request)
     model = request.app[app_keys.MODELS].get(name)
     if model is None:
         raise model_not_found(name)

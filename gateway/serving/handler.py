@@ -23,19 +23,22 @@ from gateway.backends.base import BackendError
 from gateway.core.errors import APIError
 from gateway.core.off_loop import off_loop
 from gateway.dialects.dialect import Dialect
-from gateway.dialects.openai_responses_previous import continue_stored, keep
+from gateway.dispatch.dispatcher import Dispatcher
 from gateway.observability.request_ids import new_request_id
 from gateway.output.generation import ClientGone, Generation
 from gateway.prompt.structured_output_fields import compiled_grammar
 from gateway.request.context_headers import request_context
-from gateway.request.prepared_request import PreparedRequest, prepare, prompt_chars, refuse_beyond_any_context
+from gateway.request.prepared_request import PreparedRequest
+from gateway.request.prompt_tokens import prepare, prompt_chars, refuse_beyond_any_context
 from gateway.serving import app_keys
-from gateway.serving.admission import admit, authorized_model
+from gateway.serving.admission import admit, authorized_model, request_key
 from gateway.serving.collect_writer import CollectingSink
 from gateway.serving.request_log import annotate, logged_fields, record, record_abandoned
 from gateway.serving.stream_writer import StreamSink
 from gateway.tools.tool_request import output_constraint
 from shared.telemetry import extract_context, forwarded_context, recording, tracer
+
+DISPATCHER = web.AppKey("dispatcher", Dispatcher)  # set up by create_app
 
 
 def endpoint(dialect: Dialect, handler=None):
@@ -90,7 +93,7 @@ async def _answer(
     output = StreamSink(request, fmt, dialect.stream_media_type, compress) if body.stream else None
     collected = CollectingSink(prepared.num_choices)
     try:
-        generation = await app[app_keys.DISPATCHER].start(prepared, output or collected)
+        generation = await app[DISPATCHER].start(prepared, output or collected)
     except asyncio.CancelledError:  # the client left before the first token: still one log line
         record_abandoned(prepared.request_id, prepared.model.name, prepared.num_prompt_tokens, started)
         raise
@@ -100,8 +103,8 @@ async def _answer(
     try:
         if output is not None:
             outcome = await _stream(output, generation)
-            if outcome == "ok" and body.store:
-                await _keep(app, prepared, fmt, generation)
+            if outcome == "ok":
+                await _keep(app, prepared, dialect, fmt, generation)
             return output.response
         try:
             await generation.wait()
@@ -115,8 +118,7 @@ async def _answer(
         if app[app_keys.CONFIG].compress_responses:
             response.enable_compression()
         outcome = "ok"
-        if body.store:
-            await _keep(app, prepared, fmt, generation)
+        await _keep(app, prepared, dialect, fmt, generation)
         return response
     except asyncio.CancelledError:  # the client left (aiohttp cancels its handler)
         outcome = "cancelled"
@@ -138,7 +140,7 @@ async def _prepare(
     """Authenticated, parsed, the prompt templated and tokenized, admitted under the key's limits."""
     app = request.app
     config = app[app_keys.CONFIG]
-    app[app_keys.KEYS].authenticate(request)  # before the body is read
+    request_key(request)  # before the body is read
     if dialect.check_headers is not None:
         dialect.check_headers(request.headers)
     raw = await request.read()
@@ -146,7 +148,8 @@ async def _prepare(
     body.clamp_max_tokens = body.clamp_max_tokens and not config.strict_max_tokens  # [dialects]
     key, model = authorized_model(request, body.model)
     context = request_context(request, key, config)
-    await continue_stored(app[app_keys.RESPONSES], context.tenant, body)  # previous_response_id
+    if dialect.continue_from is not None:  # Responses' previous_response_id
+        await dialect.continue_from(app[app_keys.RESPONSES], context.tenant, body)
     refuse_beyond_any_context(
         model, prompt_chars(body), "messages" if body.messages is not None else "prompt"
     )
@@ -176,13 +179,14 @@ async def _stream(output: StreamSink, generation: Generation) -> str:
     return "ok"
 
 
-async def _keep(app: web.Application, prepared: PreparedRequest, fmt, generation: Generation) -> None:
-    """A stored response: the conversation through this answer
-    (gateway/dialects/openai_responses_previous.py)."""
-    answer, private = fmt.answer_messages(), generation.privacy.is_private
-    response = getattr(fmt, "answered", None)  # Responses: the response object as answered
-    store, tenant = app[app_keys.RESPONSES], prepared.context.tenant
-    await keep(store, tenant, fmt.id, prepared.body, answer, private, response)
+async def _keep(
+    app: web.Application, prepared: PreparedRequest, dialect: Dialect, fmt, generation: Generation
+) -> None:
+    """What the dialect keeps of an answer given in full (Responses with `store`: the conversation
+    through it, gateway/dialects/openai_responses_previous.py)."""
+    if dialect.keep is not None:
+        private = generation.privacy.is_private
+        await dialect.keep(app[app_keys.RESPONSES], prepared.context.tenant, fmt, prepared.body, private)
 
 
 def _where(generation: Generation) -> dict[str, str]:

@@ -10,8 +10,8 @@ import openai
 import pytest
 import redis.asyncio as aioredis
 
-from gateway.access.api_keys import ApiKey
 from gateway.access.rate_limit import RedisRateLimiter
+from gateway.config.gateway_config import ApiKey
 from shared.redis_keys import RedisKeys
 from tests.cloud.test_worker import RunningWorker, _read_reply, _request
 from tests.fixtures.edge_node import free_port

@@ -18,8 +18,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from cloud.engine.llm_engine import LLMEngine
 from cloud.worker.redis_worker import CloudWorker
 from formats.ggml_types import GGMLType
-from gateway.access.api_keys import ApiKey, hash_key
-from gateway.config.gateway_config import GatewayConfig, ModelEntry
+from gateway.access.api_keys import hash_key
+from gateway.config.gateway_config import ApiKey, GatewayConfig, ModelEntry
 from gateway.config.toml_file import load_config
 from gateway.observability.metrics import GatewayMetrics
 from shared.async_engine import AsyncEngine

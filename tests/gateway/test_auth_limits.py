@@ -4,9 +4,9 @@ import aiohttp
 import pytest
 import redis.asyncio as aioredis
 
-from gateway.access.api_keys import ApiKey, hash_key
+from gateway.access.api_keys import hash_key
 from gateway.access.rate_limit import LocalRateLimiter, RedisRateLimiter
-from gateway.config.gateway_config import GatewayConfig, ModelEntry
+from gateway.config.gateway_config import ApiKey, GatewayConfig, ModelEntry
 from gateway.privacy import PrivacyMode
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config
 
@@ -66,7 +66,7 @@ async def test_token_bucket_limits(kind, redis_url, redis_keys):
 
 
 def test_keys_file(tmp_path):
-    from gateway.access.keys_file import KeysFileError, load_keys
+    from gateway.config.keys_file import KeysFileError, load_keys
 
     good = tmp_path / "keys.toml"
     good.write_text(

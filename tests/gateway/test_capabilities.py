@@ -10,8 +10,8 @@ import pytest
 from gateway.config.gateway_config import UpstreamEntry
 from gateway.core.capabilities import OWN_NODE, request_needs, upstream_capabilities
 from gateway.core.errors import APIError
-from gateway.dialects.openai_chat import parse_chat
-from gateway.dialects.openai_completions import parse_completion
+from gateway.dialects.openai_chat_request import parse_chat
+from gateway.dialects.openai_completion_request import parse_completion
 from gateway.privacy import PrivacyMode, classify
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_state import NodeState

@@ -3,8 +3,8 @@ configured; preflights answered and every response to an allowed origin marked, 
 
 import aiohttp
 
-from gateway.access.api_keys import ApiKey, hash_key
-from gateway.config.gateway_config import GatewayConfig, ModelEntry
+from gateway.access.api_keys import hash_key
+from gateway.config.gateway_config import ApiKey, GatewayConfig, ModelEntry
 from gateway.core.served_model import ServedModel
 from gateway.prompt.chat_prompt import chat_prompt_ids
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config

@@ -14,6 +14,7 @@ import aiohttp
 from formats.tokenizer import GGUFTokenizer
 from gateway.config.gateway_config import GatewayConfig, ModelEntry, RoutingPolicy
 from gateway.serving import app_keys
+from gateway.serving.handler import DISPATCHER
 from shared.proto import inference_pb2 as pb
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config, greedy_text
 
@@ -198,7 +199,7 @@ async def test_a_node_failing_mid_stream_ends_it_with_an_error_event_not_a_cut(m
         expected = GGUFTokenizer.from_file(model_path).decode(list(DyingNode.TOKENS[:2]), skip_special=True)
         assert text == expected
         assert dying.state.cooldown_until == 0.0  # one failure: counted, not taken out
-        assert gateway.runner.app[app_keys.DISPATCHER].failures.breakers["broken"].num_failures == 1
+        assert gateway.runner.app[DISPATCHER].failures.breakers["broken"].num_failures == 1
         unstreamed = {**body, "stream": False}
         async with session.post(f"{gateway.url}/v1/chat/completions", json=unstreamed) as response:
             assert response.status == 502 and (await response.json())["error"]["type"] == "server_error"

@@ -5,8 +5,8 @@ import asyncio
 
 import openai
 
-from gateway.access.api_keys import ApiKey, hash_key
-from gateway.config.gateway_config import GatewayConfig, ModelEntry
+from gateway.access.api_keys import hash_key
+from gateway.config.gateway_config import ApiKey, GatewayConfig, ModelEntry
 from gateway.serving import app_keys
 from tests.cloud.test_worker import RunningWorker
 from tests.fixtures.gateway_app import Gateway, edge_config

@@ -8,14 +8,14 @@ from google.protobuf.descriptor import FieldDescriptor
 
 from formats.ggml_types import GGMLType
 from gateway.core.served_model import ServedModel
-from gateway.dialects.openai_chat import parse_chat
-from gateway.dialects.openai_completions import parse_completion
+from gateway.dialects.openai_chat_request import parse_chat
+from gateway.dialects.openai_completion_request import parse_completion
 from gateway.dispatch.outbound_messages import OutboundRequest
 from gateway.privacy import PrivacyMode, classify
 from gateway.privacy.outbound import INTEGER_TYPES, outbound_texts
 from gateway.prompt.structured_output_fields import compiled_grammar
-from gateway.request.prepared_request import PreparedRequest, prepare
-from gateway.request.sender_context import RequestContext
+from gateway.request.prepared_request import PreparedRequest, RequestContext
+from gateway.request.prompt_tokens import prepare
 from gateway.tools.tool_request import tool_constraint
 from shared.proto import inference_pb2 as pb
 from tests.fixtures.tiny_models import config_for, write_tiny_model

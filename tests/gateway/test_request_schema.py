@@ -8,13 +8,12 @@ import json
 import pytest
 
 from gateway.core.errors import APIError
-from gateway.dialects.openai_chat import parse_chat
-from gateway.dialects.openai_completions import parse_completion
+from gateway.dialects.openai_chat_request import parse_chat
+from gateway.dialects.openai_completion_request import parse_completion
 from gateway.dialects.openai_models import NOT_IMPLEMENTED
 from gateway.dialects.openai_response_models import ChatCompletion, ChatCompletionChunk, Completion
-from gateway.dispatch.choice_launch import node_request
-from gateway.request.prepared_request import PreparedRequest
-from gateway.request.sender_context import RequestContext
+from gateway.dispatch.outbound_messages import node_request
+from gateway.request.prepared_request import PreparedRequest, RequestContext
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config
 
 CHAT = {"model": "tiny", "messages": [{"role": "user", "content": "hi"}]}
@@ -173,7 +172,7 @@ def test_latency_targets_reach_the_node_and_its_engine_request(model_path):
 def test_logit_bias_and_min_tokens_reach_the_node_and_are_checked_against_the_model(model_path):
     from gateway.core.served_model import ServedModel
     from gateway.privacy import PrivacyMode
-    from gateway.request.prepared_request import prepare
+    from gateway.request.prompt_tokens import prepare
 
     model = ServedModel.load("tiny", model_path)
     body = parse_chat(_chat(logit_bias={"5": 100, "7": -100}, min_tokens=3, max_tokens=8))

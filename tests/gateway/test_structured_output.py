@@ -11,8 +11,8 @@ from pydantic import BaseModel, Field
 
 from gateway.core.errors import APIError
 from gateway.core.served_model import ServedModel
-from gateway.dialects.openai_chat import parse_chat
-from gateway.dialects.openai_completions import parse_completion
+from gateway.dialects.openai_chat_request import parse_chat
+from gateway.dialects.openai_completion_request import parse_completion
 from gateway.prompt.structured_output_fields import compiled_grammar
 from shared.structured_output import StructuredOutputsParams
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config

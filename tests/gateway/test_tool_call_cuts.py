@@ -9,7 +9,7 @@ import pytest
 
 from formats.ggml_types import GGMLType
 from gateway.core.served_model import ServedModel
-from gateway.dialects.openai_chat import parse_chat
+from gateway.dialects.openai_chat_request import parse_chat
 from gateway.tools.tool_call_formats import HERMES, LLAMA3_JSON, MISTRAL, ParsedCall
 from gateway.tools.tool_call_parser import ToolCallParser
 from gateway.tools.tool_request import output_constraint, tool_constraint

@@ -13,7 +13,7 @@ from formats.ggml_types import GGMLType
 from gateway.config.gateway_config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from gateway.core.errors import APIError
 from gateway.core.served_model import ServedModel
-from gateway.dialects.openai_chat import parse_chat
+from gateway.dialects.openai_chat_request import parse_chat
 from gateway.tools.tool_call_formats import HERMES, LLAMA3_JSON, MISTRAL, ParsedCall, tool_call_format
 from gateway.tools.tool_call_parser import ToolCallParser
 from gateway.tools.tool_request import template_input, tool_constraint

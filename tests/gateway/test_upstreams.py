@@ -107,6 +107,7 @@ async def test_an_upstream_failing_before_the_first_token_hands_the_request_on(
     )
     async with Gateway(_config(model_path, *upstreams)) as gw:
         from gateway.serving import app_keys
+        from gateway.serving.handler import DISPATCHER
         from tests.fixtures.polling import eventually
 
         backends = {b.state.node_id: b for b in gw.runner.app[app_keys.BACKENDS]}
@@ -117,7 +118,7 @@ async def test_an_upstream_failing_before_the_first_token_hands_the_request_on(
         )
         assert raw.headers["X-Hybridgw-Node"] == "peer"
         # tried, failed (its 503), the request handed on; one failure takes no node out
-        failures = gw.runner.app[app_keys.DISPATCHER].failures
+        failures = gw.runner.app[DISPATCHER].failures
         assert failures.breakers["broken"].num_failures == 1
         assert backends["broken"].state.cooldown_until == 0.0
 

@@ -1,27 +1,15 @@
-"""Who sent a request and what it asks of routing: the privacy inputs, the latency targets and
-the tenant, and what follows from them for the nodes' prefix caches.
+"""A request's prompt as the nodes' prefix caches see it: its cache salt and its chained block
+hashes, the prompt tokens each node is predicted to hold cached, and what a dispatch counts in
+flight there.
 
 A request's cache salt scopes every node's prefix cache (shared/prefix_hash.py): requests share
 cached prompt tokens only within one tenant and one privacy class, so a private prompt's cached
 blocks are never a hit for anyone else, and no tenant learns from timing what another sent."""
 
 import hashlib
-from dataclasses import dataclass, field
 
-from gateway.privacy import PrivacyMode
 from gateway.routing.node_state import NodeState
-from gateway.routing.route_types import LatencyTargets
 from shared.prefix_hash import block_hashes, num_cached_blocks
-
-ANONYMOUS_TENANT = ""  # requests without an API key
-
-
-@dataclass(frozen=True, slots=True)
-class RequestContext:
-    privacy_mode: PrivacyMode
-    privacy_header: str | None = None  # X-Hybridgw-Privacy
-    targets: LatencyTargets = field(default_factory=LatencyTargets)
-    tenant: str = ANONYMOUS_TENANT
 
 
 def cache_salt(tenant: str, is_private: bool) -> str:

@@ -7,7 +7,7 @@ A bad file fails at start with the field named."""
 import tomllib
 from pathlib import Path
 
-from gateway.access.api_keys import ApiKey
+from gateway.config.gateway_config import ApiKey
 from gateway.privacy import PrivacyMode
 
 FIELDS = {

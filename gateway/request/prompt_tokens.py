@@ -1,0 +1,93 @@
+"""The token ids of a request's prompts (the chat template applied to a chat's messages and
+tools) and the tokens left to generate, checked against the context window (the model's, or a
+smaller one the request asks for) and the vocabulary; and the cheap refusal of a prompt too long
+for any window before it is templated or tokenized."""
+
+import orjson
+
+from gateway.core.errors import ContextLimitExceeded, invalid
+from gateway.core.generation_request import GenerationRequest
+from gateway.core.served_model import ServedModel
+from gateway.prompt.chat_prompt import chat_prompt_ids
+from gateway.prompt.fill_in_middle import fim_prompt_ids
+from gateway.tools.tool_request import template_input
+
+
+def prompt_ids(model: ServedModel, request: GenerationRequest) -> list[list[int]]:
+    """Chat: the template's control tokens only (gateway/prompt/chat_prompt.py); a completion's text
+    prompt is text, special-token text included; token ids are taken as they are."""
+    if request.messages is not None:
+        messages, extra = template_input(model, request)
+        return [chat_prompt_ids(model, messages, extra)]
+    if request.suffix is not None:  # fill-in-the-middle (Ollama's suffix): one text prompt
+        return [fim_prompt_ids(model, request.prompts[0], request.suffix)]
+    tokenizer = model.tokenizer
+    return [
+        list(p) if isinstance(p, list) else tokenizer.encode(p, add_special=True, parse_special=False)
+        for p in request.prompts
+    ]
+
+
+# No tokenizer writes more characters per token on average: a prompt longer than the context
+# window times this cannot fit, and is refused before it is templated or tokenized
+MAX_CHARS_PER_TOKEN = 32
+
+
+def refuse_beyond_any_context(model: ServedModel, text_chars: int, param: str) -> None:
+    if text_chars > model.context_length * MAX_CHARS_PER_TOKEN:
+        raise invalid(
+            f"This model's maximum context length is {model.context_length} tokens; the prompt has "
+            f"{text_chars} characters, more than any prompt that fits.",
+            param,
+            "context_length_exceeded",
+        )
+
+
+def prompt_chars(request: GenerationRequest) -> int:
+    """The characters of the request's prompt text (messages and their tool calls, or prompts)."""
+    if request.messages is not None:
+        return len(orjson.dumps(request.messages, default=str))
+    return sum(len(p) for p in request.prompts if isinstance(p, str))
+
+
+def prepare(model: ServedModel, request: GenerationRequest) -> tuple[tuple[list[int], ...], int]:
+    """Every prompt's ids and the number of tokens to generate, checked against the context
+    window (the model's, or a smaller one the request asks for) and the vocabulary."""
+    window = context_window(model, request)
+    prompts = prompt_ids(model, request)
+    longest = max(prompts, key=len)
+    param = "messages" if request.messages else "prompt"
+    room = window - len(longest)
+    if not all(prompts):
+        raise invalid("A prompt must not be empty.", param)
+    if room < 1:
+        raise invalid(
+            f"This model's maximum context length is {window} tokens; the prompt has {len(longest)} tokens.",
+            param,
+            "context_length_exceeded",
+        )
+    _check_token_ids(model, request, prompts)
+    max_tokens = room if request.max_tokens is None else max(1, request.max_tokens)
+    if max_tokens > room:
+        if not request.clamp_max_tokens:
+            raise ContextLimitExceeded(len(longest), max_tokens, window)
+        max_tokens = room  # the answer ends where the window does: finish_reason "length"
+    if request.min_tokens > max_tokens:
+        raise invalid(f"'min_tokens' ({request.min_tokens}) exceeds max_tokens ({max_tokens}).", "min_tokens")
+    return tuple(prompts), max_tokens
+
+
+def context_window(model: ServedModel, request: GenerationRequest) -> int:
+    """The model's window, or the smaller one Ollama's options.num_ctx asks for (a larger one is
+    clamped to the model's, as Ollama clamps it to the window the model was trained with)."""
+    if request.num_ctx is None:
+        return model.context_length
+    return min(request.num_ctx, model.context_length)
+
+
+def _check_token_ids(model: ServedModel, request: GenerationRequest, prompts: list[list[int]]) -> None:
+    vocab = model.tokenizer.vocab_size
+    named = [("logit_bias", request.logit_bias), ("stop_token_ids", request.stop_token_ids)]
+    for name, ids in [*named, *(("prompt", p) for p in prompts)]:
+        if any(i >= vocab for i in ids):
+            raise invalid(f"'{name}' holds token ids outside this model's vocabulary of {vocab}.", name)
