@@ -110,7 +110,7 @@ def _edge_node(app: web.Application, model: str, num_tokens: int):
     embeddings, so only an on-prem node that computes them (gateway/capabilities.py)."""
     backends = app[app_keys.BACKENDS]
     request = RouteRequest(model, num_tokens, 0, True, needs=(EMBEDDINGS,))
-    policy = app[app_keys.CONFIG].routing.policy
+    policy = app[app_keys.CONFIG].routing.profile
     decision = route(request, [b.state for b in backends], time.monotonic(), random.Random(), policy)
     if decision.outcome is not Outcome.ROUTED:
         raise APIError(503, f"No edge node serving '{model}' can compute embeddings now.", "server_error")

@@ -61,7 +61,7 @@ class NodeFailures:
         each attempt, and the same node again (unless the failure took it out: then the router
         answers node_cooling_down)."""
         others = [n for n in others if n.node_id != node.node_id]
-        elsewhere = route(request, others, time.monotonic(), random.Random(0), self.policy.policy)
+        elsewhere = route(request, others, time.monotonic(), random.Random(0), self.policy.profile)
         if elsewhere.outcome is Outcome.ROUTED:
             excluded.add(node.node_id)
             self.metrics.retries.labels("other_node").inc()

@@ -30,7 +30,8 @@ from gateway.route_outcomes import raise_for_outcome
 from gateway.routing.dispatched_request import Dispatched
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_state import NodeState
-from gateway.routing.policy import predict, route
+from gateway.routing.policy import route
+from gateway.routing.prediction import predict
 from gateway.routing.route_types import Decision, Outcome, RouteRequest
 from gateway.routing.tier_preference import move_targets
 from gateway.text_stream import TextStream
@@ -77,7 +78,7 @@ class Dispatcher:
         for attempt in range(self.policy.max_attempts):
             candidates = [b for b in self.backends if b.state.node_id not in excluded]
             decision = route(
-                route_request, [b.state for b in candidates], time.monotonic(), self.rng, self.policy.policy
+                route_request, [b.state for b in candidates], time.monotonic(), self.rng, self.policy.profile
             )
             self.metrics.routed(decision.outcome.value, decision.reason)
             if decision.outcome is not Outcome.ROUTED:
@@ -195,7 +196,7 @@ class Dispatcher:
         if working:  # a hung node loses the request to any; a working one not to every node
             states = move_targets(here, states, request.targets.is_set)
         now = time.monotonic()
-        decision = route(request, states, now, random.Random(0), self.policy.policy)
+        decision = route(request, states, now, random.Random(0), self.policy.profile)
         if decision.outcome is not Outcome.ROUTED:
             return False
         if not working:
@@ -221,7 +222,7 @@ class Dispatcher:
         request = self._route_request(prepared, privacy, prompt)
         request = replace(request, prompt_tokens=num_tokens, needs=(*request.needs, CONTINUATION))
         others = [b.state for b in self.backends if b.state.node_id != failed]
-        decision = route(request, others, time.monotonic(), self.rng, self.policy.policy)
+        decision = route(request, others, time.monotonic(), self.rng, self.policy.profile)
         if decision.outcome is not Outcome.ROUTED:
             return None
         prediction = decision.prediction_for(decision.node_id)
