@@ -1,4 +1,5 @@
-"""The routing policy on its own: exact decisions for hand-made node states."""
+"""The router on its own (its "predicted" profile, the static ones): exact decisions for
+hand-made node states."""
 
 import random
 
