@@ -6,7 +6,7 @@ profile's (gateway/routing/profile.py)."""
 
 import random
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable
 
 from gateway.routing.node_state import NodeState
 from gateway.routing.prediction import predict
@@ -18,16 +18,17 @@ class Router:
     def __init__(
         self,
         profile: Profile,
-        nodes: Sequence[NodeState],
+        nodes: Callable[[], Iterable[NodeState]],
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`nodes`: the nodes' live states now (backends join as the gateway starts)."""
         self.profile, self.nodes, self.clock = profile, nodes, clock
         self.rng = rng if rng is not None else random.Random()
 
     def pick(self, request: RouteRequest, exclude: Collection[str] = ()) -> Decision:
         """Where the request goes now among the nodes not in `exclude` (ids), or why nowhere."""
-        nodes = [n for n in self.nodes if n.node_id not in exclude]
+        nodes = [n for n in self.nodes() if n.node_id not in exclude]
         return self.profile.decide(request, nodes, self.clock(), self.rng)
 
     def predict(self, node: NodeState, request: RouteRequest) -> Prediction:

@@ -31,7 +31,7 @@ def _starting_cloud(ready_in_s: float | None) -> NodeState:
 
 
 def _router(nodes: list[NodeState], clock: list[float], profile: str = "predicted") -> Router:
-    return Router(resolve_profile(profile), nodes, random.Random(0), clock=lambda: clock[0])
+    return Router(resolve_profile(profile), lambda: nodes, random.Random(0), clock=lambda: clock[0])
 
 
 CHAT = RouteRequest(MODEL, 100, 100, False, objective="ttft")

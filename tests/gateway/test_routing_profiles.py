@@ -53,7 +53,7 @@ def test_a_profile_of_ones_own_is_composed_from_plugin_names(tmp_path):
     assert [f.name for f in profile.filters] == ["serves-model", "private-on-edge", "healthy", "queue-bounds"]
     assert (profile.scorer.name, profile.picker.name) == ("load-ratio", "first-lowest")
     nodes = [_node("edge-1", NodeKind.EDGE, 3), _node("cloud-1", NodeKind.CLOUD, 1)]  # 3/4 and 1/4 busy
-    router = Router(profile, nodes, random.Random(0), clock=lambda: 0.0)
+    router = Router(profile, lambda: nodes, random.Random(0), clock=lambda: 0.0)
     decision = router.pick(RouteRequest(MODEL, 10, 10, False))
     assert (decision.outcome, decision.node_id, decision.reason) == (Outcome.ROUTED, "cloud-1", "least_busy")
     assert [p.node_id for p in decision.predictions] == ["edge-1", "cloud-1"]  # queue-bounds reads them
@@ -63,7 +63,7 @@ def test_a_profile_of_ones_own_is_composed_from_plugin_names(tmp_path):
 
 def test_pick_leaves_out_the_excluded_nodes():
     nodes = [_node("edge-1", NodeKind.EDGE, 0), _node("edge-2", NodeKind.EDGE, 0)]
-    router = Router(resolve_profile("round-robin"), nodes, random.Random(0), clock=lambda: 0.0)
+    router = Router(resolve_profile("round-robin"), lambda: nodes, random.Random(0), clock=lambda: 0.0)
     request = RouteRequest(MODEL, 10, 10, True)
     assert router.pick(request).node_id == "edge-1"
     assert router.pick(request, exclude={"edge-1"}).node_id == "edge-2"
