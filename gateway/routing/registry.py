@@ -15,8 +15,9 @@ from gateway.routing.filters.healthy import Healthy
 from gateway.routing.filters.private_on_edge import PrivateOnEdge
 from gateway.routing.filters.serves_model import ServesModel
 from gateway.routing.filters.taking import Taking
+from gateway.routing.pickers.first_lowest import FirstLowest
 from gateway.routing.pickers.latency_targets import LatencyTargets
-from gateway.routing.pickers.lowest import FirstLowest, RandomLowest
+from gateway.routing.pickers.random_lowest import RandomLowest
 from gateway.routing.plugin import Filter, Picker, Scorer
 from gateway.routing.scorers.load_ratio import LoadRatio
 from gateway.routing.scorers.num_dispatched import NumDispatched

@@ -12,7 +12,7 @@ within TIE_SECONDS are broken at random."""
 from gateway.routing.full_edge_rule import with_free_slot
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_state import NodeState
-from gateway.routing.pickers.lowest import TIE_SECONDS, lowest
+from gateway.routing.pickers.random_lowest import TIE_SECONDS, lowest
 from gateway.routing.plugin import Picker, RouteCycle
 from gateway.routing.tier_preference import on_prem_taking, tiers_by_preference
 

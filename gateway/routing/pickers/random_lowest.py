@@ -1,19 +1,10 @@
-"""The lowest cost: "first-lowest" takes the first such node in order (deterministic, as round
-robin needs); "random-lowest" a random one among those within `tie_s` of it."""
+"""A random node among those within `tie_s` of the lowest cost (the "least-busy" profile, with no
+tie band; the latency-targets picker's choices, with TIE_SECONDS)."""
 
 from gateway.routing.node_state import NodeState
 from gateway.routing.plugin import Picker, RouteCycle
 
 TIE_SECONDS = 0.005  # predictions this close are a tie, broken at random
-
-
-class FirstLowest(Picker):
-    name = "first-lowest"
-
-    def pick(
-        self, cycle: RouteCycle, nodes: list[NodeState], costs: dict[str, float], reason: str
-    ) -> tuple[NodeState, str]:
-        return min(nodes, key=lambda n: costs[n.node_id]), reason
 
 
 class RandomLowest(Picker):
