@@ -66,8 +66,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def _gateway(args: argparse.Namespace) -> int:
 
-    from gateway.app import create_app
-    from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry, RoutingPolicy
+    from gateway.config.gateway_config import EdgeNodeEntry, GatewayConfig, ModelEntry, RoutingPolicy
+    from gateway.http.app import create_app
     from gateway.privacy import PrivacyMode
     from gateway.privacy.ledger import default_ledger_path
     from hybridgw.serving import serve_app
@@ -75,7 +75,7 @@ def _gateway(args: argparse.Namespace) -> int:
 
     setup_logging()
     if args.config:
-        from gateway.config_file import ConfigError, load_config
+        from gateway.config.toml_file import ConfigError, load_config
 
         try:
             config, server = load_config(args.config)
@@ -100,7 +100,7 @@ def _gateway(args: argparse.Namespace) -> int:
             )
         )
     upstreams = [_upstream(spec, names) for spec in args.upstream]
-    from gateway.keys_file import load_keys
+    from gateway.access.keys_file import load_keys
 
     config = GatewayConfig(
         models=models,
@@ -123,7 +123,7 @@ def _gateway(args: argparse.Namespace) -> int:
 
 def _upstream(spec: str, names: list[str]):
     """ID=URL[@MODEL,...]: an off-prem upstream serving those models (default: every one)."""
-    from gateway.config import UpstreamEntry
+    from gateway.config.gateway_config import UpstreamEntry
 
     node_id, rest = _pair(spec, "--upstream")
     url, at, served = rest.rpartition("@")

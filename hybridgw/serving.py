@@ -42,7 +42,7 @@ async def _serve(app, host: str, port: int, announce: bool, on_listening, keepal
 
     from aiohttp import web
 
-    from gateway.http_errors import GatewayRunner
+    from gateway.http.protocol_errors import GatewayRunner
 
     runner = GatewayRunner(app, handler_cancellation=True, access_log=None, keepalive_timeout=keepalive_s)
     await runner.setup()

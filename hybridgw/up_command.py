@@ -125,9 +125,9 @@ def _up(args: argparse.Namespace) -> int:
 
     from formats.model_pull import DEFAULT_MODEL, pull
     from formats.model_pull import model_path as demo_model_path
-    from gateway import app_keys
-    from gateway.app import prepare_to_serve
-    from gateway.config_file import ConfigError, load_config
+    from gateway.config.toml_file import ConfigError, load_config
+    from gateway.http.app import prepare_to_serve
+    from gateway.serving import app_keys
     from hybridgw.serving import ensure_can_listen, serve_app
     from shared.telemetry import setup_tracing
 
@@ -207,9 +207,9 @@ def _gateway_app(config, args: argparse.Namespace, served: dict[str, str], local
     wait for them); `local`: (the cores shared here, the ids of the edge nodes on them), whose
     cores are lent to the cloud while those nodes are idle."""
     cores, local_edges = local
-    from gateway import app_keys
-    from gateway.app import create_app
     from gateway.backends.local_cloud import LocalCloudBackend
+    from gateway.http.app import create_app
+    from gateway.serving import app_keys
 
     extra_backends = []
     if not config.redis_url and not args.no_cloud:

@@ -4,7 +4,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from gateway.client_fields import ClientRequest
+from gateway.backends.client_request import ClientRequest
 from gateway.routing.node_state import NodeState
 from shared.proto import inference_pb2 as pb
 
@@ -31,7 +31,7 @@ class BackendError(Exception):
 
 class ChunkSink(Protocol):
     """Where a backend puts a request's chunks, synchronously, as they arrive, in order
-    (gateway/token_sink.py: ChoiceSink)."""
+    (gateway/output/token_sink.py: ChoiceSink)."""
 
     @property
     def finished(self) -> bool:
@@ -62,7 +62,7 @@ class Backend(Protocol):
         raises BackendError (before the first chunk: `retryable` says whether another node may
         take it). Cancelled, or returning before the node's last chunk (the sink stopped at a
         stop string), it cancels the request on the node. `client`: the client's own request,
-        for an upstream that takes it instead of the token-id prompt (gateway/client_fields.py)."""
+        for an upstream that takes it instead of the token-id prompt (gateway/backends/client_request.py)."""
         ...
 
     async def start(self) -> None: ...

@@ -9,10 +9,10 @@ import logging
 import redis.asyncio as aioredis
 
 from gateway.backends.base import BackendError, ChunkSink, apply_report, start_polling
+from gateway.backends.client_request import ClientRequest
 from gateway.backends.cloud_pool import WorkerView, choose_worker, pool_stats, worker_views
 from gateway.backends.redis_errors import UNREACHABLE, is_out_of_memory, out_of_memory
 from gateway.backends.reply_reader import CANCEL_FLAG_TTL_S, ReplyReader
-from gateway.client_fields import ClientRequest
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_state import NodeState
 from shared.chunk_signing import ChunkVerifier

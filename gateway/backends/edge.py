@@ -15,9 +15,9 @@ import time
 import grpc
 
 from gateway.backends.base import BackendError, ChunkSink, apply_report, start_polling
+from gateway.backends.client_request import ClientRequest
 from gateway.backends.edge_session import SessionStream
-from gateway.capabilities import EDGE_NODE
-from gateway.client_fields import ClientRequest
+from gateway.core.capabilities import EDGE_NODE
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_state import NodeState
 from shared.proto import inference_pb2 as pb

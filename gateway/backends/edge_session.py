@@ -1,7 +1,7 @@
 """The gateway's end of a node's `Session` RPC: a long-lived bidirectional stream to an edge node
 carrying many requests (shared/session_server.py is the other end; gateway/backends/edge.py keeps
 a few per node). One reader task puts each reply chunk into its request's sink (the token path,
-gateway/token_sink.py), synchronously, as the message arrives.
+gateway/output/token_sink.py), synchronously, as the message arrives.
 
 A request is one message on the open stream, so it skips a new call's setup, metadata and
 teardown (most of what a short gRPC stream costs in Python, about 0.4 ms per request here). When

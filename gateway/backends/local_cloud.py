@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 from gateway.backends.base import BackendError, ChunkSink, apply_report, start_polling
-from gateway.client_fields import ClientRequest
+from gateway.backends.client_request import ClientRequest
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_state import NodeState
 from shared.async_engine import AsyncEngine

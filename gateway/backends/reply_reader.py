@@ -7,7 +7,7 @@ it asks whether Redis still holds the request (its worker's fence key, or its qu
 so it goes on from the last entry it read, so the client sees one unbroken stream. A request
 that Redis lost (a restart without persistence) or an outage past OUTAGE_S is a retryable
 BackendError: a stream with tokens out resumes on another node from the last token sent
-(gateway/choice_attempts.py), or ends with an error event. A request lost because Redis is out of
+(gateway/dispatch/choice_attempts.py), or ends with an error event. A request lost because Redis is out of
 memory is named as such (gateway/backends/redis_errors.py), not as a restart.
 """
 

@@ -7,7 +7,7 @@ strings, detokenization). On `api = "completions"` it sends the prompt as token 
 a server that gives text only has it re-encoded with the model's tokenizer); on `api = "chat"`
 it sends the client's messages to `/v1/chat/completions` (gateway/backends/upstream_chat.py).
 `kind` says where it is: an "edge" upstream may take private requests, a "cloud" one never does
-(the router decides), and its capabilities what requests it takes (gateway/capabilities.py).
+(the router decides), and its capabilities what requests it takes (gateway/core/capabilities.py).
 Its load is what this gateway has in flight there (`max_concurrency` running, as many again
 waiting in its own queue, then it takes no more) plus, with `metrics_url`, what its own metrics
 say; its speed what the gateway observes (smoothed prefill and decode rates feed the router's
@@ -31,12 +31,12 @@ import aiohttp
 
 from formats.tokenizer import GGUFTokenizer
 from gateway.backends.base import BackendError, ChunkSink, start_polling
+from gateway.backends.client_request import ClientRequest
 from gateway.backends.upstream_chat import chat_body, read_chat
 from gateway.backends.upstream_load import UpstreamMetrics
 from gateway.backends.upstream_stream import UpstreamStream
-from gateway.capabilities import STRUCTURED_OUTPUT, upstream_capabilities
-from gateway.client_fields import ClientRequest
-from gateway.config import UpstreamEntry
+from gateway.config.gateway_config import UpstreamEntry
+from gateway.core.capabilities import STRUCTURED_OUTPUT, upstream_capabilities
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_state import NodeState
 from shared.proto import inference_pb2 as pb
@@ -184,7 +184,7 @@ class UpstreamBackend:
 
     def _completion_body(self, request: pb.GenerateRequest, client: ClientRequest | None) -> dict:
         """The OpenAI (+ vLLM extras) completion request for the node request; BackendError for
-        what it cannot be asked to do (the router sends it none: gateway/capabilities.py)."""
+        what it cannot be asked to do (the router sends it none: gateway/core/capabilities.py)."""
         s = request.sampling
         passes_format = STRUCTURED_OUTPUT in self.state.capabilities and client is not None
         passes_format = passes_format and client.structured_outputs is not None

@@ -1,16 +1,16 @@
 """An upstream on `api = "chat"`: the client's messages (images, tool turns) go to its
 /v1/chat/completions as the client sent them, with the tools and the structured-output parameter
-when it declares them (gateway/capabilities.py); its answer's text is encoded into tokens and its
+when it declares them (gateway/core/capabilities.py); its answer's text is encoded into tokens and its
 `tool_calls` are written back in the model's own call format, so both reach the client through the
 gateway's one token path (detokenizer, stop strings, tool-call parser)."""
 
 import json
 
 from gateway.backends.base import BackendError
+from gateway.backends.client_request import STRUCTURED_FIELDS, TOOL_FIELDS, ClientRequest
 from gateway.backends.upstream_stream import UpstreamStream
-from gateway.capabilities import STRUCTURED_OUTPUT, TOOLS
-from gateway.client_fields import STRUCTURED_FIELDS, TOOL_FIELDS, ClientRequest
-from gateway.tool_call_formats import ParsedCall
+from gateway.core.capabilities import STRUCTURED_OUTPUT, TOOLS
+from gateway.tools.tool_call_formats import ParsedCall
 from shared.proto import inference_pb2 as pb
 
 MAX_CALLS = 128

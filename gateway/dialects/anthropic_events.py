@@ -15,10 +15,10 @@ import secrets
 
 import orjson
 
+from gateway.core.errors import APIError
 from gateway.dialects.wire_format import ResponseFormat
-from gateway.errors import APIError
-from gateway.generation import Generation
-from gateway.token_sink import TextEvent
+from gateway.output.generation import Generation
+from gateway.output.token_sink import TextEvent
 
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
 

@@ -3,7 +3,7 @@ chat request (system, turns, `tool_use`/`tool_result` blocks as tool calls and t
 as image_url parts, `tool_choice`, `stop_sequences`, sampling), validated by the chat path's own
 rules; the answer is written by gateway/dialects/anthropic_events.py. Errors take Anthropic's
 shape (`{"type": "error", "error": {"type", "message"}}`); requests carry `anthropic-version`
-and may authenticate with `x-api-key` (gateway/auth.py).
+and may authenticate with `x-api-key` (gateway/access/api_keys.py).
 
     tool_choice auto | any | tool | none  ->  auto | required | the named function | none
     thinking enabled, adaptive | disabled   ->  reasoning_effort medium | none (the template's switch)
@@ -16,8 +16,9 @@ import json
 import re
 from typing import Any
 
-from gateway.body_validation import validate_body
-from gateway.core_request import GenerationRequest
+from gateway.core.body_validation import validate_body
+from gateway.core.errors import APIError, invalid
+from gateway.core.generation_request import GenerationRequest
 from gateway.dialects.anthropic_events import AnthropicFormat
 from gateway.dialects.anthropic_models import (
     CountTokensRequest,
@@ -33,7 +34,6 @@ from gateway.dialects.anthropic_models import (
 from gateway.dialects.chat_body import chat_body, refuse_declared
 from gateway.dialects.dialect import Dialect
 from gateway.dialects.openai_chat import parse_chat
-from gateway.errors import APIError, invalid
 
 # API versions are dates (2023-06-01 ... 2026-10-21 the SDKs send): the wire format served is the
 # same for all of them, a malformed one is a 400

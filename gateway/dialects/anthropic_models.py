@@ -6,8 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from gateway.strict_model import JSONInt, Strict
-from gateway.tool_models import FUNCTION_NAME, MAX_TOOLS
+from gateway.core.strict_model import JSONInt, Strict
+from gateway.tools.tool_models import FUNCTION_NAME, MAX_TOOLS
 
 
 class CacheControl(Strict):

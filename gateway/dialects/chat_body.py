@@ -4,7 +4,7 @@ the fields each declares but does not implement, refused by name."""
 
 import orjson
 
-from gateway.errors import invalid
+from gateway.core.errors import invalid
 
 
 def chat_body(fields: dict) -> bytes:

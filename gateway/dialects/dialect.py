@@ -1,8 +1,8 @@
 """An API dialect: how one wire protocol (OpenAI chat, completions and Responses, Anthropic
-Messages, Ollama) speaks to the one request core (gateway/request_core.py).
+Messages, Ollama) speaks to the one request core (gateway/serving/handler.py).
 
 A dialect only translates: `parse` turns its request body into the core request
-(gateway/core_request.py), its `writer` turns the core's events (text, tool calls, logprobs,
+(gateway/core/generation_request.py), its `writer` turns the core's events (text, tool calls, logprobs,
 usage, finish, error) into its bytes, streamed and not (gateway/dialects/wire_format.py), and
 `error_body` gives an error its shape. Auth, limits, model lookup, privacy, routing, dispatch,
 sinks and logging are the core's, once for every dialect.
@@ -11,9 +11,9 @@ sinks and logging are the core's, once for every dialect.
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from gateway.core_request import GenerationRequest
+from gateway.core.errors import APIError
+from gateway.core.generation_request import GenerationRequest
 from gateway.dialects.wire_format import ResponseFormat
-from gateway.errors import APIError
 
 
 def openai_error_body(error: APIError) -> dict:

@@ -25,15 +25,15 @@ from typing import Any
 
 import orjson
 
-from gateway.body_validation import validate_body
-from gateway.core_request import GenerationRequest
+from gateway.core.body_validation import validate_body
+from gateway.core.errors import APIError, invalid
+from gateway.core.generation_request import GenerationRequest
 from gateway.dialects.chat_body import chat_body, refuse_declared
 from gateway.dialects.dialect import Dialect
 from gateway.dialects.ollama_events import OllamaChatFormat, OllamaGenerateFormat
 from gateway.dialects.ollama_models import ChatRequest, GenerateRequest, Message, Options
 from gateway.dialects.openai_chat import parse_chat
 from gateway.dialects.openai_completions import parse_completion
-from gateway.errors import APIError, invalid
 
 RUNTIME_OPTIONS = (
     "numa", "num_batch", "num_gpu", "main_gpu", "low_vram", "f16_kv", "logits_all", "vocab_only",

@@ -3,16 +3,16 @@ into the core request, and core events into `chat.completion` objects and chunks
 
 import json
 
-from gateway.body_validation import validate_body
-from gateway.client_fields import client_fields
-from gateway.core_request import GenerationRequest
+from gateway.backends.client_request import client_fields
+from gateway.core.body_validation import validate_body
+from gateway.core.errors import invalid
+from gateway.core.generation_request import GenerationRequest
 from gateway.dialects.dialect import Dialect
 from gateway.dialects.openai_models import ChatCompletionRequest, ChatMessage, LenientChatCompletionRequest
 from gateway.dialects.openai_sampling import sampling_request
 from gateway.dialects.wire_format import ResponseFormat
-from gateway.errors import invalid
-from gateway.token_sink import TextEvent
-from gateway.tool_models import ToolCall
+from gateway.output.token_sink import TextEvent
+from gateway.tools.tool_models import ToolCall
 
 
 def parse_chat(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:

@@ -3,15 +3,15 @@ events into `text_completion` objects and chunks."""
 
 from typing import Any
 
-from gateway.body_validation import validate_body
-from gateway.client_fields import client_fields
-from gateway.core_request import GenerationRequest
+from gateway.backends.client_request import client_fields
+from gateway.core.body_validation import validate_body
+from gateway.core.errors import invalid
+from gateway.core.generation_request import GenerationRequest
 from gateway.dialects.dialect import Dialect
 from gateway.dialects.openai_models import CompletionRequest, LenientCompletionRequest
 from gateway.dialects.openai_sampling import sampling_request
 from gateway.dialects.wire_format import ResponseFormat
-from gateway.errors import invalid
-from gateway.token_sink import TextEvent
+from gateway.output.token_sink import TextEvent
 
 
 def parse_completion(raw: bytes, allow_unknown: bool = False) -> GenerationRequest:

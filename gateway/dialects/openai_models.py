@@ -1,6 +1,6 @@
 """The request bodies of /v1/chat/completions and /v1/completions, declared once (pydantic):
-validation (gateway/dialects/openai_chat.py) and the served /openapi.json (gateway/openapi.py) both come from
-these models.
+validation (gateway/dialects/openai_chat.py) and the served /openapi.json (gateway/http/openapi.py)
+both come from these models.
 
 Every parameter of OpenAI's reference is either implemented or declared in `NOT_IMPLEMENTED`
 and refused with a 400 naming it; a parameter no one declares is a 400 too ("Unrecognized
@@ -13,9 +13,9 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from gateway.strict_model import JSONInt, Strict
-from gateway.structured_output_fields import ResponseFormat, StructuredOutputFields
-from gateway.tool_models import ToolCall, ToolChoice, ToolList
+from gateway.core.strict_model import JSONInt, Strict
+from gateway.prompt.structured_output_fields import ResponseFormat, StructuredOutputFields
+from gateway.tools.tool_models import ToolCall, ToolChoice, ToolList
 
 MAX_N = 8
 MAX_METADATA_PAIRS, MAX_METADATA_KEY, MAX_METADATA_VALUE = 16, 64, 512  # OpenAI's limits
@@ -52,7 +52,7 @@ class ImageURL(Strict):
 
 
 class ImagePart(Strict):
-    """Only nodes that declare "vision" take a message with one (gateway/capabilities.py)."""
+    """Only nodes that declare "vision" take a message with one (gateway/core/capabilities.py)."""
 
     type: Literal["image_url"]
     image_url: ImageURL
@@ -71,7 +71,7 @@ ContentPart = Annotated[
 
 
 def _field_error(field: str, message: str) -> PydanticCustomError:
-    """A check across fields, reported at the one it is about (gateway/body_validation.py reads
+    """A check across fields, reported at the one it is about (gateway/core/body_validation.py reads
     `field`)."""
     return PydanticCustomError("field_error", message, {"field": field})
 
@@ -171,7 +171,7 @@ class ChatCompletionRequest(SamplingFields):
     web_search_options: dict | None = None
     service_tier: SERVICE_TIER | None = None  # "priority" / "flex": run before / after others
     store: bool | None = None  # nothing is stored: false (or absent) only
-    # with a defined meaning here (gateway/thinking_switch.py, cache_affinity.py, request_log.py)
+    # with a defined meaning here (gateway/prompt/thinking_switch.py, cache_affinity.py, request_log.py)
     metadata: METADATA | None = None  # logged with the request
     safety_identifier: Annotated[str, Field(max_length=MAX_IDENTIFIER)] | None = None  # logged; a limit key
     prompt_cache_key: Annotated[str, Field(min_length=1, max_length=MAX_IDENTIFIER)] | None = None

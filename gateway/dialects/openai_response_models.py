@@ -1,4 +1,4 @@
-"""The response bodies the endpoints send, declared for /openapi.json (gateway/openapi.py). The
+"""The response bodies the endpoints send, declared for /openapi.json (gateway/http/openapi.py). The
 bytes themselves are built by gateway/dialects/wire_format.py on the hot path (orjson, the chunk envelope
 serialized once per stream); the tests validate real responses against these models."""
 

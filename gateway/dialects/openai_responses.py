@@ -2,7 +2,7 @@
 function calls and their outputs, `text.format` for structured output, `reasoning.effort` and
 `text.verbosity` (the chat template's thinking switch), logprobs through `include`,
 `max_tool_calls`, `service_tier`, stored responses continued by `previous_response_id`
-(gateway/response_store.py), streaming. The body is validated by its own declared model
+(gateway/dialects/openai_responses_store.py), streaming. The body is validated by its own declared model
 (gateway/dialects/openai_responses_models.py), then becomes the equivalent chat completion
 request, so everything downstream (template, tools, grammar, routing, privacy) is the chat path's.
 
@@ -12,8 +12,9 @@ output, reasoning summaries, `background`, `conversation`, `prompt`, `context_ma
 
 from typing import Any
 
-from gateway.body_validation import validate_body
-from gateway.core_request import GenerationRequest
+from gateway.core.body_validation import validate_body
+from gateway.core.errors import invalid
+from gateway.core.generation_request import GenerationRequest
 from gateway.dialects.chat_body import chat_body, refuse_declared
 from gateway.dialects.dialect import Dialect
 from gateway.dialects.openai_chat import parse_chat
@@ -26,7 +27,6 @@ from gateway.dialects.openai_responses_models import (
     ResponsesRequest,
     TextFormat,
 )
-from gateway.errors import invalid
 
 REFUSED = {  # declared, not implemented: the field and why
     "background": "background responses are not supported",

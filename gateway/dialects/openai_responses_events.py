@@ -8,10 +8,10 @@ import secrets
 
 import orjson
 
+from gateway.core.errors import APIError
 from gateway.dialects.wire_format import ResponseFormat
-from gateway.errors import APIError
-from gateway.generation import Generation
-from gateway.token_sink import TextEvent
+from gateway.output.generation import Generation
+from gateway.output.token_sink import TextEvent
 
 
 class ResponsesFormat(ResponseFormat):

@@ -8,9 +8,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from gateway.core.strict_model import JSONInt, Strict
 from gateway.dialects.openai_models import MAX_IDENTIFIER, METADATA, REASONING_EFFORT, VERBOSITY
-from gateway.strict_model import JSONInt, Strict
-from gateway.tool_models import FUNCTION_NAME, MAX_TOOLS
+from gateway.tools.tool_models import FUNCTION_NAME, MAX_TOOLS
 
 # what `include` may name (OpenAI's documented values); the ones marked False we cannot produce
 INCLUDABLE = {
@@ -123,7 +123,7 @@ class ResponsesRequest(Strict):
     include: list[str] | None = None
     reasoning: ReasoningOptions | None = None
     service_tier: Literal["auto", "default", "flex", "priority"] | None = None
-    store: bool | None = None  # stored unless false (gateway/response_store.py)
+    store: bool | None = None  # stored unless false (gateway/dialects/openai_responses_store.py)
     previous_response_id: Annotated[str, Field(min_length=1)] | None = None
     metadata: METADATA | None = None
     user: Annotated[str, Field(max_length=MAX_IDENTIFIER)] | None = None

@@ -1,10 +1,10 @@
 """The sampling fields both OpenAI generation endpoints share, as the core request takes them;
 parameters declared but not implemented are refused by name."""
 
-from gateway.core_request import GenerationRequest
+from gateway.core.errors import invalid
+from gateway.core.generation_request import GenerationRequest
 from gateway.dialects.openai_models import NOT_IMPLEMENTED, SamplingFields
-from gateway.errors import invalid
-from gateway.structured_output_fields import structured_outputs_of
+from gateway.prompt.structured_output_fields import structured_outputs_of
 
 GREEDIEST_TOP_P = 1e-9  # top_p 0 (OpenAI accepts it): only the most likely token is kept
 # OpenAI's service tiers as vLLM's `priority` (lower runs first where a node has requests waiting)

@@ -1,4 +1,4 @@
-"""The base of every dialect's response writer: core events in (gateway/token_sink.py's
+"""The base of every dialect's response writer: core events in (gateway/output/token_sink.py's
 TextEvent, the Generation's usage and finish), the dialect's bytes out, streamed (each event as
 it comes, between an opening and a closing) or as one body (`full`)."""
 
@@ -8,11 +8,11 @@ from typing import Any
 
 import orjson
 
-from gateway.core_request import GenerationRequest
-from gateway.errors import APIError
-from gateway.generation import Generation
-from gateway.models import ServedModel
-from gateway.token_sink import TextEvent
+from gateway.core.errors import APIError
+from gateway.core.generation_request import GenerationRequest
+from gateway.core.served_model import ServedModel
+from gateway.output.generation import Generation
+from gateway.output.token_sink import TextEvent
 
 DONE = b"data: [DONE]\n\n"
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from gateway.off_loop import INLINE_CHARS, off_loop
+from gateway.core.off_loop import INLINE_CHARS, off_loop
 from gateway.privacy.recognizers import Finding, find_personal_data
 from gateway.privacy.stages import VERSIONS, all_running, stage_status
 from gateway.privacy.strict import strict_findings

@@ -6,7 +6,7 @@ ordinary word ("Grace", "Will", "نور" light, "आशा" hope) from one that 
 
 `load_name_index()` reads the cached file; when it is missing it runs the
 build in a child process (`build`), so the 2 GB are never
-held by the gateway. `gateway.app.prepare_to_serve` loads it before the first request.
+held by the gateway. `gateway.http.app.prepare_to_serve` loads it before the first request.
 
 The file holds five sections of casefolded words, one a line: first names and surnames
 (among the 1,500 most common of some country) that are no frequent word anywhere; names that

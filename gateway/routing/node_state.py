@@ -3,7 +3,7 @@
 
 from dataclasses import dataclass, field
 
-from gateway.capabilities import OWN_NODE
+from gateway.core.capabilities import OWN_NODE
 from gateway.routing.calibration import Calibration
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_load import NodeLoad
@@ -38,7 +38,7 @@ class NodeState:
     # a cloud-kind node on the gateway's own machine (`hybridgw up`'s in-process engine): it costs
     # no more than the edge, so the edge is not preferred over it (privacy still goes by kind)
     on_prem: bool = False
-    capabilities: frozenset[str] = OWN_NODE  # what it can do (gateway/capabilities.py)
+    capabilities: frozenset[str] = OWN_NODE  # what it can do (gateway/core/capabilities.py)
 
     @property
     def is_on_prem(self) -> bool:

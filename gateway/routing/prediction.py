@@ -13,7 +13,7 @@ report corrected live by this gateway's dispatches) plus this one, and M its max
                are unknown: queued * service / M, service = uncached / prefill_rate + expected
                output * step(M) / (1 - share)
     ahead    = prompt tokens still to compute on the node, when no slot wait (else in `wait`)
-    uncached = prompt - the tokens the node's prefix cache holds (gateway/request_context.py)
+    uncached = prompt - the tokens the node's prefix cache holds (gateway/request/sender_context.py)
     ttft     = wait + (rtt + (ahead + uncached) / prefill_rate) * ttft_factor + lag (a wait read
                off the running requests' ends is calibrated already: scaled twice, an edge 10x
                late was predicted 1,700 s away where it answered in 30)

@@ -33,7 +33,7 @@ class RouteRequest:
     targets: LatencyTargets = LatencyTargets()
     cached_tokens: Mapping[str, int] = field(default_factory=dict)  # node id -> prompt tokens cached
     objective: str = "e2e"  # what the client waits for: "ttft" (a stream) or "e2e" (the whole answer)
-    needs: tuple[str, ...] = ()  # capabilities the serving node must have (gateway/capabilities.py)
+    needs: tuple[str, ...] = ()  # capabilities the serving node must have (gateway/core/capabilities.py)
 
 
 @dataclass(frozen=True, slots=True)

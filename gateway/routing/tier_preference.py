@@ -26,7 +26,7 @@ on the other (186 tokens/s median, a document 10.4 s to its first token); compet
 tokens/s, every target met).
 Among the other nodes that meet the targets, the edges (on-prem, cheaper) come before a remote
 cloud. For the same reason a late request with targets on such an engine, still working, does
-not move to an edge (gateway/pipeline.py's first-token deadline): the run above moved 9 public
+not move to an edge (gateway/dispatch/dispatcher.py's first-token deadline): the run above moved 9 public
 requests, 7 of them documents, to the edge after their deadline, and met 24 of 64 targets."""
 
 from gateway.routing.node_kind import NodeKind

@@ -14,8 +14,8 @@ import redis.asyncio as aioredis
 from cloud.llm_engine import LLMEngine
 from cloud.worker import CloudWorker
 from formats.ggml_types import GGMLType
-from gateway import app_keys
-from gateway.config import GatewayConfig, ModelEntry
+from gateway.config.gateway_config import GatewayConfig, ModelEntry
+from gateway.serving import app_keys
 from shared import redis_client
 from shared.async_engine import AsyncEngine
 from shared.redis_keys import RedisKeys

@@ -10,8 +10,8 @@ import openai
 import pytest
 import redis.asyncio as aioredis
 
-from gateway.auth import ApiKey
-from gateway.rate_limit import RedisRateLimiter
+from gateway.access.api_keys import ApiKey
+from gateway.access.rate_limit import RedisRateLimiter
 from shared.redis_keys import RedisKeys
 from tests.cloud.test_worker import RunningWorker, _read_reply, _request
 from tests.fixtures.edge_node import free_port
@@ -74,8 +74,8 @@ async def test_the_gateway_serves_again_after_redis_restarts(tiny_model):
     """The gateway's own Redis client and cloud-pool poller: while Redis is gone the pool is not
     healthy (a clean 503, never a hang or a 500); once it is back, requests flow again."""
     from formats.ggml_types import GGMLType
-    from gateway import app_keys
-    from gateway.config import GatewayConfig, ModelEntry
+    from gateway.config.gateway_config import GatewayConfig, ModelEntry
+    from gateway.serving import app_keys
     from tests.fixtures.gateway_app import MESSAGES, Gateway
 
     model_path = str(tiny_model(GGMLType.F32))
@@ -122,8 +122,8 @@ async def test_a_redis_restart_mid_stream_never_cuts_the_clients_stream(tiny_mod
     import aiohttp
 
     from formats.ggml_types import GGMLType
-    from gateway import app_keys
-    from gateway.config import GatewayConfig, ModelEntry
+    from gateway.config.gateway_config import GatewayConfig, ModelEntry
+    from gateway.serving import app_keys
     from tests.fixtures.gateway_app import MESSAGES, Gateway
     from tests.fixtures.tiny_models import config_for
 

@@ -18,10 +18,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from cloud.llm_engine import LLMEngine
 from cloud.worker import CloudWorker
 from formats.ggml_types import GGMLType
-from gateway.auth import ApiKey, hash_key
-from gateway.config import GatewayConfig, ModelEntry
-from gateway.config_file import load_config
-from gateway.metrics import GatewayMetrics
+from gateway.access.api_keys import ApiKey, hash_key
+from gateway.config.gateway_config import GatewayConfig, ModelEntry
+from gateway.config.toml_file import load_config
+from gateway.observability.metrics import GatewayMetrics
 from shared.async_engine import AsyncEngine
 from shared.node_http import COUNTERS, GAUGES
 from shared.redis_keys import RedisKeys

@@ -45,7 +45,7 @@ def test_the_smoke_test_asks_every_api_the_gateway_serves():
         from smoke import APIS  # a script's module, not a package's
     finally:
         sys.path.pop(0)
-    served = set(re.findall(r'add_(get|post)\("([^"]+)"', (ROOT / "gateway" / "app.py").read_text()))
+    served = set(re.findall(r'add_(get|post)\("([^"]+)"', (ROOT / "gateway" / "http" / "app.py").read_text()))
     asked = {(method.lower(), path.split("?")[0]) for method, path, _ in APIS}
     asked = {(method, re.sub(r"/v1/models/[^/]+$", "/v1/models/{model}", path)) for method, path in asked}
     assert served - asked <= {("get", "/health"), ("get", "/health/live")}

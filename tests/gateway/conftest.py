@@ -5,7 +5,7 @@ with a long context window (`long_context_gateway`: tool listings fit)."""
 import pytest
 
 from gateway.backends.edge import EdgeBackend
-from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.config.gateway_config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from tests.fixtures.edge_node import edge_node, long_context_node, model_path  # noqa: F401 - fixtures
 from tests.fixtures.gateway_app import Gateway
 from tests.fixtures.small_disk import SmallDisk

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from contextlib import contextmanager
 
-from gateway.capabilities import EDGE_NODE, LOGPROBS, OWN_NODE, TOOLS, VISION
+from gateway.core.capabilities import EDGE_NODE, LOGPROBS, OWN_NODE, TOOLS, VISION
 from gateway.routing.calibration import Calibration
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_state import NodeState

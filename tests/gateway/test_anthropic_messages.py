@@ -8,8 +8,8 @@ import aiohttp
 import anthropic
 import pytest
 
-from gateway.auth import ApiKey, hash_key
-from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.access.api_keys import ApiKey, hash_key
+from gateway.config.gateway_config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from tests.fixtures.edge_node import long_context_node  # noqa: F401 - a fixture
 from tests.fixtures.gateway_app import Gateway
 

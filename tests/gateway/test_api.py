@@ -11,8 +11,8 @@ import pytest
 from cloud.llm_engine import LLMEngine
 from cloud.worker import CloudWorker
 from formats.ggml_types import GGMLType
-from gateway import app_keys
-from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.config.gateway_config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.serving import app_keys
 from shared.async_engine import AsyncEngine
 from shared.proto import inference_pb2 as pb
 from tests.fixtures.edge_node import EdgeNode

@@ -4,10 +4,10 @@ import aiohttp
 import pytest
 import redis.asyncio as aioredis
 
-from gateway.auth import ApiKey, hash_key
-from gateway.config import GatewayConfig, ModelEntry
+from gateway.access.api_keys import ApiKey, hash_key
+from gateway.access.rate_limit import LocalRateLimiter, RedisRateLimiter
+from gateway.config.gateway_config import GatewayConfig, ModelEntry
 from gateway.privacy import PrivacyMode
-from gateway.rate_limit import LocalRateLimiter, RedisRateLimiter
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config
 
 KEYS = [
@@ -66,7 +66,7 @@ async def test_token_bucket_limits(kind, redis_url, redis_keys):
 
 
 def test_keys_file(tmp_path):
-    from gateway.keys_file import KeysFileError, load_keys
+    from gateway.access.keys_file import KeysFileError, load_keys
 
     good = tmp_path / "keys.toml"
     good.write_text(

@@ -5,8 +5,8 @@ import asyncio
 import collections
 
 from cloud.llm_engine import LLMEngine
-from gateway import app_keys
 from gateway.backends.local_cloud import LocalCloudBackend
+from gateway.serving import app_keys
 from shared.async_engine import AsyncEngine
 from tests.fixtures.gateway_app import Gateway, edge_config
 

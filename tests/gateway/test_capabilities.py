@@ -7,17 +7,17 @@ import random
 
 import pytest
 
-from gateway.capabilities import OWN_NODE, request_needs, upstream_capabilities
-from gateway.config import UpstreamEntry
+from gateway.config.gateway_config import UpstreamEntry
+from gateway.core.capabilities import OWN_NODE, request_needs, upstream_capabilities
+from gateway.core.errors import APIError
 from gateway.dialects.openai_chat import parse_chat
 from gateway.dialects.openai_completions import parse_completion
-from gateway.errors import APIError
 from gateway.privacy import PrivacyMode, classify
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_state import NodeState
 from gateway.routing.policy import route
 from gateway.routing.route_types import Outcome, RouteRequest
-from gateway.tool_call_formats import HERMES, LLAMA3_JSON, MISTRAL, ParsedCall
+from gateway.tools.tool_call_formats import HERMES, LLAMA3_JSON, MISTRAL, ParsedCall
 
 IMAGE = {"type": "image_url", "image_url": {"url": "https://example.com/cat.png", "detail": "low"}}
 TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}

@@ -7,9 +7,9 @@ import pytest
 
 from formats.chat_template import ChatTemplate
 from formats.tokenizer.token_types import TokenType
-from gateway.chat_prompt import chat_prompt_ids
-from gateway.errors import APIError
-from gateway.models import ServedModel
+from gateway.core.errors import APIError
+from gateway.core.served_model import ServedModel
+from gateway.prompt.chat_prompt import chat_prompt_ids
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import pytest
 
 from cloud.llm_engine import LLMEngine
 from gateway.backends.local_cloud import LocalCloudBackend
-from gateway.config import GatewayConfig, ModelEntry
+from gateway.config.gateway_config import GatewayConfig, ModelEntry
 from shared.async_engine import AsyncEngine
 from tests.fixtures.gateway_app import MESSAGES, Gateway
 

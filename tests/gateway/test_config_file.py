@@ -2,8 +2,8 @@
 
 import pytest
 
-from gateway.auth import hash_key
-from gateway.config_file import ConfigError, load_config
+from gateway.access.api_keys import hash_key
+from gateway.config.toml_file import ConfigError, load_config
 from gateway.privacy import PrivacyMode
 from tests.fixtures.cli import run_hybridgw
 

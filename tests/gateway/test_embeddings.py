@@ -11,7 +11,7 @@ import pytest
 
 from edge.engine import EdgeEngine, EngineConfig
 from formats.tokenizer import GGUFTokenizer
-from gateway.config import GatewayConfig, ModelEntry
+from gateway.config.gateway_config import GatewayConfig, ModelEntry
 from gateway.dialects.openai_response_models import EmbeddingList
 from tests.fixtures.gateway_app import Gateway, edge_config
 

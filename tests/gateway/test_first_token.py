@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from gateway import app_keys
-from gateway.config import GatewayConfig, ModelEntry, RoutingPolicy
+from gateway.config.gateway_config import GatewayConfig, ModelEntry, RoutingPolicy
 from gateway.routing.node_kind import NodeKind
+from gateway.serving import app_keys
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config
 from tests.gateway.test_node_failures import BusyNode, InstantNode
 

@@ -9,7 +9,7 @@ import time
 import orjson
 import pytest
 
-from gateway.config import GatewayConfig, HttpLimits, ModelEntry
+from gateway.config.gateway_config import GatewayConfig, HttpLimits, ModelEntry
 from tests.fixtures.gateway_app import Gateway
 
 pytestmark = pytest.mark.integration

@@ -11,8 +11,8 @@ import time
 import aiohttp
 import pytest
 
-from gateway import app_keys
-from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry, RoutingPolicy
+from gateway.config.gateway_config import EdgeNodeEntry, GatewayConfig, ModelEntry, RoutingPolicy
+from gateway.serving import app_keys
 from tests.fixtures.edge_node import EdgeNode
 from tests.fixtures.gateway_app import MESSAGES, Gateway
 from tests.fixtures.polling import eventually

@@ -9,8 +9,8 @@ import json
 import aiohttp
 import pytest
 
-from gateway import app_keys
-from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.config.gateway_config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.serving import app_keys
 from tests.fixtures.gateway_app import MESSAGES, Gateway
 
 pytestmark = pytest.mark.integration

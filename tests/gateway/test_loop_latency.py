@@ -9,7 +9,7 @@ import time
 
 import aiohttp
 
-from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.config.gateway_config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from tests.fixtures.gateway_app import Gateway
 
 HUGE = "word " * 180_000  # 900 KB

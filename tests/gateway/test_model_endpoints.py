@@ -3,10 +3,10 @@ configured; preflights answered and every response to an allowed origin marked, 
 
 import aiohttp
 
-from gateway.auth import ApiKey, hash_key
-from gateway.chat_prompt import chat_prompt_ids
-from gateway.config import GatewayConfig, ModelEntry
-from gateway.models import ServedModel
+from gateway.access.api_keys import ApiKey, hash_key
+from gateway.config.gateway_config import GatewayConfig, ModelEntry
+from gateway.core.served_model import ServedModel
+from gateway.prompt.chat_prompt import chat_prompt_ids
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config
 
 

@@ -12,8 +12,8 @@ import time
 import aiohttp
 
 from formats.tokenizer import GGUFTokenizer
-from gateway import app_keys
-from gateway.config import GatewayConfig, ModelEntry, RoutingPolicy
+from gateway.config.gateway_config import GatewayConfig, ModelEntry, RoutingPolicy
+from gateway.serving import app_keys
 from shared.proto import inference_pb2 as pb
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config, greedy_text
 

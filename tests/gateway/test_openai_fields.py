@@ -9,18 +9,18 @@ import pytest
 
 from formats.chat_template import ChatTemplate
 from formats.ggml_types import GGMLType
-from gateway.auth import ApiKey
-from gateway.cache_affinity import CacheAffinity
+from gateway.access.api_keys import ApiKey
+from gateway.access.rate_limit import LocalRateLimiter
+from gateway.core.errors import APIError
+from gateway.core.served_model import ServedModel
 from gateway.dialects.openai_chat import parse_chat
-from gateway.errors import APIError
-from gateway.models import ServedModel
-from gateway.rate_limit import LocalRateLimiter
-from gateway.request_log import logged_fields
+from gateway.dispatch.cache_affinity import CacheAffinity
+from gateway.prompt.thinking_switch import thinking_variables
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_state import NodeState
 from gateway.routing.policy import route
 from gateway.routing.route_types import RouteRequest
-from gateway.thinking_switch import thinking_variables
+from gateway.serving.request_log import logged_fields
 
 THINKING_TEMPLATE = (
     "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}"
@@ -129,7 +129,7 @@ def test_reasoning_effort_sets_the_templates_thinking_switch(served):
 
 
 def test_the_switch_reaches_the_rendered_prompt(served):
-    from gateway.prepared_request import prompt_ids
+    from gateway.request.prepared_request import prompt_ids
 
     thinking = ServedModel("q", served.tokenizer, ChatTemplate(THINKING_TEMPLATE), 128, 0, served.grammars)
     off = served.tokenizer.decode(prompt_ids(thinking, _chat(reasoning_effort="none"))[0])

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from gateway.config import GatewayConfig, ModelEntry
+from gateway.config.gateway_config import GatewayConfig, ModelEntry
 from gateway.routing.node_kind import NodeKind
 from shared.prefix_hash import block_hashes, num_cached_blocks
 from tests.fixtures.gateway_app import Gateway

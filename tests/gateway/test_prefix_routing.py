@@ -5,9 +5,9 @@ import asyncio
 
 import openai
 
-from gateway import app_keys
-from gateway.auth import ApiKey, hash_key
-from gateway.config import GatewayConfig, ModelEntry
+from gateway.access.api_keys import ApiKey, hash_key
+from gateway.config.gateway_config import GatewayConfig, ModelEntry
+from gateway.serving import app_keys
 from tests.cloud.test_worker import RunningWorker
 from tests.fixtures.gateway_app import Gateway, edge_config
 

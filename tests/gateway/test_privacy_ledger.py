@@ -8,7 +8,7 @@ import json
 import aiohttp
 import orjson
 
-from gateway.config import GatewayConfig, ModelEntry
+from gateway.config.gateway_config import GatewayConfig, ModelEntry
 from gateway.privacy.ledger import PrivacyLedger
 from gateway.privacy.ledger_keys import Signer, load_public_key, public_path
 from gateway.privacy.ledger_records import Head, chain, digest, genesis_entry

@@ -9,7 +9,7 @@ import grpc
 import pytest
 from aiohttp import web
 
-from gateway.config import GatewayConfig, ModelEntry, UpstreamEntry
+from gateway.config.gateway_config import GatewayConfig, ModelEntry, UpstreamEntry
 from gateway.privacy.ledger_verify import ChainCheck, verify_file
 from shared.proto import inference_pb2 as pb
 from shared.proto import inference_pb2_grpc as pb_grpc

@@ -7,16 +7,16 @@ import pytest
 from google.protobuf.descriptor import FieldDescriptor
 
 from formats.ggml_types import GGMLType
+from gateway.core.served_model import ServedModel
 from gateway.dialects.openai_chat import parse_chat
 from gateway.dialects.openai_completions import parse_completion
-from gateway.models import ServedModel
-from gateway.outbound_request import OutboundRequest
-from gateway.prepared_request import PreparedRequest, prepare
+from gateway.dispatch.outbound_messages import OutboundRequest
 from gateway.privacy import PrivacyMode, classify
 from gateway.privacy.outbound import INTEGER_TYPES, outbound_texts
-from gateway.request_context import RequestContext
-from gateway.structured_output_fields import compiled_grammar
-from gateway.tool_request import tool_constraint
+from gateway.prompt.structured_output_fields import compiled_grammar
+from gateway.request.prepared_request import PreparedRequest, prepare
+from gateway.request.sender_context import RequestContext
+from gateway.tools.tool_request import tool_constraint
 from shared.proto import inference_pb2 as pb
 from tests.fixtures.tiny_models import config_for, write_tiny_model
 

@@ -10,7 +10,7 @@ import pytest
 
 from cloud.llm_engine import LLMEngine
 from cloud.worker import CloudWorker
-from gateway.config import GatewayConfig, ModelEntry
+from gateway.config.gateway_config import GatewayConfig, ModelEntry
 from shared.async_engine import AsyncEngine
 from tests.fixtures.gateway_app import Gateway
 from tests.fixtures.polling import eventually

@@ -11,7 +11,7 @@ import pytest
 
 from cloud.llm_engine import LLMEngine
 from gateway.backends.local_cloud import LocalCloudBackend
-from gateway.config import GatewayConfig, ModelEntry
+from gateway.config.gateway_config import GatewayConfig, ModelEntry
 from shared.async_engine import AsyncEngine
 from tests.fixtures.gateway_app import MESSAGES, Gateway
 from tests.gateway.test_node_failures import InstantNode
@@ -82,6 +82,6 @@ async def test_a_request_waits_for_an_engine_predicted_sooner_than_a_busy_node(m
     ("healthy", "capacity"), [([], "none"), ([False], "none"), ([True, False], "serving")]
 )
 def test_capacity_of_the_nodes(healthy, capacity):
-    from gateway.service_endpoints import serving_capacity
+    from gateway.http.service_routes import serving_capacity
 
     assert serving_capacity(healthy) == capacity

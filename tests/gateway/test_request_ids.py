@@ -2,7 +2,7 @@
 
 import os
 
-from gateway.request_ids import new_request_id
+from gateway.observability.request_ids import new_request_id
 
 
 def test_request_ids_are_32_hex_digits_and_differ_across_forks():

@@ -7,14 +7,14 @@ import json
 
 import pytest
 
+from gateway.core.errors import APIError
 from gateway.dialects.openai_chat import parse_chat
 from gateway.dialects.openai_completions import parse_completion
 from gateway.dialects.openai_models import NOT_IMPLEMENTED
 from gateway.dialects.openai_response_models import ChatCompletion, ChatCompletionChunk, Completion
-from gateway.errors import APIError
-from gateway.node_request import node_request
-from gateway.prepared_request import PreparedRequest
-from gateway.request_context import RequestContext
+from gateway.dispatch.choice_launch import node_request
+from gateway.request.prepared_request import PreparedRequest
+from gateway.request.sender_context import RequestContext
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config
 
 CHAT = {"model": "tiny", "messages": [{"role": "user", "content": "hi"}]}
@@ -137,7 +137,7 @@ def test_a_union_names_what_is_wrong_in_the_branch_the_value_took(fields, messag
 
 
 def test_vllm_sampling_parameters_reach_the_node_request(model_path):
-    from gateway.models import ServedModel
+    from gateway.core.served_model import ServedModel
     from gateway.privacy import PrivacyMode
 
     body = parse_chat(_chat(top_k=5, min_p=0.1, repetition_penalty=1.2, stop_token_ids=[7, 9], seed=-1))
@@ -149,7 +149,7 @@ def test_vllm_sampling_parameters_reach_the_node_request(model_path):
 
 
 def test_latency_targets_reach_the_node_and_its_engine_request(model_path):
-    from gateway.models import ServedModel
+    from gateway.core.served_model import ServedModel
     from gateway.privacy import PrivacyMode
     from gateway.routing.route_types import LatencyTargets
     from shared.proto_convert import engine_request_from_proto, sampling_from_proto
@@ -171,9 +171,9 @@ def test_latency_targets_reach_the_node_and_its_engine_request(model_path):
 
 
 def test_logit_bias_and_min_tokens_reach_the_node_and_are_checked_against_the_model(model_path):
-    from gateway.models import ServedModel
-    from gateway.prepared_request import prepare
+    from gateway.core.served_model import ServedModel
     from gateway.privacy import PrivacyMode
+    from gateway.request.prepared_request import prepare
 
     model = ServedModel.load("tiny", model_path)
     body = parse_chat(_chat(logit_bias={"5": 100, "7": -100}, min_tokens=3, max_tokens=8))

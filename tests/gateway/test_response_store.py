@@ -6,8 +6,8 @@ import asyncio
 import pytest
 import redis.asyncio as aioredis
 
-from gateway.errors import APIError
-from gateway.response_store import LocalResponseStore, RedisResponseStore, StoredResponse
+from gateway.core.errors import APIError
+from gateway.dialects.openai_responses_store import LocalResponseStore, RedisResponseStore, StoredResponse
 
 CONVERSATION = [
     {"role": "user", "content": "My name is Ada."},

@@ -7,8 +7,8 @@ import json
 import aiohttp
 import pytest
 
-from gateway.auth import ApiKey, hash_key
-from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.access.api_keys import ApiKey, hash_key
+from gateway.config.gateway_config import EdgeNodeEntry, GatewayConfig, ModelEntry
 from tests.fixtures.edge_node import long_context_node  # noqa: F401 - a fixture
 from tests.fixtures.gateway_app import Gateway
 from tests.gateway.conftest import WEATHER_PARAMETERS
@@ -183,8 +183,8 @@ async def test_agent_sdk_fields_are_honoured(long_context_gateway):
 
 
 def test_an_integer_past_64_bits_in_a_tool_schema_is_a_400():
+    from gateway.core.errors import APIError
     from gateway.dialects.openai_responses import parse_responses
-    from gateway.errors import APIError
 
     tool = {**WEATHER, "parameters": {"type": "object", "properties": {"n": {"maximum": 2**70}}}}
     body = json.dumps({"model": "tiny", "input": "hi", "tools": [tool]}).encode()

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from gateway.config_file import ConfigError, load_config
+from gateway.config.toml_file import ConfigError, load_config
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_load import NodeLoad
 from gateway.routing.node_state import NodeState

@@ -7,7 +7,7 @@ import aiohttp
 import pytest
 
 from gateway.backends.base import BackendError
-from gateway.config import GatewayConfig, ModelEntry
+from gateway.config.gateway_config import GatewayConfig, ModelEntry
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_state import NodeState
 from tests.fixtures.gateway_app import MESSAGES, Gateway

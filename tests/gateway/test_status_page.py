@@ -8,8 +8,8 @@ import struct
 import aiohttp
 from playwright.async_api import async_playwright
 
-from gateway.activity import RecentActivity, RecentDecision
-from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.config.gateway_config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.observability.activity import RecentActivity, RecentDecision
 from tests.fixtures.gateway_app import MESSAGES, Gateway
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

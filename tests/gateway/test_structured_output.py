@@ -9,11 +9,11 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
+from gateway.core.errors import APIError
+from gateway.core.served_model import ServedModel
 from gateway.dialects.openai_chat import parse_chat
 from gateway.dialects.openai_completions import parse_completion
-from gateway.errors import APIError
-from gateway.models import ServedModel
-from gateway.structured_output_fields import compiled_grammar
+from gateway.prompt.structured_output_fields import compiled_grammar
 from shared.structured_output import StructuredOutputsParams
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config
 

@@ -4,7 +4,7 @@ string sent (checked on the demo model's byte-level vocabulary)."""
 import pytest
 
 from formats.tokenizer import GGUFTokenizer
-from gateway.text_stream import TextStream
+from gateway.output.text_stream import TextStream
 
 TEXT = "The quick brown fox jumps over the lazy dog. Ünïcödé: 日本語 and emoji 🙂 end."
 

@@ -15,11 +15,11 @@ from aiohttp import web
 from formats.gguf_reader import GGUFReader
 from formats.tokenizer import GGUFTokenizer
 from gateway.backends.base import BackendError
-from gateway.collecting_sink import CollectingSink
-from gateway.config import GatewayConfig
-from gateway.stream_sink import StreamSink
-from gateway.text_stream import TextStream
-from gateway.token_sink import ChoiceSink, TextEvent
+from gateway.config.gateway_config import GatewayConfig
+from gateway.output.text_stream import TextStream
+from gateway.output.token_sink import ChoiceSink, TextEvent
+from gateway.serving.collect_writer import CollectingSink
+from gateway.serving.stream_writer import StreamSink
 from shared.proto import inference_pb2 as pb
 from tests.fixtures.edge_node import node_request
 from tests.fixtures.gateway_app import MESSAGES, Gateway, edge_config, greedy_text
@@ -253,8 +253,8 @@ async def test_with_compression_on_the_stream_is_gzip_and_the_same_text(model_pa
 async def test_a_calls_arguments_stream_one_piece_per_token_however_the_chunks_group_them(tokenizer):
     """A loaded gateway reads several tokens per chunk: the arguments still go out as they were
     generated, a piece per token, and the pieces join to the call."""
-    from gateway.tool_call_formats import HERMES
-    from gateway.tool_call_parser import ToolCallParser
+    from gateway.tools.tool_call_formats import HERMES
+    from gateway.tools.tool_call_parser import ToolCallParser
 
     call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo", "days": 3}}\n</tool_call>'
     ids = tokenizer.encode(call, add_special=False)

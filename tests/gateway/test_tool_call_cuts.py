@@ -8,12 +8,12 @@ import json
 import pytest
 
 from formats.ggml_types import GGMLType
+from gateway.core.served_model import ServedModel
 from gateway.dialects.openai_chat import parse_chat
-from gateway.models import ServedModel
-from gateway.tool_call_formats import HERMES, LLAMA3_JSON, MISTRAL, ParsedCall
-from gateway.tool_call_parser import ToolCallParser
-from gateway.tool_request import output_constraint, tool_constraint
-from gateway.tool_schema import closed_objects
+from gateway.tools.tool_call_formats import HERMES, LLAMA3_JSON, MISTRAL, ParsedCall
+from gateway.tools.tool_call_parser import ToolCallParser
+from gateway.tools.tool_request import output_constraint, tool_constraint
+from gateway.tools.tool_schema import closed_objects
 from tests.fixtures.edge_node import long_context_node  # noqa: F401 - a fixture
 from tests.fixtures.tool_streams import streamed
 

@@ -10,13 +10,13 @@ from hypothesis import strategies as st
 
 from formats.chat_template import ChatTemplate
 from formats.ggml_types import GGMLType
-from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.config.gateway_config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.core.errors import APIError
+from gateway.core.served_model import ServedModel
 from gateway.dialects.openai_chat import parse_chat
-from gateway.errors import APIError
-from gateway.models import ServedModel
-from gateway.tool_call_formats import HERMES, LLAMA3_JSON, MISTRAL, ParsedCall, tool_call_format
-from gateway.tool_call_parser import ToolCallParser
-from gateway.tool_request import template_input, tool_constraint
+from gateway.tools.tool_call_formats import HERMES, LLAMA3_JSON, MISTRAL, ParsedCall, tool_call_format
+from gateway.tools.tool_call_parser import ToolCallParser
+from gateway.tools.tool_request import template_input, tool_constraint
 from shared.structured_output import GrammarError
 from tests.fixtures.edge_node import long_context_node  # noqa: F401 - a fixture
 from tests.fixtures.gateway_app import Gateway

@@ -10,8 +10,8 @@ from multidict import CIMultiDict
 
 from cloud.llm_engine import LLMEngine
 from cloud.worker import CloudWorker
-from gateway import request_core
-from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.config.gateway_config import EdgeNodeEntry, GatewayConfig, ModelEntry
+from gateway.serving import handler
 from shared.async_engine import AsyncEngine
 from shared.telemetry import forwarded_context, setup_tracing
 from tests.fixtures.edge_node import EdgeNode
@@ -75,9 +75,7 @@ async def test_without_tracing_the_callers_context_reaches_the_engine(model_path
     """A gateway that records no spans passes the caller's traceparent on: the engine's span on
     the node joins the caller's trace, under the caller's span."""
     trace_file = tmp_path / "spans.jsonl"
-    monkeypatch.setattr(
-        request_core, "recording", lambda: False
-    )  # as before setup_tracing, in any test order
+    monkeypatch.setattr(handler, "recording", lambda: False)  # as before setup_tracing, in any test order
     node = EdgeNode(model_path, env={"HYBRIDGW_TRACE_FILE": str(trace_file)})
     trace_id, caller_span = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
     config = GatewayConfig(

@@ -10,9 +10,9 @@ import aiohttp
 import pytest
 
 from formats.tokenizer import GGUFTokenizer
-from gateway import app_keys
 from gateway.backends.upstream import UpstreamBackend
-from gateway.config import GatewayConfig, ModelEntry, UpstreamEntry
+from gateway.config.gateway_config import GatewayConfig, ModelEntry, UpstreamEntry
+from gateway.serving import app_keys
 from tests.fixtures.chunk_sinks import TokenRecorder
 from tests.fixtures.edge_node import node_request
 from tests.fixtures.gateway_app import MESSAGES, Gateway

@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from gateway.backends.upstream import INITIAL_DECODE_TOKENS_PER_S
-from gateway.config import GatewayConfig, ModelEntry, UpstreamEntry
+from gateway.config.gateway_config import GatewayConfig, ModelEntry, UpstreamEntry
 from tests.fixtures.edge_node import free_port, long_context_node  # noqa: F401 - a fixture
 from tests.fixtures.gateway_app import MESSAGES, Gateway
 from tests.fixtures.gateway_process import GatewayProcess
@@ -44,7 +44,7 @@ def _config(model_path, *upstreams: UpstreamEntry, context_length=128) -> Gatewa
 
 
 async def _ready(gw) -> None:
-    from gateway import app_keys
+    from gateway.serving import app_keys
     from tests.fixtures.polling import eventually
 
     await eventually(
@@ -106,7 +106,7 @@ async def test_an_upstream_failing_before_the_first_token_hands_the_request_on(
         UpstreamEntry("peer", peer.url, "cloud", {"tiny": "tiny"}, max_concurrency=1),
     )
     async with Gateway(_config(model_path, *upstreams)) as gw:
-        from gateway import app_keys
+        from gateway.serving import app_keys
         from tests.fixtures.polling import eventually
 
         backends = {b.state.node_id: b for b in gw.runner.app[app_keys.BACKENDS]}
@@ -165,7 +165,7 @@ async def test_requests_other_clients_run_there_count_as_its_load(model_path, pe
     entry = UpstreamEntry("peer", peer.url, "cloud", {"tiny": "tiny"}, metrics_url=metrics)
     direct = openai.AsyncOpenAI(base_url=peer.url, api_key="none", max_retries=0)
     async with Gateway(_config(model_path, entry)) as gw:
-        from gateway import app_keys
+        from gateway.serving import app_keys
         from tests.fixtures.polling import eventually
 
         backend = gw.runner.app[app_keys.BACKENDS][0]

@@ -28,7 +28,7 @@ async def test_up_lends_the_cores_of_the_edge_nodes_on_this_machine_only(tiny_mo
     from aiohttp.test_utils import TestServer
 
     from formats.ggml_types import GGMLType
-    from gateway.config import EdgeNodeEntry, GatewayConfig, ModelEntry
+    from gateway.config.gateway_config import EdgeNodeEntry, GatewayConfig, ModelEntry
     from hybridgw.up_command import _gateway_app
 
     model = ModelEntry("tiny", str(tiny_model(GGMLType.Q8_0)), context_length=128)

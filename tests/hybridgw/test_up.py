@@ -121,7 +121,7 @@ def _cloud_health(url: str) -> str:
 def test_up_with_a_config_file_uses_its_keys_routing_and_redis(
     demo_model_path, redis_url, redis_keys, tmp_path
 ):
-    from gateway.auth import hash_key
+    from gateway.access.api_keys import hash_key
 
     config = tmp_path / "gateway.toml"
     config.write_text(

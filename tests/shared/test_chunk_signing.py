@@ -9,9 +9,9 @@ import redis.asyncio as aioredis
 
 from cloud.llm_engine import LLMEngine
 from cloud.worker import CloudWorker
-from gateway import app_keys, request_core
 from gateway.backends.cloud import CloudBackend
-from gateway.config import GatewayConfig, ModelEntry
+from gateway.config.gateway_config import GatewayConfig, ModelEntry
+from gateway.serving import app_keys, handler
 from shared.async_engine import AsyncEngine
 from shared.chunk_signing import ChunkSigner, ChunkVerifier, worker_key
 from shared.proto import inference_pb2 as pb
@@ -83,7 +83,7 @@ async def test_forged_chunks_and_heartbeats_count_for_nothing(model_path, redis_
                 "extra_body": {"ignore_eos": True},
             }
             clean = await gw.client.chat.completions.create(**body)
-            monkeypatch.setattr(request_core, "new_request_id", lambda: "forged0")
+            monkeypatch.setattr(handler, "new_request_id", lambda: "forged0")
             attacked = await gw.client.chat.completions.create(**body)
         assert attacked.choices[0].message.content == clean.choices[0].message.content
         assert attacked.usage.completion_tokens == 6

@@ -32,7 +32,7 @@ def test_digest_changes_with_a_compiled_source_only(tmp_path):
 def test_sources_are_the_modules_that_use_numba():
     sources = {str(p.relative_to(numba_cache.PACKAGE_ROOT)) for p in numba_cache.compiled_sources()}
     assert {"edge/kernels/decode_layer.py", "shared/softmax_mass.py", "edge/kv_cache.py"} <= sources
-    assert "gateway/app.py" not in sources and "shared/sampling.py" not in sources
+    assert "gateway/http/app.py" not in sources and "shared/sampling.py" not in sources
 
 
 def test_kernels_cache_under_the_digest(monkeypatch, tmp_path):
