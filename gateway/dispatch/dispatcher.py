@@ -37,9 +37,9 @@ from gateway.request.sender_context import (
 from gateway.routing.dispatched_request import Dispatched
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_state import NodeState
-from gateway.routing.policy import route
-from gateway.routing.prediction import predict
+from gateway.routing.profiles import resolve_profile
 from gateway.routing.route_types import Decision, Outcome, RouteRequest
+from gateway.routing.router import Router
 from gateway.routing.tier_preference import move_targets
 from gateway.tools.tool_request import tool_parser
 
@@ -56,10 +56,13 @@ class Dispatcher:
     rng: random.Random
     ledger: PrivacyLedger | None = None  # every routing decision recorded (gateway/privacy/ledger.py)
     affinity: CacheAffinity = field(default_factory=CacheAffinity)  # prompt_cache_key's nodes
+    router: Router = field(init=False)  # the one entry point to routing: pick(request, exclude)
     failures: NodeFailures = field(init=False)  # what a node's failure does
 
     def __post_init__(self) -> None:
-        self.failures = NodeFailures(self.policy, self.metrics)
+        profile = resolve_profile(self.policy.profile, self.policy.profiles)
+        self.router = Router(profile, lambda: [b.state for b in self.backends], self.rng)
+        self.failures = NodeFailures(self.policy, self.metrics, self.router)
 
     async def start(self, prepared: PreparedRequest, output: EventSink) -> Generation:
         """The generation, once every choice has its first token (in `output` already). Raises
@@ -81,17 +84,14 @@ class Dispatcher:
         excluded: set[str] = set()
         cause: APIError | None = None  # a failure with a code names itself when no node is left
         for attempt in range(self.policy.max_attempts):
-            candidates = [b for b in self.backends if b.state.node_id not in excluded]
-            decision = route(
-                route_request, [b.state for b in candidates], time.monotonic(), self.rng, self.policy.profile
-            )
+            decision = self.router.pick(route_request, excluded)
             self.metrics.routed(decision.outcome.value, decision.reason)
             if decision.outcome is not Outcome.ROUTED:
                 receipt = await self._record(prepared, privacy, outbound, None, decision.outcome.value)
                 with_receipt(receipt, raise_for_outcome)(
                     decision, privacy, prepared.model.name, self.metrics, prepared.needs, cause
                 )
-            backend = next(b for b in candidates if b.state.node_id == decision.node_id)
+            backend = next(b for b in self.backends if b.state.node_id == decision.node_id)
             key = prepared.body.prompt_cache_key
             self.affinity.served(prompt.salt, key, backend.state.node_id, prepared.num_prompt_tokens)
             num_cached = route_request.cached_tokens.get(backend.state.node_id, 0)
@@ -125,8 +125,7 @@ class Dispatcher:
                 if not error.retryable or attempt + 1 == self.policy.max_attempts:
                     raise failure from None
                 cause = failure if error.code is not None else cause
-                others = [b.state for b in self.backends if b.state.node_id not in excluded]
-                await self.failures.before_retry(route_request, backend.state, others, excluded, attempt)
+                await self.failures.before_retry(route_request, backend.state, excluded, attempt)
             except BaseException:
                 await generation.close()
                 raise
@@ -149,8 +148,8 @@ class Dispatcher:
         if not done and retry and self._better_elsewhere(request, tried, generation.node, working, deadline):
             waiter.cancel()
             self.metrics.first_token_deadlines.inc()
-            if not working:  # no token to any request for the whole deadline: hung, out at once
-                self.failures.failed(generation.node, is_conclusive=True)
+            if not working and not generation.node.starting:  # hung, out at once (one still
+                self.failures.failed(generation.node, is_conclusive=True)  # loading is only late)
             message = f"node {decision.node_id} gave no first token within {deadline:.1f} s"
             raise BackendError(message, 504, node_failed=False)
         await waiter
@@ -197,17 +196,18 @@ class Dispatcher:
         than `here` still needs, by MOVE_MARGIN: its prediction from now, and at least the
         `waited_s` already waited there (its prediction has proved short). Moved after 5 s from a
         full cloud to an edge predicted at 3 s, shared-prefix chats had waited 20-40 s more."""
-        states = [b.state for b in self.backends if b.state.node_id not in excluded]
+        exclude = set(excluded)
         if working:  # a hung node loses the request to any; a working one not to every node
-            states = move_targets(here, states, request.targets.is_set)
-        now = time.monotonic()
-        decision = route(request, states, now, random.Random(0), self.policy.profile)
+            states = [b.state for b in self.backends if b.state.node_id not in excluded]
+            movable = {n.node_id for n in move_targets(here, states, request.targets.is_set)}
+            exclude.update(n.node_id for n in states if n.node_id not in movable)
+        decision = self.router.pick(request, exclude)
         if decision.outcome is not Outcome.ROUTED:
             return False
         if not working:
             return True
         there = decision.prediction_for(decision.node_id)
-        still_here_s = max(waited_s, predict(here, request, now).ttft_s)
+        still_here_s = max(waited_s, self.router.predict(here, request).ttft_s)
         return there is not None and there.ttft_s * MOVE_MARGIN < still_here_s
 
     async def _resume_on(
@@ -226,8 +226,7 @@ class Dispatcher:
         self.failures.failed(states[failed].state)
         request = self._route_request(prepared, privacy, prompt)
         request = replace(request, prompt_tokens=num_tokens, needs=(*request.needs, CONTINUATION))
-        others = [b.state for b in self.backends if b.state.node_id != failed]
-        decision = route(request, others, time.monotonic(), self.rng, self.policy.profile)
+        decision = self.router.pick(request, {failed})
         if decision.outcome is not Outcome.ROUTED:
             return None
         prediction = decision.prediction_for(decision.node_id)

@@ -4,22 +4,21 @@ request's next attempt goes to another node that can take it, or, when none can,
 after a backoff: the only node able to serve a request is never left for one error."""
 
 import asyncio
-import random
 import time
 
 from gateway.config.gateway_config import RoutingPolicy
 from gateway.observability.metrics import GatewayMetrics
 from gateway.routing.circuit_breaker import BreakerRules, CircuitBreaker
 from gateway.routing.node_state import NodeState
-from gateway.routing.policy import route
 from gateway.routing.route_types import Outcome, RouteRequest
+from gateway.routing.router import Router
 
 
 class NodeFailures:
     """A breaker per node id (made at its first request), the retry rule, and their counters."""
 
-    def __init__(self, policy: RoutingPolicy, metrics: GatewayMetrics):
-        self.policy, self.metrics = policy, metrics
+    def __init__(self, policy: RoutingPolicy, metrics: GatewayMetrics, router: Router):
+        self.policy, self.metrics, self.router = policy, metrics, router
         self.rules = BreakerRules(
             policy.cooldown_s,
             policy.max_cooldown_s,
@@ -52,16 +51,14 @@ class NodeFailures:
         self,
         request: RouteRequest,
         node: NodeState,
-        others: list[NodeState],
         excluded: set[str],
         attempt: int,
     ) -> None:
-        """Before attempt `attempt` + 1 after `node` failed: `node` joins `excluded` when a node of
-        `others` (the ones not excluded yet) can take the request; else a backoff, doubled with
-        each attempt, and the same node again (unless the failure took it out: then the router
-        answers node_cooling_down)."""
-        others = [n for n in others if n.node_id != node.node_id]
-        elsewhere = route(request, others, time.monotonic(), random.Random(0), self.policy.profile)
+        """Before attempt `attempt` + 1 after `node` failed: `node` joins `excluded` when another
+        node not excluded yet can take the request; else a backoff, doubled with each attempt, and
+        the same node again (unless the failure took it out: then the router answers
+        node_cooling_down)."""
+        elsewhere = self.router.pick(request, excluded | {node.node_id})
         if elsewhere.outcome is Outcome.ROUTED:
             excluded.add(node.node_id)
             self.metrics.retries.labels("other_node").inc()

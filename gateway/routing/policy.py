@@ -4,7 +4,6 @@ is the profile's (gateway/routing/profiles.py: filters, a scorer and a picker, o
 gateway/routing/filters/, scorers/ and pickers/). The gateway calls it through
 gateway/routing/router.py (`Router.pick(request, exclude)`)."""
 
-import functools
 import random
 
 from gateway.routing.node_state import NodeState
@@ -20,15 +19,7 @@ def route(
     nodes: list[NodeState],
     now: float,
     rng: random.Random,
-    profile: Profile | str = PREDICTED,
+    profile: Profile = PREDICTED,
 ) -> Decision:
-    """Where the request goes among `nodes` at `now` under `profile` (the router's by default; a
-    name: a built-in one)."""
-    if isinstance(profile, str):  # until the gateway calls Router.pick (gateway/routing/router.py)
-        profile = _built_in(profile)
+    """Where the request goes among `nodes` at `now` under `profile` (the router's by default)."""
     return profile.decide(request, nodes, now, rng)
-
-
-@functools.cache
-def _built_in(name: str) -> Profile:
-    return resolve_profile(name)

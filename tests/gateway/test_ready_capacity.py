@@ -5,13 +5,16 @@ request the router sends it meanwhile (its arrival predicted soonest) waits for 
 
 import asyncio
 import concurrent.futures
+import time
 
 import httpx
 import pytest
 
 from cloud.llm_engine import LLMEngine
 from gateway.backends.local_cloud import LocalCloudBackend
-from gateway.config.gateway_config import GatewayConfig, ModelEntry
+from gateway.config.gateway_config import GatewayConfig, ModelEntry, RoutingPolicy
+from gateway.privacy import PrivacyMode
+from gateway.serving import app_keys
 from shared.async_engine import AsyncEngine
 from tests.fixtures.gateway_app import MESSAGES, Gateway
 from tests.gateway.test_node_failures import InstantNode
@@ -76,6 +79,28 @@ async def test_a_request_waits_for_an_engine_predicted_sooner_than_a_busy_node(m
             assert raw.parse().usage.completion_tokens == 3 and slow.calls == 0
     finally:
         async_engine.close()
+
+
+async def test_a_request_late_on_a_loading_engine_moves_and_the_engine_is_not_cooled_down(model_path):
+    slow = InstantNode()
+    slow.state.prefill_tokens_per_s = 1.0
+    loading: concurrent.futures.Future = concurrent.futures.Future()  # never loads
+    cloud = LocalCloudBackend(loading, frozenset({"tiny"}), expected_load_s=3.0)
+    routing = RoutingPolicy(first_token_deadline_s=0.2, first_token_deadline_factor=1.0)
+    models = [ModelEntry("tiny", str(model_path), context_length=128)]
+    config = GatewayConfig(models=models, routing=routing, privacy_mode=PrivacyMode.PUBLIC)
+    async with Gateway(config, [slow, cloud]) as gw:
+        cloud.state.ready_at = time.monotonic() + 3.0  # expected in 3 s from now (the app took its time)
+        raw = await gw.client.chat.completions.with_raw_response.create(
+            model="tiny", messages=MESSAGES, max_tokens=3, temperature=0
+        )
+        assert raw.headers["X-Hybridgw-Target"] == "edge" and slow.calls == 1  # moved at the deadline
+        failures = gw.runner.app[app_keys.DISPATCHER].failures
+        assert cloud.state.cooldown_until == 0.0 and failures.breakers["cloud-local"].num_failures == 0
+        assert cloud.state.load.own_requests == 0
+        async with httpx.AsyncClient() as client:
+            metrics = (await client.get(f"{gw.url}/metrics")).text
+        assert "hybridgw_first_token_deadlines_total 1.0" in metrics  # it went to the engine first
 
 
 @pytest.mark.parametrize(
