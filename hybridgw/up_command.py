@@ -7,6 +7,7 @@ OpenAI API here. Ctrl-C (or SIGTERM) stops everything.
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -214,7 +215,8 @@ def _gateway_app(config, args: argparse.Namespace, served: dict[str, str], local
     extra_backends = []
     if not config.redis_url and not args.no_cloud:
         caching = not args.no_prefix_caching
-        report_compile_progress(_cloud_progress)  # its first start's kernels compile in this process
+        # its first start's kernels compile in this process: then its load outlasts CLOUD_LOAD_S
+        report_compile_progress(functools.partial(_cloud_progress, extra_backends))
         loads = [(_local_cloud_engine, (path, cores.cloud_threads, caching)) for path in served.values()]
         for name, load in zip(served, _in_background(loads, after=edges_up), strict=True):
             extra_backends.append(LocalCloudBackend(load, frozenset({name}), expected_load_s=CLOUD_LOAD_S))
@@ -291,8 +293,11 @@ def _split_cores(edge_threads: int | None, cloud: bool) -> tuple[int, int]:
     return edge, max(1, cores - edge)
 
 
-def _cloud_progress(*state) -> None:
+def _cloud_progress(backends: list, *state) -> None:
+    """A kernel compiling (a first start): the engines' arrival is not known any more."""
     print(f"cloud engine: {human_line(*state)}", file=sys.stderr, flush=True)
+    for backend in backends:
+        backend.compiling()
 
 
 def _in_background(jobs: list[tuple[Callable, tuple]], after: threading.Event) -> list[Future]:

@@ -48,7 +48,8 @@ class LocalCloudBackend:
         before, once `expected_load_s` says it is the soonest: None, not before)."""
         loading = isinstance(engine, concurrent.futures.Future)
         self.expected_load_s, self.clock = expected_load_s, clock
-        self._loaded = asyncio.Event()  # set when the load ends, well or not
+        self._settled = asyncio.Event()  # the load ended (well or not), or its arrival is unknown
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.engine: AsyncEngine | None = None if loading else engine
         self.loading = engine if loading else None
         self.state = NodeState("cloud-local", NodeKind.CLOUD, models, queue_bound=queue_bound)
@@ -63,6 +64,7 @@ class LocalCloudBackend:
             await self.poll_once()
             self._poller = start_polling(self.poll_once)
         else:  # the app starts once the edges are up, when the engine's load begins
+            self._loop = asyncio.get_running_loop()
             if self.expected_load_s is not None:
                 self.state.ready_at = self.clock() + self.expected_load_s
             self._poller = asyncio.create_task(self._join_when_loaded(self.loading))
@@ -73,15 +75,26 @@ class LocalCloudBackend:
             self.engine = await asyncio.wrap_future(loading)
         except Exception as error:  # any load failure: the node stays out of the pool
             self.state.starting, self.state.ready_at = False, None
-            self._loaded.set()
+            self._settled.set()
             failed = {"event": "node_failed_to_start", "node": self.state.node_id, "error": repr(error)}
             logger.error(json.dumps(failed))
             return
         await self.poll_once()
         self.state.starting, self.state.healthy, self.state.ready_at = False, True, None
-        self._loaded.set()
+        self._settled.set()
         logger.info(json.dumps({"event": "node_joined", "node": self.state.node_id}))
         await start_polling(self.poll_once)
+
+    def compiling(self) -> None:
+        """From any thread: the load compiles kernels (a first start, minutes), so it outlasts
+        `expected_load_s`: the node's arrival is unknown from now on, and not counted."""
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._arrival_unknown)
+
+    def _arrival_unknown(self) -> None:
+        """Not counted on any more; the requests waiting here go elsewhere (_until_loaded)."""
+        self.state.ready_at = None
+        self._settled.set()
 
     async def close(self) -> None:
         """Stops polling (or waiting for the load); the engine's owner closes the engine."""
@@ -121,10 +134,11 @@ class LocalCloudBackend:
 
     async def _until_loaded(self, timeout_s: float) -> None:
         """A request routed here while the engine loads (its arrival was predicted soonest) waits
-        for it; a load that fails or outlasts the request's time fails it over elsewhere."""
-        try:
-            await asyncio.wait_for(self._loaded.wait(), timeout_s)
-        except TimeoutError:
-            raise BackendError("the cloud engine is still loading", 503) from None
+        for it. A load that fails fails the request over and counts against the node; one whose
+        arrival is no longer known (it compiles) or that outlasts the request's time fails it
+        over without: the node is late, not failing."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._settled.wait(), timeout_s)
         if self.engine is None:
-            raise BackendError("the cloud engine failed to load", 503)
+            failed = not self.state.starting
+            raise BackendError("the cloud engine has not loaded", 503, node_failed=failed)

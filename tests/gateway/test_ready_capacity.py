@@ -103,6 +103,35 @@ async def test_a_request_late_on_a_loading_engine_moves_and_the_engine_is_not_co
         assert "hybridgw_first_token_deadlines_total 1.0" in metrics  # it went to the engine first
 
 
+async def test_an_engine_found_compiling_loses_its_waiting_requests_at_once(model_path):
+    slow = InstantNode()
+    slow.state.prefill_tokens_per_s = 1.0
+    loading: concurrent.futures.Future = concurrent.futures.Future()  # never loads
+    cloud = LocalCloudBackend(loading, frozenset({"tiny"}), expected_load_s=600.0)
+    config = GatewayConfig(models=[ModelEntry("tiny", str(model_path), context_length=128)])
+    async with Gateway(config, [slow, cloud]) as gw:
+        cloud.state.ready_at = time.monotonic() + 3.0  # expected in 3 s from now
+        asking = asyncio.ensure_future(
+            gw.client.chat.completions.with_raw_response.create(
+                model="tiny", messages=MESSAGES, max_tokens=3, temperature=0
+            )
+        )
+        for _ in range(500):  # routed: counted on the loading engine
+            if cloud.state.load.own_requests == 1:
+                break
+            await asyncio.sleep(0.01)
+        assert (cloud.state.load.own_requests, slow.calls) == (1, 0)
+        await asyncio.to_thread(cloud.compiling)  # as the compile progress reports it, from its thread
+        raw = await asking
+        assert raw.headers["X-Hybridgw-Target"] == "edge" and slow.calls == 1
+        assert cloud.state.ready_at is None and cloud.state.starting
+        failures = gw.runner.app[app_keys.DISPATCHER].failures
+        assert cloud.state.cooldown_until == 0.0 and failures.breakers["cloud-local"].num_failures == 0
+        async with httpx.AsyncClient() as client:
+            metrics = (await client.get(f"{gw.url}/metrics")).text
+        assert "hybridgw_first_token_deadlines_total 0.0" in metrics  # moved at once, not at a deadline
+
+
 @pytest.mark.parametrize(
     ("healthy", "capacity"), [([], "none"), ([False], "none"), ([True, False], "serving")]
 )
