@@ -54,6 +54,21 @@ async def test_ready_says_serving_while_a_node_loads_and_full_once_every_node_se
         assert (status, body["status"], body["capacity"]) == (200, "ready", "full")
 
 
+async def _waiting_on(cloud: LocalCloudBackend, gw: Gateway) -> asyncio.Future:
+    """A chat asked of the gateway, once the router has counted it on the loading engine."""
+    asking = asyncio.ensure_future(
+        gw.client.chat.completions.with_raw_response.create(
+            model="tiny", messages=MESSAGES, max_tokens=3, temperature=0
+        )
+    )
+    for _ in range(500):
+        if cloud.state.load.own_requests == 1:
+            break
+        await asyncio.sleep(0.01)
+    assert cloud.state.load.own_requests == 1
+    return asking
+
+
 async def test_a_request_waits_for_an_engine_predicted_sooner_than_a_busy_node(model_path):
     slow = InstantNode()
     slow.state.prefill_tokens_per_s = 1.0  # predicted a prompt's tokens in as many seconds
@@ -63,16 +78,8 @@ async def test_a_request_waits_for_an_engine_predicted_sooner_than_a_busy_node(m
     async_engine = await asyncio.to_thread(AsyncEngine, engine, engine.warmup)  # ready, not given yet
     try:
         async with Gateway(_config(model_path), [slow, cloud]) as gw:
-            asking = asyncio.ensure_future(
-                gw.client.chat.completions.with_raw_response.create(
-                    model="tiny", messages=MESSAGES, max_tokens=3, temperature=0
-                )
-            )
-            for _ in range(200):  # routed: counted on the loading engine
-                if cloud.state.load.own_requests == 1:
-                    break
-                await asyncio.sleep(0.01)
-            assert (cloud.state.load.own_requests, slow.calls, asking.done()) == (1, 0, False)
+            asking = await _waiting_on(cloud, gw)
+            assert (slow.calls, asking.done()) == (0, False)
             loading.set_result(async_engine)  # its load ends: the request waiting there runs
             raw = await asking
             assert raw.headers["X-Hybridgw-Target"] == "cloud"
@@ -111,16 +118,8 @@ async def test_an_engine_found_compiling_loses_its_waiting_requests_at_once(mode
     config = GatewayConfig(models=[ModelEntry("tiny", str(model_path), context_length=128)])
     async with Gateway(config, [slow, cloud]) as gw:
         cloud.state.ready_at = time.monotonic() + 3.0  # expected in 3 s from now
-        asking = asyncio.ensure_future(
-            gw.client.chat.completions.with_raw_response.create(
-                model="tiny", messages=MESSAGES, max_tokens=3, temperature=0
-            )
-        )
-        for _ in range(500):  # routed: counted on the loading engine
-            if cloud.state.load.own_requests == 1:
-                break
-            await asyncio.sleep(0.01)
-        assert (cloud.state.load.own_requests, slow.calls) == (1, 0)
+        asking = await _waiting_on(cloud, gw)
+        assert slow.calls == 0
         await asyncio.to_thread(cloud.compiling)  # as the compile progress reports it, from its thread
         raw = await asking
         assert raw.headers["X-Hybridgw-Target"] == "edge" and slow.calls == 1
