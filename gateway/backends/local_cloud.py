@@ -50,6 +50,7 @@ class LocalCloudBackend:
         self.expected_load_s, self.clock = expected_load_s, clock
         self._settled = asyncio.Event()  # the load ended (well or not), or its arrival is unknown
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._is_compiling = False  # set from the loading thread, maybe before start()
         self.engine: AsyncEngine | None = None if loading else engine
         self.loading = engine if loading else None
         self.state = NodeState("cloud-local", NodeKind.CLOUD, models, queue_bound=queue_bound)
@@ -64,8 +65,8 @@ class LocalCloudBackend:
             await self.poll_once()
             self._poller = start_polling(self.poll_once)
         else:  # the app starts once the edges are up, when the engine's load begins
-            self._loop = asyncio.get_running_loop()
-            if self.expected_load_s is not None:
+            self._loop = asyncio.get_running_loop()  # before reading _is_compiling (compiling())
+            if self.expected_load_s is not None and not self._is_compiling:
                 self.state.ready_at = self.clock() + self.expected_load_s
             self._poller = asyncio.create_task(self._join_when_loaded(self.loading))
 
@@ -88,6 +89,7 @@ class LocalCloudBackend:
     def compiling(self) -> None:
         """From any thread: the load compiles kernels (a first start, minutes), so it outlasts
         `expected_load_s`: the node's arrival is unknown from now on, and not counted."""
+        self._is_compiling = True  # before reading _loop: start() or this sees the other
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._arrival_unknown)
 

@@ -131,6 +131,15 @@ async def test_an_engine_found_compiling_loses_its_waiting_requests_at_once(mode
         assert "hybridgw_first_token_deadlines_total 0.0" in metrics  # moved at once, not at a deadline
 
 
+async def test_an_engine_compiling_before_the_gateway_starts_is_not_counted_on(model_path):
+    loading: concurrent.futures.Future = concurrent.futures.Future()
+    cloud = LocalCloudBackend(loading, frozenset({"tiny"}), expected_load_s=8.0)
+    cloud.compiling()  # its load began as the edges came up, before the app started
+    async with Gateway(_config(model_path), [InstantNode(), cloud]) as gw:
+        assert (cloud.state.starting, cloud.state.ready_at) == (True, None)
+        assert (await _ready(gw.url))[1]["capacity"] == "serving"
+
+
 @pytest.mark.parametrize(
     ("healthy", "capacity"), [([], "none"), ([False], "none"), ([True, False], "serving")]
 )
