@@ -1,5 +1,5 @@
 """Routing under load, in one run on one machine: the same seeded workloads through `hybridgw up`
-with the router ("predicted") and with each static policy ([routing] policy), and through
+with the router ("predicted") and with each static policy ([routing] profile), and through
 llama.cpp's llama-server alone (benchmarks/setup_llamaserver.sh builds it; skipped when absent).
 Existing engines as nodes: `hybridgw gateway` in front of llama-server (an on-prem [[upstreams]]
 node) against llama-server alone, `hybridgw up` with llama-server as a third node, and, with
@@ -110,7 +110,7 @@ def systems(
     targets = f"ttft_target_ms = {slo[0]}\ntpot_target_ms = {slo[1]}\n"
     for policy in POLICIES:
         config = config_dir / f"{policy}.toml"
-        config.write_text(f'[routing]\npolicy = "{policy}"\n{targets}')
+        config.write_text(f'[routing]\nprofile = "{policy}"\n{targets}')
         found.append(_up(f"hybridgw-{policy}", config))
     config = config_dir / "edge-only.toml"
     config.write_text("")

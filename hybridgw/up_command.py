@@ -7,6 +7,7 @@ OpenAI API here. Ctrl-C (or SIGTERM) stops everything.
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -31,6 +32,10 @@ EDGE_SLOT_CONTEXT = 1024  # tokens per edge slot; longer prompts go to the cloud
 # the later chats waiting for a whole generation of running ones to end (TTFT p99 33 -> 31 s on
 # 64 shared-prefix chats at 64, the cloud engine alone on one thread).
 CLOUD_MAX_NUM_SEQS = 64
+# how long the in-process cloud engine takes to load once the edge is up (8 s measured here, its
+# kernels compiled already): the router counts its arrival from then (a first start that compiles
+# outlasts it, and is not counted on once overdue: gateway/routing/filters/arriving.py)
+CLOUD_LOAD_S = 8.0
 CLOUD_KV_CACHE_GIB = 1.0  # 23k tokens in float32: 64 chats beside long documents, no preemption
 
 
@@ -210,10 +215,11 @@ def _gateway_app(config, args: argparse.Namespace, served: dict[str, str], local
     extra_backends = []
     if not config.redis_url and not args.no_cloud:
         caching = not args.no_prefix_caching
-        report_compile_progress(_cloud_progress)  # its first start's kernels compile in this process
+        # its first start's kernels compile in this process: then its load outlasts CLOUD_LOAD_S
+        report_compile_progress(functools.partial(_cloud_progress, extra_backends))
         loads = [(_local_cloud_engine, (path, cores.cloud_threads, caching)) for path in served.values()]
         for name, load in zip(served, _in_background(loads, after=edges_up), strict=True):
-            extra_backends.append(LocalCloudBackend(load, frozenset({name})))
+            extra_backends.append(LocalCloudBackend(load, frozenset({name}), expected_load_s=CLOUD_LOAD_S))
     app = create_app(config, extra_backends)
 
     async def lend_idle_edge_cores(app) -> None:  # the edges' backends exist once the app started
@@ -287,8 +293,11 @@ def _split_cores(edge_threads: int | None, cloud: bool) -> tuple[int, int]:
     return edge, max(1, cores - edge)
 
 
-def _cloud_progress(*state) -> None:
+def _cloud_progress(backends: list, *state) -> None:
+    """A kernel compiling (a first start): the engines' arrival is not known any more."""
     print(f"cloud engine: {human_line(*state)}", file=sys.stderr, flush=True)
+    for backend in backends:
+        backend.compiling()
 
 
 def _in_background(jobs: list[tuple[Callable, tuple]], after: threading.Event) -> list[Future]:

@@ -2,4 +2,4 @@
 the TOML files they are read from, every field overridable from the environment (toml_file.py,
 toml_sections.py; a keys file: keys_file.py).
 
-May import: core/, privacy/."""
+May import: core/, access/, privacy/, routing/ (the profiles [routing] names)."""

@@ -1,10 +1,13 @@
 """The gateway's configuration: models, nodes, API keys, privacy and routing defaults."""
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gateway.core.capabilities import DECLARABLE, VISION
 from gateway.privacy import PrivacyMode
+from gateway.routing.profile import ProfileSpec
+from gateway.routing.profiles import DEFAULT_PROFILE, resolve_profile
 
 
 # An API key as configured ([[keys]], or a keys file: gateway/config/keys_file.py): stored as a
@@ -86,13 +89,12 @@ class UpstreamEntry:
             raise ValueError(f"upstreams[{self.node_id}].keepalive_s must be >= 0")
 
 
-ROUTING_POLICIES = ("predicted", "all-edge", "all-cloud", "round-robin", "least-busy")
-
-
 @dataclass(frozen=True, slots=True)
 class RoutingPolicy:
-    """`policy`: "predicted" (the router's model, gateway/routing/policy.py) or a static policy to compare
-    it with (benchmarks/routing.py); every one keeps private requests on-prem."""
+    """`profile`: the routing profile (gateway/routing/profiles.py): "predicted" (the router's
+    model), a static one to compare it with (benchmarks/routing.py), or one composed in
+    `profiles` (name -> the names of its filters, scorer and picker); every one keeps private
+    requests on-prem. An unknown profile or plugin stops the start (RoutingProfileError)."""
 
     latency_target_ms: float | None = None  # end to end; a key's or the request header's wins
     ttft_target_ms: float | None = None
@@ -111,7 +113,8 @@ class RoutingPolicy:
     max_attempts: int = 2
     retry_backoff_s: float = 0.05
     expected_output_tokens: int = 256  # cap on max_tokens when predicting completion time
-    policy: str = "predicted"
+    profile: str = DEFAULT_PROFILE
+    profiles: Mapping[str, ProfileSpec] = field(default_factory=dict)
     # a node with no first token by max(deadline, factor x its predicted TTFT) loses the request
     # to another node that can take it (a hung or paused node); with none, the request waits on
     first_token_deadline_s: float = 5.0
@@ -122,8 +125,7 @@ class RoutingPolicy:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"routing.{name} must be positive")
-        if self.policy not in ROUTING_POLICIES:
-            raise ValueError(f"routing.policy must be one of {', '.join(ROUTING_POLICIES)}")
+        resolve_profile(self.profile, self.profiles)  # RoutingProfileError (a ValueError) names what is wrong
         if not 0 <= self.cooldown_s <= self.max_cooldown_s:
             raise ValueError("routing.cooldown_s must be >= 0 and <= max_cooldown_s")
         if not (self.failure_window_s > 0 and self.min_failures >= 1 and 0 < self.failure_rate <= 1):

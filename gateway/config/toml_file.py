@@ -3,10 +3,13 @@
     [gateway]      host, port, privacy_mode, max_body_bytes, compress_responses, allow_unknown_params,
                    cors_allow_origins, responses_retention_hours, keepalive_s (idle client
                    connections closed after it, default 75)
-    [routing]      policy, latency_target_ms, ttft_target_ms, tpot_target_ms, cooldown_s,
+    [routing]      profile (or policy, its earlier name: gateway/routing/profiles.py),
+                   latency_target_ms, ttft_target_ms, tpot_target_ms, cooldown_s,
                    max_cooldown_s, failure_window_s, min_failures, failure_rate (the circuit
                    breaker: gateway/routing/circuit_breaker.py), max_attempts, retry_backoff_s,
                    expected_output_tokens, first_token_deadline_s, first_token_deadline_factor
+    [routing.profiles.NAME]  filters (plugin names, in order), scorer, picker: a profile of
+                   one's own (gateway/routing/registry.py names the plugins)
     [telemetry]    service_name, otlp_endpoint, trace_file
     [[models]]     name, gguf, context_length
     [[edge_nodes]] id, address, models, queue_bound
@@ -80,6 +83,8 @@ SCHEMA: dict[str, set[str]] = {
         "first_token_deadline_s",
         "first_token_deadline_factor",
         "policy",
+        "profile",
+        "profiles",
     },
     "telemetry": {"service_name", "otlp_endpoint", "trace_file"},
     "models": {"name", "gguf", "context_length"},

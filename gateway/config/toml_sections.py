@@ -4,6 +4,8 @@ by field into its dataclass: a bad field is a ConfigError naming it."""
 from dataclasses import dataclass, field
 
 from gateway.config.gateway_config import EdgeNodeEntry, HttpLimits, ModelEntry, RoutingPolicy, UpstreamEntry
+from gateway.routing.profile import ProfileSpec
+from gateway.routing.profiles import DEFAULT_PROFILE
 
 
 class ConfigError(ValueError):
@@ -100,7 +102,8 @@ def routing_section(routing: dict) -> RoutingPolicy:
         latency_target_ms=value_of("routing", routing, "latency_target_ms", int | float),
         ttft_target_ms=value_of("routing", routing, "ttft_target_ms", int | float),
         tpot_target_ms=value_of("routing", routing, "tpot_target_ms", int | float),
-        policy=value_of("routing", routing, "policy", str, "predicted"),
+        profile=_profile_name(routing),
+        profiles=_profiles(routing.get("profiles", {})),
         cooldown_s=value_of("routing", routing, "cooldown_s", int | float, 5.0),
         max_cooldown_s=value_of("routing", routing, "max_cooldown_s", int | float, 60.0),
         failure_window_s=value_of("routing", routing, "failure_window_s", int | float, 10.0),
@@ -114,6 +117,32 @@ def routing_section(routing: dict) -> RoutingPolicy:
             "routing", routing, "first_token_deadline_factor", int | float, 4.0
         ),
     )
+
+
+def _profile_name(routing: dict) -> str:
+    """`profile`, or `policy`, its earlier name (the static policies are profiles now)."""
+    profile = value_of("routing", routing, "profile", str)
+    policy = value_of("routing", routing, "policy", str)
+    if profile is not None and policy is not None and profile != policy:
+        raise ConfigError(f"routing: profile {profile!r} and policy {policy!r} (its earlier name) disagree")
+    return profile or policy or DEFAULT_PROFILE
+
+
+def _profiles(profiles) -> dict[str, ProfileSpec]:
+    """[routing.profiles.NAME] tables: filters (names, in order), scorer, picker."""
+    if not isinstance(profiles, dict):
+        raise ConfigError("routing.profiles: must be a table of profiles ([routing.profiles.NAME])")
+    specs = {}
+    for name, entry in profiles.items():
+        where = f"routing.profiles.{name}"
+        if not isinstance(entry, dict) or set(entry) - {"filters", "scorer", "picker"}:
+            raise ConfigError(f"{where}: a table of filters, scorer and picker only")
+        filters = value_of(where, entry, "filters", list, required=True)
+        if not all(isinstance(f, str) for f in filters):
+            raise ConfigError(f"{where}.filters: expected plugin names (strings), got {filters!r}")
+        scorer, picker = (value_of(where, entry, kind, str, required=True) for kind in ("scorer", "picker"))
+        specs[name] = ProfileSpec(tuple(filters), scorer, picker)
+    return specs
 
 
 def server_section(gateway: dict, telemetry: dict) -> ServerSettings:

@@ -29,6 +29,7 @@ from gateway.output.generation import Generation
 from gateway.output.token_sink import EventSink
 from gateway.privacy.ledger import PrivacyLedger
 from gateway.request.prepared_request import PreparedRequest
+from gateway.routing.router import Router
 
 
 @dataclass(slots=True)
@@ -46,8 +47,13 @@ class Dispatcher:
     def __post_init__(self, ledger: PrivacyLedger | None) -> None:
         self.gate = PrivacyGate(self.metrics, ledger)
         self.placement = Placement(self.backends, self.policy, self.rng)
-        self.failures = NodeFailures(self.policy, self.metrics)
+        self.failures = NodeFailures(self.policy, self.metrics, self.placement.router)
         self.failover = Failover(self.placement, self.failures, self.gate, self.policy, self.metrics)
+
+    @property
+    def router(self) -> Router:
+        """The one entry point to routing (gateway/routing/router.py), for routes beside dispatch."""
+        return self.placement.router
 
     async def start(self, prepared: PreparedRequest, output: EventSink) -> Generation:
         """The generation, once every choice has its first token (in `output` already). Raises
@@ -115,8 +121,7 @@ class Dispatcher:
                 if not error.retryable or attempt + 1 == self.policy.max_attempts:
                     raise failure from None
                 cause = failure if error.code is not None else cause
-                others = [b.state for b in self.backends if b.state.node_id not in excluded]
-                await self.failures.before_retry(route_request, backend.state, others, excluded, attempt)
+                await self.failures.before_retry(route_request, backend.state, excluded, attempt)
             except BaseException:
                 await generation.close()
                 raise

@@ -10,7 +10,6 @@ choice_attempts.py calls `resume`). Every move picks through the same placement,
 privacy decision, and is recorded in the privacy ledger like any dispatch."""
 
 import asyncio
-import random
 import time
 from dataclasses import dataclass, replace
 
@@ -29,8 +28,8 @@ from gateway.request.prepared_request import PreparedRequest
 from gateway.routing.circuit_breaker import BreakerRules, CircuitBreaker
 from gateway.routing.dispatched_request import Dispatched
 from gateway.routing.node_state import NodeState
-from gateway.routing.policy import predict, route
 from gateway.routing.route_types import Decision, Outcome, RouteRequest
+from gateway.routing.router import Router
 from gateway.routing.tier_preference import move_targets
 
 # a late request leaves a working node only for one predicted this many times sooner: the move
@@ -41,8 +40,8 @@ MOVE_MARGIN = 2.0
 class NodeFailures:
     """A breaker per node id (made at its first request), the retry rule, and their counters."""
 
-    def __init__(self, policy: RoutingPolicy, metrics: GatewayMetrics):
-        self.policy, self.metrics = policy, metrics
+    def __init__(self, policy: RoutingPolicy, metrics: GatewayMetrics, router: Router):
+        self.policy, self.metrics, self.router = policy, metrics, router
         self.rules = BreakerRules(
             policy.cooldown_s,
             policy.max_cooldown_s,
@@ -75,16 +74,14 @@ class NodeFailures:
         self,
         request: RouteRequest,
         node: NodeState,
-        others: list[NodeState],
         excluded: set[str],
         attempt: int,
     ) -> None:
-        """Before attempt `attempt` + 1 after `node` failed: `node` joins `excluded` when a node of
-        `others` (the ones not excluded yet) can take the request; else a backoff, doubled with
-        each attempt, and the same node again (unless the failure took it out: then the router
-        answers node_cooling_down)."""
-        others = [n for n in others if n.node_id != node.node_id]
-        elsewhere = route(request, others, time.monotonic(), random.Random(0), self.policy.policy)
+        """Before attempt `attempt` + 1 after `node` failed: `node` joins `excluded` when another
+        node not excluded yet can take the request; else a backoff, doubled with each attempt, and
+        the same node again (unless the failure took it out: then the router answers
+        node_cooling_down)."""
+        elsewhere = self.router.pick(request, excluded | {node.node_id})
         if elsewhere.outcome is Outcome.ROUTED:
             excluded.add(node.node_id)
             self.metrics.retries.labels("other_node").inc()
@@ -118,8 +115,8 @@ class Failover:
         if not done and retry and self._better_elsewhere(request, tried, generation.node, working, deadline):
             waiter.cancel()
             self.metrics.first_token_deadlines.inc()
-            if not working:  # no token to any request for the whole deadline: hung, out at once
-                self.failures.failed(generation.node, is_conclusive=True)
+            if not working and not generation.node.starting:  # hung, out at once (one still
+                self.failures.failed(generation.node, is_conclusive=True)  # loading is only late)
             message = f"node {decision.node_id} gave no first token within {deadline:.1f} s"
             raise BackendError(message, 504, node_failed=False)
         await waiter
@@ -137,17 +134,19 @@ class Failover:
         than `here` still needs, by MOVE_MARGIN: its prediction from now, and at least the
         `waited_s` already waited there (its prediction has proved short). Moved after 5 s from a
         full cloud to an edge predicted at 3 s, shared-prefix chats had waited 20-40 s more."""
-        states = [b.state for b in self.placement.backends if b.state.node_id not in excluded]
+        exclude = set(excluded)
         if working:  # a hung node loses the request to any; a working one not to every node
-            states = move_targets(here, states, request.targets.is_set)
-        now = time.monotonic()
-        decision = route(request, states, now, random.Random(0), self.policy.policy)
+            states = [b.state for b in self.placement.backends if b.state.node_id not in excluded]
+            movable = {n.node_id for n in move_targets(here, states, request.targets.is_set)}
+            exclude.update(n.node_id for n in states if n.node_id not in movable)
+        router = self.placement.router
+        decision = router.pick(request, exclude)
         if decision.outcome is not Outcome.ROUTED:
             return False
         if not working:
             return True
         there = decision.prediction_for(decision.node_id)
-        still_here_s = max(waited_s, predict(here, request, now).ttft_s)
+        still_here_s = max(waited_s, router.predict(here, request).ttft_s)
         return there is not None and there.ttft_s * MOVE_MARGIN < still_here_s
 
     async def resume(

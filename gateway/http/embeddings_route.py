@@ -8,8 +8,6 @@ fallback elsewhere.
 """
 
 import base64
-import random
-import time
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -24,7 +22,6 @@ from gateway.core.capabilities import EMBEDDINGS
 from gateway.core.errors import APIError, invalid
 from gateway.core.strict_model import JSONInt, Strict
 from gateway.dialects.openai_models import TOKEN_IDS
-from gateway.routing.policy import route
 from gateway.routing.route_types import Outcome, RouteRequest
 from gateway.serving import app_keys
 from gateway.serving.admission import admit, authorized_model, request_key
@@ -110,8 +107,7 @@ def _edge_node(app: web.Application, model: str, num_tokens: int):
     embeddings, so only an on-prem node that computes them (gateway/core/capabilities.py)."""
     backends = app[app_keys.BACKENDS]
     request = RouteRequest(model, num_tokens, 0, True, needs=(EMBEDDINGS,))
-    policy = app[app_keys.CONFIG].routing.policy
-    decision = route(request, [b.state for b in backends], time.monotonic(), random.Random(), policy)
+    decision = app[app_keys.DISPATCHER].router.pick(request)
     if decision.outcome is not Outcome.ROUTED:
         raise APIError(503, f"No edge node serving '{model}' can compute embeddings now.", "server_error")
     return next(b for b in backends if b.state.node_id == decision.node_id)

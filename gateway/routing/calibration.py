@@ -1,7 +1,7 @@
 """Online correction of the router's predictions, per node: what each request's time to first
 token and time per output token turned out to be, against what the model predicted.
 
-The prediction model (gateway/routing/policy.py) is a few lines of arithmetic over measured rates; what
+The prediction model (gateway/routing/prediction.py) is a few lines of arithmetic over measured rates; what
 it leaves out — another process sharing the CPU, a prefill slowing the decodes beside it, the
 gateway's own path — shows up as a steady ratio between observed and predicted times. Each node
 keeps that ratio, smoothed in log space so that halving and doubling weigh alike, and the router

@@ -16,6 +16,8 @@ class NodeState:
     models: frozenset[str]
     healthy: bool = True
     starting: bool = False  # not serving yet: loading (a first start compiling its kernels)
+    # when a starting node is expected to serve (the router's clock); None: unknown, or serving
+    ready_at: float | None = None
     cooldown_until: float = 0.0
     load: NodeLoad = field(default_factory=NodeLoad)
     max_running: int = 1
@@ -41,6 +43,13 @@ class NodeState:
     @property
     def is_on_prem(self) -> bool:
         return self.kind == NodeKind.EDGE or self.on_prem
+
+    def arrival_s(self, now: float) -> float | None:
+        """How long until a starting node is expected to serve; None when it serves, or is not
+        starting, or its arrival is unknown or overdue (not counted on then)."""
+        if not self.starting or self.ready_at is None or self.ready_at <= now:
+            return None
+        return self.ready_at - now
 
     @property
     def num_running(self) -> int:

@@ -1,5 +1,5 @@
 """What routing takes and gives: the request as the policy sees it, each node's prediction, and
-the decision (gateway/routing/policy.py)."""
+the decision (gateway/routing/policy.py, gateway/routing/profile.py)."""
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -44,6 +44,10 @@ class Prediction:
     tpot_s: float = 0.0
     raw_ttft_s: float = 0.0  # before the node's calibration factors (what they are learned on)
     raw_tpot_s: float = 0.0
+
+    def cost(self, objective: str) -> float:
+        """What the client waits for: the first token ("ttft", a stream) or the whole answer."""
+        return self.ttft_s if objective == "ttft" else self.e2e_s
 
 
 class Outcome(StrEnum):

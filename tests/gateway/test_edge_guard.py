@@ -7,6 +7,7 @@ import random
 from gateway.routing import edge_guard
 from gateway.routing.edge_guard import GUARD_WINDOW_S, guarded_slots
 from gateway.routing.policy import route
+from gateway.routing.profiles import resolve_profile
 from gateway.routing.route_types import RouteRequest
 from tests.gateway.test_router import MODEL, _cloud, _edge
 
@@ -76,5 +77,6 @@ def test_the_static_policies_do_not_guard_slots():
     edge.load.last_private_at = 0.0
     edge.load.num_dispatched = 0  # round-robin's turn: the edge's
     cloud.load.num_dispatched = 1
-    assert route(PUBLIC, [edge, cloud], 0.0, random.Random(0), "round-robin").node_id == "edge-1"
+    round_robin = resolve_profile("round-robin")
+    assert route(PUBLIC, [edge, cloud], 0.0, random.Random(0), round_robin).node_id == "edge-1"
     assert route(PUBLIC, [edge, cloud], 0.0, random.Random(0)).node_id == "cloud-1"

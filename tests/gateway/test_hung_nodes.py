@@ -29,7 +29,7 @@ async def test_a_paused_edge_loses_its_requests_to_another_edge_before_the_first
                 EdgeNodeEntry("edge-a", f"127.0.0.1:{edge_node.port}", ["tiny"]),
                 EdgeNodeEntry("edge-b", f"127.0.0.1:{paused.port}", ["tiny"]),
             ],
-            routing=RoutingPolicy(policy="round-robin", first_token_deadline_s=1.0),
+            routing=RoutingPolicy(profile="round-robin", first_token_deadline_s=1.0),
         )
         async with Gateway(config) as gw, aiohttp.ClientSession() as session:
             states = [b.state for b in gw.runner.app[app_keys.BACKENDS]]

@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from gateway.routing.policy import predict, route
+from gateway.routing.policy import route
+from gateway.routing.prediction import predict
 from tests.gateway.test_router import _cloud, _edge, _request
 
 

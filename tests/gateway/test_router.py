@@ -1,4 +1,5 @@
-"""The routing policy on its own: exact decisions for hand-made node states."""
+"""The router on its own (its "predicted" profile, the static ones): exact decisions for
+hand-made node states."""
 
 import random
 
@@ -7,7 +8,9 @@ import pytest
 from gateway.routing.node_kind import NodeKind
 from gateway.routing.node_load import NodeLoad
 from gateway.routing.node_state import NodeState
-from gateway.routing.policy import decode_step_seconds, predict, route
+from gateway.routing.policy import route
+from gateway.routing.prediction import decode_step_seconds, predict
+from gateway.routing.profiles import resolve_profile
 from gateway.routing.route_types import LatencyTargets, Outcome, RouteRequest
 
 MODEL = "smollm2"
@@ -292,18 +295,19 @@ def test_ties_are_broken_at_random():
 def test_static_policies_for_comparison_keep_private_requests_on_prem():
     rng = random.Random(0)
     nodes = [_edge(), _cloud()]
-    assert route(_request(e2e_s=1.0), nodes, 0, rng, "all-edge").node_id == "edge-1"
-    assert route(_request(e2e_s=10.0), nodes, 0, rng, "all-cloud").node_id == "cloud-1"
-    assert route(_request(private=True), nodes, 0, rng, "all-cloud").node_id == "edge-1"
+    assert route(_request(e2e_s=1.0), nodes, 0, rng, resolve_profile("all-edge")).node_id == "edge-1"
+    assert route(_request(e2e_s=10.0), nodes, 0, rng, resolve_profile("all-cloud")).node_id == "cloud-1"
+    assert route(_request(private=True), nodes, 0, rng, resolve_profile("all-cloud")).node_id == "edge-1"
     turns = []
     for _ in range(4):
-        decision = route(_request(), nodes, 0, rng, "round-robin")
+        decision = route(_request(), nodes, 0, rng, resolve_profile("round-robin"))
         next(n for n in nodes if n.node_id == decision.node_id).load.dispatch(10)
         turns.append(decision.node_id)
     assert turns == ["edge-1", "cloud-1", "edge-1", "cloud-1"]
     busy = [_edge(load=_loaded(2)), _cloud(load=_loaded(40))]  # 2/4 vs 40/64 of their slots
-    assert route(_request(), busy, 0, rng, "least-busy").node_id == "edge-1"
-    assert route(_request(private=True), [_cloud()], 0, rng, "all-cloud").outcome == Outcome.UNAVAILABLE
+    assert route(_request(), busy, 0, rng, resolve_profile("least-busy")).node_id == "edge-1"
+    all_cloud = resolve_profile("all-cloud")
+    assert route(_request(private=True), [_cloud()], 0, rng, all_cloud).outcome == Outcome.UNAVAILABLE
 
 
 def test_a_streamed_burst_is_placed_by_time_to_first_token():
