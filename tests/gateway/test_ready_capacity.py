@@ -14,7 +14,7 @@ from cloud.engine.llm_engine import LLMEngine
 from gateway.backends.local_cloud import LocalCloudBackend
 from gateway.config.gateway_config import GatewayConfig, ModelEntry, RoutingPolicy
 from gateway.privacy import PrivacyMode
-from gateway.serving import app_keys
+from gateway.serving.handler import DISPATCHER
 from shared.async_engine import AsyncEngine
 from tests.fixtures.gateway_app import MESSAGES, Gateway
 from tests.gateway.test_node_failures import InstantNode
@@ -102,7 +102,7 @@ async def test_a_request_late_on_a_loading_engine_moves_and_the_engine_is_not_co
             model="tiny", messages=MESSAGES, max_tokens=3, temperature=0
         )
         assert raw.headers["X-Hybridgw-Target"] == "edge" and slow.calls == 1  # moved at the deadline
-        failures = gw.runner.app[app_keys.DISPATCHER].failures
+        failures = gw.runner.app[DISPATCHER].failures
         assert cloud.state.cooldown_until == 0.0 and failures.breakers["cloud-local"].num_failures == 0
         assert cloud.state.load.own_requests == 0
         async with httpx.AsyncClient() as client:
@@ -124,7 +124,7 @@ async def test_an_engine_found_compiling_loses_its_waiting_requests_at_once(mode
         raw = await asking
         assert raw.headers["X-Hybridgw-Target"] == "edge" and slow.calls == 1
         assert cloud.state.ready_at is None and cloud.state.starting
-        failures = gw.runner.app[app_keys.DISPATCHER].failures
+        failures = gw.runner.app[DISPATCHER].failures
         assert cloud.state.cooldown_until == 0.0 and failures.breakers["cloud-local"].num_failures == 0
         async with httpx.AsyncClient() as client:
             metrics = (await client.get(f"{gw.url}/metrics")).text
