@@ -31,12 +31,14 @@ if ! command -v dockerd >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2
 fi
 if ! docker info >/dev/null 2>&1; then
   echo "ci_staging: starting dockerd ..." >&2
-  as_root sh -c 'nohup dockerd --storage-driver overlay2 >/var/log/dockerd.log 2>&1 &' ||
+  log="${DOCKERD_LOG:-/var/log/dockerd.log}"
+  as_root sh -c "nohup dockerd --storage-driver overlay2 >'$log' 2>&1 &" ||
     fail "dockerd could not be started (root or sudo is needed)"
-  for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
+  wait_s="${DOCKERD_WAIT_S:-60}"
+  for _ in $(seq "$wait_s"); do docker info >/dev/null 2>&1 && break; sleep 1; done
   if ! docker info >/dev/null 2>&1; then
-    tail -n 20 /var/log/dockerd.log >&2 2>/dev/null || true
-    fail "dockerd did not answer within 60 s (its log's end above); the staging stage cannot run here"
+    tail -n 20 "$log" >&2 2>/dev/null || true
+    fail "dockerd did not answer within $wait_s s (its log's end above); the staging stage cannot run here"
   fi
 fi
 docker compose version >/dev/null 2>&1 || make system-tools
