@@ -15,8 +15,8 @@ run at once per process (as many worker loops), in --processes processes.
 --private starts its own redis-server on a free port (nothing else on it: its CPU time is the
 protocol's alone). Keys live under a fresh prefix and are deleted at the end. Prints, per
 --tokens: requests/s, reply chunks/s, Redis commands and scripts per request, the server's CPU
-time per request (INFO cpu) and the part of it spent executing commands (INFO commandstats); on a
-shared Redis both count other clients' work too.
+time per request (INFO cpu) and the time one TAKE or WRITE script takes inside Redis (INFO
+commandstats); on a shared Redis both count other clients' work too.
 """
 
 import argparse
@@ -141,16 +141,18 @@ def _server_cpu_s(client: redis.Redis) -> float:
     return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
 
 
-def _commands_usec(client: redis.Redis) -> float:
-    """The time Redis spent executing commands (INFO commandstats; no I/O, no event loop)."""
-    return sum(float(stats["usec"]) for stats in client.info("commandstats").values())
+def _scripts(client: redis.Redis) -> tuple[int, float]:
+    """EVALSHA's calls and the microseconds Redis spent in them (INFO commandstats: the scripts'
+    own commands included, no I/O, no event loop)."""
+    stats = client.info("commandstats").get("cmdstat_evalsha", {"calls": 0, "usec": 0})
+    return int(stats["calls"]), float(stats["usec"])
 
 
 def measure(url: str, args: argparse.Namespace, tokens: int) -> dict:
     keys = RedisKeys(prefix=f"hybridgw-bench-{uuid.uuid4().hex[:8]}:")
     client = redis.Redis.from_url(url)
     client.xgroup_create(keys.request_stream, keys.consumer_group, id="0", mkstream=True)
-    cpu, usec, started = _server_cpu_s(client), _commands_usec(client), time.monotonic()
+    cpu, scripts, started = _server_cpu_s(client), _scripts(client), time.monotonic()
     try:
         with ProcessPoolExecutor(args.processes) as pool:
             runs = [
@@ -158,7 +160,7 @@ def measure(url: str, args: argparse.Namespace, tokens: int) -> dict:
             ]
             results = [run.result() for run in runs]
         wall_s, server_cpu_s = time.monotonic() - started, _server_cpu_s(client) - cpu
-        commands_us = _commands_usec(client) - usec
+        calls, usec = (after - before for after, before in zip(_scripts(client), scripts, strict=True))
     finally:
         for key in client.scan_iter(match=f"{keys.prefix}*"):
             client.delete(key)
@@ -171,7 +173,7 @@ def measure(url: str, args: argparse.Namespace, tokens: int) -> dict:
         "chunks_per_s": requests * tokens / args.seconds,
         "commands_per_request": FIXED_COMMANDS - 1 + tokens + reads / max(requests, 1),
         "server_cpu_us_per_request": 1e6 * server_cpu_s / max(requests, 1),
-        "commands_us_per_request": commands_us / max(requests, 1),
+        "script_us_per_call": usec / max(calls, 1),
         "client_cpu_share": sum(r["client_cpu_s"] for r in results) / (wall_s * args.processes),
     }
 
@@ -223,7 +225,7 @@ def main() -> None:
                 f"  {tokens:4d} tokens/request: {row['requests_per_s']:8.1f} requests/s, "
                 f"{row['chunks_per_s']:8.0f} chunks/s, {row['commands_per_request']:.1f} commands/request, "
                 f"server {row['server_cpu_us_per_request']:.0f} us CPU/request "
-                f"({row['commands_us_per_request']:.0f} us in commands), "
+                f"(a TAKE or WRITE script {row['script_us_per_call']:.1f} us), "
                 f"clients at {100 * row['client_cpu_share']:.0f}% CPU"
             )
     finally:
