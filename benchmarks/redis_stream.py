@@ -80,7 +80,7 @@ class Side:
         self.redis = aioredis.from_url(url, max_connections=4 * args.concurrency + 8)
         self.keys, self.args, self.tokens = keys, args, tokens
         self.fenced = FencedReply(self.redis, keys, reply_ttl_s=600)
-        self.done, self.reads = 0, 0
+        self.done, self.reads, self.chunks = 0, 0, 0
 
     async def gateway(self, stop: float) -> None:
         while time.monotonic() < stop:
@@ -116,6 +116,7 @@ class Side:
         for index in range(self.tokens):
             chunk = token_chunk(signer, request_id, owner, index, index == self.tokens - 1)
             await self.fenced.write(request_id, owner, chunk)
+            self.chunks += 1
         await self.redis.delete(self.keys.fence(request_id))
         async with self.redis.pipeline(transaction=False) as pipe:
             await pipe.xack(stream, self.keys.consumer_group, entry_id).xdel(stream, entry_id).execute()
@@ -129,7 +130,8 @@ async def _process(url: str, prefix: str, args: argparse.Namespace, tokens: int,
     gateways = [side.gateway(stop) for _ in range(args.concurrency)]
     await asyncio.gather(*workers, *gateways)
     await side.redis.aclose()
-    return {"requests": side.done, "reads": side.reads, "client_cpu_s": time.process_time() - cpu}
+    cpu_s = time.process_time() - cpu
+    return {"requests": side.done, "reads": side.reads, "chunks": side.chunks, "client_cpu_s": cpu_s}
 
 
 def _run_process(url: str, prefix: str, args: argparse.Namespace, tokens: int, rank: int) -> dict:
@@ -167,12 +169,15 @@ def measure(url: str, args: argparse.Namespace, tokens: int) -> dict:
         client.close()
     requests = sum(r["requests"] for r in results)
     reads = sum(r["reads"] for r in results)
+    chunks = sum(r["chunks"] for r in results)  # written, of finished requests or not
     return {
         "tokens": tokens,
         "requests_per_s": requests / args.seconds,
-        "chunks_per_s": requests * tokens / args.seconds,
+        "chunks_per_s": chunks / wall_s,
         "commands_per_request": FIXED_COMMANDS - 1 + tokens + reads / max(requests, 1),
         "server_cpu_us_per_request": 1e6 * server_cpu_s / max(requests, 1),
+        # the work of requests still running at the end counts in the CPU time: per chunk is exact
+        "server_cpu_us_per_chunk": 1e6 * server_cpu_s / max(chunks, 1),
         "script_us_per_call": usec / max(calls, 1),
         "client_cpu_share": sum(r["client_cpu_s"] for r in results) / (wall_s * args.processes),
     }
@@ -224,7 +229,8 @@ def main() -> None:
             print(
                 f"  {tokens:4d} tokens/request: {row['requests_per_s']:8.1f} requests/s, "
                 f"{row['chunks_per_s']:8.0f} chunks/s, {row['commands_per_request']:.1f} commands/request, "
-                f"server {row['server_cpu_us_per_request']:.0f} us CPU/request "
+                f"server {row['server_cpu_us_per_request']:.0f} us CPU/request, "
+                f"{row['server_cpu_us_per_chunk']:.0f} us/chunk "
                 f"(a TAKE or WRITE script {row['script_us_per_call']:.1f} us), "
                 f"clients at {100 * row['client_cpu_share']:.0f}% CPU"
             )
