@@ -1,23 +1,20 @@
 """deploy/k8s: every manifest rendered and schema-checked (tests/deploy/k8s_check.py), the check
 refusing broken ones, and the manifests agreeing with the code and with the compose staging: the
 gateway's config loads and lists the edge's pods, the Redis ACL users are docker-compose.yml's,
-KEDA watches the stream and group the workers read, every reference resolves."""
+KEDA watches the stream and group the workers read, every reference resolves. (The ACL file run by
+a real Redis: test_k8s_redis.py.)"""
 
 import copy
 import itertools
 import shlex
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
-import redis
 import yaml
 
 from gateway.config_file import load_config
 from shared.redis_keys import RedisKeys
 from tests.deploy.k8s_check import ManifestError, render, validate
-from tests.fixtures.edge_node import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "deploy" / "k8s"
@@ -241,62 +238,3 @@ def test_every_reference_resolves(resources):
     pod_labels = [w["spec"]["template"]["metadata"]["labels"] for w in workloads.values()]
     for service in services:
         assert any(service["spec"]["selector"].items() <= labels.items() for labels in pod_labels)
-
-
-def _redis_with_acl(acl: str, directory: Path) -> tuple[subprocess.Popen, int]:
-    """A private redis-server reading the users from `acl` (it refuses to start on a bad file)."""
-    (directory / "users.acl").write_text(acl)
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            *("redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"),
-            *("--dir", str(directory), "--aclfile", str(directory / "users.acl")),
-        ],
-        stdout=subprocess.DEVNULL,
-    )
-    return server, port
-
-
-@pytest.mark.integration
-def test_redis_starts_with_the_acl_file_and_keda_reads_only_the_stream(resources, tmp_path):
-    acl = resources["Secret", "hybridgw-redis-users"]["stringData"]["users.acl"]
-    secrets = resources["Secret", "hybridgw-secrets"]["stringData"]
-    server, port = _redis_with_acl(acl, tmp_path)
-    keys = RedisKeys()
-    try:
-        gateway = redis.Redis.from_url(
-            secrets["gateway-redis-url"].replace("@redis:6379", f"@127.0.0.1:{port}")
-        )
-        deadline = time.monotonic() + 10
-        while not _answers(gateway):
-            assert server.poll() is None, "redis-server refused the ACL file"
-            assert time.monotonic() < deadline, "redis-server did not start"
-            time.sleep(0.05)
-        gateway.xgroup_create(keys.request_stream, keys.consumer_group, id="0", mkstream=True)
-        gateway.xadd(keys.request_stream, {"request": "1"})
-        keda = redis.Redis(port=port, username=secrets["keda-username"], password=secrets["keda-password"])
-        assert keda.xlen(keys.request_stream) == 1
-        assert keda.xpending(keys.request_stream, keys.consumer_group)["pending"] == 0
-        [group] = keda.xinfo_groups(keys.request_stream)
-        assert group["lag"] == 1  # what KEDA's lagCount reads (Redis 7)
-        for forbidden in (
-            lambda: keda.xreadgroup(keys.consumer_group, "keda", {keys.request_stream: ">"}),
-            lambda: keda.xlen(keys.reply_stream("r1")),
-            lambda: keda.get(f"{keys.prefix}anything"),
-        ):
-            with pytest.raises(redis.exceptions.NoPermissionError):
-                forbidden()
-        exporter = redis.Redis(port=port, username="exporter", password=secrets["exporter-password"])
-        assert "redis_version" in exporter.info()
-        with pytest.raises(redis.exceptions.AuthenticationError):
-            redis.Redis(port=port).get("x")  # `default` is off
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-
-
-def _answers(client: redis.Redis) -> bool:
-    try:
-        return client.ping()
-    except redis.exceptions.ConnectionError:
-        return False
