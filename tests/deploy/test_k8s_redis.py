@@ -38,11 +38,11 @@ def _redis_with_acl(acl: str, directory: Path) -> tuple[subprocess.Popen, int]:
 @pytest.mark.integration
 def test_redis_starts_with_the_acl_file_and_keda_reads_only_the_stream(secrets, tmp_path):
     server, port = _redis_with_acl(secrets["hybridgw-redis-users"]["users.acl"], tmp_path)
-    secrets = secrets["hybridgw-secrets"]
+    values = secrets["hybridgw-secrets"]
     keys = RedisKeys()
     try:
         gateway = redis.Redis.from_url(
-            secrets["gateway-redis-url"].replace("@redis:6379", f"@127.0.0.1:{port}")
+            values["gateway-redis-url"].replace("@redis:6379", f"@127.0.0.1:{port}")
         )
         deadline = time.monotonic() + 10
         while not _answers(gateway):
@@ -51,7 +51,7 @@ def test_redis_starts_with_the_acl_file_and_keda_reads_only_the_stream(secrets, 
             time.sleep(0.05)
         gateway.xgroup_create(keys.request_stream, keys.consumer_group, id="0", mkstream=True)
         gateway.xadd(keys.request_stream, {"request": "1"})
-        keda = redis.Redis(port=port, username=secrets["keda-username"], password=secrets["keda-password"])
+        keda = redis.Redis(port=port, username=values["keda-username"], password=values["keda-password"])
         assert keda.xlen(keys.request_stream) == 1
         assert keda.xpending(keys.request_stream, keys.consumer_group)["pending"] == 0
         [group] = keda.xinfo_groups(keys.request_stream)
@@ -63,7 +63,7 @@ def test_redis_starts_with_the_acl_file_and_keda_reads_only_the_stream(secrets, 
         ):
             with pytest.raises(redis.exceptions.NoPermissionError):
                 forbidden()
-        exporter = redis.Redis(port=port, username="exporter", password=secrets["exporter-password"])
+        exporter = redis.Redis(port=port, username="exporter", password=values["exporter-password"])
         assert "redis_version" in exporter.info()
         with pytest.raises(redis.exceptions.AuthenticationError):
             redis.Redis(port=port).get("x")  # `default` is off
