@@ -11,6 +11,8 @@ docker info >/dev/null 2>&1 || {
 }
 started="$(date +%s)"
 scripts/staging_build.sh
+# the kernel cache outlives the staging (docker-compose.yml: numba-cache, external)
+docker volume create hybridgw-numba-cache >/dev/null
 built="$(date +%s)"
 nice -n 19 ionice -c3 docker compose up --detach --no-build --pull never --wait --wait-timeout 900
 echo "staging: images in $((built - started)) s, up and healthy in $(($(date +%s) - built)) s" >&2

@@ -7,12 +7,13 @@ import os
 import subprocess
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 
 PORT = int(os.environ.get("HYBRIDGW_PORT", "8080"))
 BASE_URL = f"http://127.0.0.1:{PORT}"
-PROMETHEUS_URL = "http://127.0.0.1:9090"
+PROMETHEUS_URL = f"http://127.0.0.1:{int(os.environ.get('PROMETHEUS_PORT', '9090'))}"
 API_KEY = os.environ.get("STAGING_API_KEY", "sk-staging-change-me")
 LIMITED_KEY = "sk-staging-limited"  # deploy/gateway.toml: 5 requests a minute per end user
 MODEL = "smollm2-135m"
@@ -129,6 +130,13 @@ def docker(*args: str) -> None:
 def prometheus_targets() -> list[dict]:
     with urllib.request.urlopen(f"{PROMETHEUS_URL}/api/v1/targets?state=active", timeout=10) as response:
         return json.loads(response.read())["data"]["activeTargets"]
+
+
+def prometheus_query(expression: str) -> list[dict]:
+    """An instant query's samples."""
+    query = urllib.parse.urlencode({"query": expression})
+    with urllib.request.urlopen(f"{PROMETHEUS_URL}/api/v1/query?{query}", timeout=10) as response:
+        return json.loads(response.read())["data"]["result"]
 
 
 def wait_until(predicate, timeout_s: float, what: str, interval_s: float = 1.0):

@@ -33,7 +33,7 @@ DEPLOY = ROOT / "deploy"
 HYBRIDGW_SERVICES = {"model-pull", "edge", "cloud", "gateway-1", "gateway-2"}
 GATEWAYS = ("gateway-1", "gateway-2")
 # built from deploy/images/NAME on the staging's base image (Debian's packages)
-INFRA_SERVICES = {"redis", "lb", "prometheus"}
+INFRA_SERVICES = {"redis", "lb", "prometheus", "redis-exporter"}
 # upstream images, in the compose profile used where a registry is reachable
 OBSERVABILITY = {"otel-collector", "jaeger", "grafana"}
 
@@ -173,6 +173,14 @@ def test_prometheus_scrapes_every_service_on_its_metrics_port(compose):
     [cloud_sd] = jobs["cloud"]["dns_sd_configs"]  # every replica of the scaled service
     assert cloud_sd["names"] == ["cloud"]
     assert cloud_sd["port"] == int(_flag(services["cloud"]["command"], "--metrics-port"))
+    # Redis through its exporter, which logs in as an ACL user the Redis command line declares
+    assert jobs["redis"]["static_configs"][0]["targets"] == ["redis-exporter:9121"]
+    exporter = services["redis-exporter"]["environment"]
+    assert exporter["REDIS_ADDR"] == "redis://redis:6379"
+    command = services["redis"]["command"]
+    user = command.index(exporter["REDIS_USER"])
+    assert command[user - 1] == "--user" and command[user + 2] == f">{exporter['REDIS_PASSWORD']}"
+    assert "9121" in (ROOT / "deploy" / "images" / "redis-exporter" / "Dockerfile").read_text()
 
 
 def _exported_metric_names() -> set[str]:
@@ -278,6 +286,21 @@ async def test_redis_acl_users_confine_the_cloud_worker_to_the_cloud_keys(compos
         with pytest.raises(NoPermissionError):
             await gateway_client.set("not-hybridgw", "1")
         await gateway_client.aclose()
+        # the exporter's user: the server's state, no key and no change
+        exporter = services["redis-exporter"]["environment"]
+        exporter_client = aioredis.from_url(
+            f"redis://{exporter['REDIS_USER']}:{exporter['REDIS_PASSWORD']}{local}"
+        )
+        assert "redis_version" in await exporter_client.info()
+        assert await exporter_client.config_get("maxmemory")
+        for forbidden in (
+            exporter_client.get("hybridgw:ratelimit:ci:requests"),
+            exporter_client.keys("*"),
+            exporter_client.config_set("maxmemory", "1"),
+        ):
+            with pytest.raises(NoPermissionError):
+                await forbidden
+        await exporter_client.aclose()
         anonymous = aioredis.from_url(f"redis://127.0.0.1:{port}/0")
         with pytest.raises((AuthenticationError, NoPermissionError)):
             await anonymous.get("hybridgw:cloud:requests")

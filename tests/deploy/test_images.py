@@ -31,7 +31,7 @@ def test_the_dockerfile_takes_its_base_as_a_build_argument():
 
 
 def test_every_infrastructure_image_builds_on_the_base_and_runs_as_its_own_user():
-    for name in ("lb", "prometheus", "redis"):
+    for name in ("lb", "prometheus", "redis", "redis-exporter"):
         dockerfile = (IMAGES / name / "Dockerfile").read_text()
         assert re.search(r"^ARG BASE_IMAGE=debian:bookworm-slim$", dockerfile, re.M), name
         assert re.search(r"^FROM \$\{BASE_IMAGE\}$", dockerfile, re.M), name
