@@ -37,6 +37,7 @@ import redis.asyncio as aioredis
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cloud.fenced_reply import FencedReply
+
 from shared.chunk_signing import ChunkSigner, worker_key
 from shared.proto import inference_pb2 as pb
 from shared.redis_keys import RedisKeys

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gateway.config_file import load_config
+from gateway.config.toml_file import load_config
 from shared.redis_keys import RedisKeys
 from tests.deploy.k8s_check import ManifestError, render, validate
 

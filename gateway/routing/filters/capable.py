@@ -1,4 +1,4 @@
-"""Nodes that have every capability the request needs (gateway/capabilities.py); with none, a
+"""Nodes that have every capability the request needs (gateway/core/capabilities.py); with none, a
 400 naming the first need missing."""
 
 from gateway.routing.node_state import NodeState
