@@ -65,6 +65,7 @@ def create_app(config: GatewayConfig, extra_backends: list | None = None) -> web
     app[DISPATCHER] = Dispatcher(
         app[app_keys.BACKENDS], config.routing, app[app_keys.METRICS], random.Random(), _ledger(config)
     )
+    app[app_keys.ROUTER] = app[DISPATCHER].router
     app[app_keys.KEYS] = KeyStore(config.api_keys)
     app[app_keys.LIMITER] = LocalRateLimiter()  # replaced by the Redis limiter when Redis is configured
     app[app_keys.RESPONSES] = LocalResponseStore(config.responses_retention_hours * 3600)  # or Redis's

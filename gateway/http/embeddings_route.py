@@ -25,7 +25,6 @@ from gateway.dialects.openai_models import TOKEN_IDS
 from gateway.routing.route_types import Outcome, RouteRequest
 from gateway.serving import app_keys
 from gateway.serving.admission import admit, authorized_model, request_key
-from gateway.serving.handler import DISPATCHER
 
 MAX_INPUTS = 2048
 EMBED_TIMEOUT_S = 120.0
@@ -108,7 +107,7 @@ def _edge_node(app: web.Application, model: str, num_tokens: int):
     embeddings, so only an on-prem node that computes them (gateway/core/capabilities.py)."""
     backends = app[app_keys.BACKENDS]
     request = RouteRequest(model, num_tokens, 0, True, needs=(EMBEDDINGS,))
-    decision = app[DISPATCHER].router.pick(request)
+    decision = app[app_keys.ROUTER].pick(request)
     if decision.outcome is not Outcome.ROUTED:
         raise APIError(503, f"No edge node serving '{model}' can compute embeddings now.", "server_error")
     return next(b for b in backends if b.state.node_id == decision.node_id)

@@ -9,6 +9,7 @@ from gateway.backends.base import Backend
 from gateway.config.gateway_config import GatewayConfig
 from gateway.core.served_model import ServedModel
 from gateway.observability.metrics import GatewayMetrics
+from gateway.routing.router import Router
 
 CONFIG = web.AppKey("config", GatewayConfig)
 MODELS = web.AppKey("models", dict[str, ServedModel])
@@ -16,4 +17,5 @@ BACKENDS = web.AppKey("backends", list[Backend])
 METRICS = web.AppKey("metrics", GatewayMetrics)
 KEYS = web.AppKey("keys", KeyStore)
 LIMITER = web.AppKey("limiter", object)  # LocalRateLimiter or RedisRateLimiter
+ROUTER = web.AppKey("router", Router)  # the Dispatcher's, for routes beside dispatch (embeddings)
 RESPONSES = web.AppKey("responses", object)  # LocalResponseStore or RedisResponseStore
