@@ -2,8 +2,9 @@
 llama.cpp build for theirs.
 
     native  numba compiles for this host; llama.cpp built for it (GGML_NATIVE)
-    avx2    numba compiles for AMD Zen 3 (AVX2, FMA, F16C; no AVX-512, no VNNI); llama.cpp built
-            with GGML_NATIVE=OFF, GGML_AVX2/FMA/F16C on and every AVX-512 option off
+    avx2    numba compiles for AMD Zen 3 (AVX2, FMA, F16C; no AVX-512, no VNNI) and numpy's
+            OpenBLAS (the prefill's float products) runs its Haswell (AVX2) kernels; llama.cpp
+            built with GGML_NATIVE=OFF, GGML_AVX2/FMA/F16C on and every AVX-512 option off
 
 The llama.cpp builds come from benchmarks/setup_llamacpp_isa.sh: per level a folder
 $HYBRIDGW_HOME/llamacpp-<level> (default ~/.cache/hybridgw) holding the llama_cpp Python package
@@ -19,6 +20,7 @@ LEVELS = ("native", "avx2")
 AVX2_TARGET = {
     "NUMBA_CPU_NAME": "znver3",
     "NUMBA_CPU_FEATURES": "+avx,+avx2,+f16c,+fma,+bmi,+bmi2,+popcnt,+sse4.2,+sse4.1,+ssse3",
+    "OPENBLAS_CORETYPE": "Haswell",  # OpenBLAS's AVX2 kernels, not the host's AVX-512 ones
 }
 
 
@@ -29,7 +31,7 @@ def llamacpp_dir(level: str) -> Path:
 
 def worker_environment(level: str, engine: str) -> dict[str, str]:
     """The environment of a worker process that runs `engine` ("llamacpp" or ours) at `level`."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CPU_")}
+    environ = {k: v for k, v in os.environ.items() if k not in AVX2_TARGET}
     if engine != "llamacpp":
         return {**environ, **(AVX2_TARGET if level == "avx2" else {})}
     build = llamacpp_dir(level)
