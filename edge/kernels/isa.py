@@ -69,13 +69,15 @@ def isa_level(features: frozenset[str]) -> str:
 def kernel_paths(features: frozenset[str], cpu: str = "") -> dict[str, str]:
     """Which kernel each kind of product runs at these features, as /health/ready and
     `hybridgw run --verbose` report it: decode (the per-row integer dot products, int8_dot.py
-    and kquant_dot.py), prefill (prompt chunks of integer weights), f16 (float16 conversion)."""
+    and kquant_dot.py), prefill (prompt chunks of integer weights: the packed product of
+    int8_gemm.py, with AVX2 alone for the 4- and 5-bit types; Q6_K, and Q8_0 without VNNI, take
+    the float path), f16 (float16 conversion)."""
     vnni, avx2 = has_vnni(features), {"avx2", "fma"} <= features
     decode = "int8-vnni" if vnni else "int8-avx2" if avx2 else "int8-generic"
     paths = {
         "isa": isa_level(features),
         "decode": decode,
-        "prefill": "int8-packed-vnni" if vnni else "dequant-blas",
+        "prefill": "int8-packed-vnni" if vnni else "int8-packed-avx2" if avx2 else "dequant-blas",
         "f16": "f16c" if "f16c" in features else "integer",
     }
     return {**paths, "cpu": cpu} if cpu else paths

