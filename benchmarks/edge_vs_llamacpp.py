@@ -109,9 +109,8 @@ def run_ours(model: str, threads: int, backend: str = "numba") -> dict:
             engine.step()
         return GENERATED_TOKENS / (time.perf_counter() - t0)
 
-    isa = (
-        f"{engine.kernels['isa']} ({engine.kernels['decode']})" if "isa" in engine.kernels else "onnxruntime"
-    )
+    kernels = getattr(engine, "kernels", {})
+    isa = f"{kernels['isa']} ({kernels['decode']})" if "isa" in kernels else kernels.get("backend", "?")
     return {**_result(best_of(prompt_processing), best_of(generation), first_token), "isa": isa}
 
 
