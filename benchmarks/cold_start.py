@@ -9,9 +9,12 @@ Gemma 3 270M-shaped file (benchmarks/gemma3_shaped.py: sliding and global layers
 head norms, GELU, a Q4_K/Q6_K mix). Each round
 starts with an empty numba cache (a directory of its own: NUMBA_CACHE_DIR) and then starts again
 on the cache it filled; medians of --rounds. Reports how many kernels (numba index files) and
-compiled signatures a cold start wrote.
+compiled signatures a cold start wrote. Every row says the host's ISA level and the one the
+kernels were compiled for: `--isa avx2` compiles them for an AVX2-only CPU (Zen 3, as
+benchmarks/isa_targets.py), `--isa both` measures both levels, native first, in every round.
 
     .venv/bin/python benchmarks/cold_start.py [--rounds 3] [--model FILE.gguf] [--files demo,second,gemma3]
+        [--isa native|avx2|both]
 """
 
 import argparse
@@ -36,17 +39,32 @@ LLAMA_CLI = LLAMA_BUILD / "build" / "bin" / "llama-cli"
 LLAMA_SERVER = LLAMA_BUILD / "build" / "bin" / "llama-server"
 
 
-def _environment(cache: Path) -> dict:
-    return {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1"}
+def _environment(cache: Path, level: str = "native") -> dict:
+    from isa_targets import worker_environment  # beside this script
+
+    return {**worker_environment(level, "ours"), "NUMBA_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1"}
 
 
-def time_run(model: str, cache: Path) -> tuple[float, float]:
+def isa_label(level: str) -> str:
+    """`host <level>, kernels for <level> (<cpu>)`: where the row ran and what it compiled for."""
+    from isa_targets import AVX2_TARGET
+
+    from edge.kernels.isa import isa_level, target_cpu, target_features
+
+    host = isa_level(target_features())
+    if level == "avx2":
+        features = frozenset(f[1:] for f in AVX2_TARGET["NUMBA_CPU_FEATURES"].split(","))
+        return f"host {host}, kernels for {isa_level(features)} ({AVX2_TARGET['NUMBA_CPU_NAME']})"
+    return f"host {host}, kernels for {host} ({target_cpu()})"
+
+
+def time_run(model: str, cache: Path, level: str = "native") -> tuple[float, float]:
     """`hybridgw run`: (seconds to loaded, seconds to first token) as it reports them."""
     done = subprocess.run(
         [*HYBRIDGW, "run", "-m", model, "-p", "Hello", "-n", "4", "--seed", "1", "--verbose"],
         capture_output=True,
         text=True,
-        env=_environment(cache),
+        env=_environment(cache, level),
         timeout=900,
         check=True,
     )
@@ -74,7 +92,7 @@ def _first_token(url: str) -> None:
                 return
 
 
-def time_up(model: str, cache: Path) -> tuple[float, float]:
+def time_up(model: str, cache: Path, level: str = "native") -> tuple[float, float]:
     """`hybridgw up`: (seconds to its banner, seconds to a first streamed token after it)."""
     started = time.perf_counter()
     process = subprocess.Popen(
@@ -82,7 +100,7 @@ def time_up(model: str, cache: Path) -> tuple[float, float]:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env=_environment(cache),
+        env=_environment(cache, level),
     )
     try:
         url = None
@@ -169,6 +187,7 @@ def main() -> None:
     parser.add_argument("--model", help="the second file (default: the demo model as Q4_K_M)")
     parser.add_argument("--only", choices=("run", "up"), help="measure one command")
     parser.add_argument("--files", default="demo,second,gemma3", help="which files, comma-separated")
+    parser.add_argument("--isa", choices=("native", "avx2", "both"), default="native", help="kernels for")
     args = parser.parse_args()
     from formats.model_pull import DEFAULT_MODEL, model_path
 
@@ -185,33 +204,45 @@ def main() -> None:
     commands = {"run": time_run, "up": time_up}
     if args.only:
         commands = {args.only: commands[args.only]}
+    levels = ("native", "avx2") if args.isa == "both" else (args.isa,)
     rows = []
     for label, model in files.items():
         for name, measure in commands.items():
-            cold, warm, counts = [], [], (0, 0)
-            for _ in range(args.rounds):
-                cache = work / f"numba-{label}-{name}"
-                shutil.rmtree(cache, ignore_errors=True)
-                cold.append(measure(model, cache))
-                counts = kernel_counts(cache)
-                warm.append(measure(model, cache))
-            rows.append((label, name, cold, warm, counts))
-            _print_row(rows[-1])
+            for level in levels:
+                rows.append(_measure_row((label, name, level), measure, model, work, args.rounds))
+                _print_row(rows[-1])
         for name, measure in (("llama-cli", time_llama_cli), ("llama-server", time_llama_server)):
             reference = measure(model)
             if reference:
                 ready, first = reference
-                print(f"| {label} | llama.cpp {name} | {ready:.2f} s / {first:.2f} s | (no compile) | — |")
+                host = isa_label("native").split(",")[0]
+                print(
+                    f"| {label} | llama.cpp {name} | {ready:.2f} s / {first:.2f} s | (no compile) | — "
+                    f"| {host} |"
+                )
     shutil.rmtree(work, ignore_errors=True)
 
 
+def _measure_row(what: tuple[str, str, str], measure, model: str, work: Path, rounds: int) -> tuple:
+    """`rounds` of a cold start (an empty cache) then a warm one on the cache it filled."""
+    label, name, level = what
+    cold, warm, counts = [], [], (0, 0)
+    for _ in range(rounds):
+        cache = work / f"numba-{label}-{name}-{level}"
+        shutil.rmtree(cache, ignore_errors=True)
+        cold.append(measure(model, cache, level))
+        counts = kernel_counts(cache)
+        warm.append(measure(model, cache, level))
+    return label, name, cold, warm, counts, isa_label(level)
+
+
 def _print_row(row) -> None:
-    label, name, cold, warm, (functions, signatures) = row
+    label, name, cold, warm, (functions, signatures), isa = row
     ready_cold, first_cold = (statistics.median(x[i] for x in cold) for i in (0, 1))
     ready_warm, first_warm = (statistics.median(x[i] for x in warm) for i in (0, 1))
     print(
         f"| {label} | hybridgw {name} | {ready_cold:.1f} s | {first_cold:.1f} s | "
-        f"{ready_warm:.2f} s | {first_warm:.2f} s | {functions} kernels, {signatures} signatures |",
+        f"{ready_warm:.2f} s | {first_warm:.2f} s | {functions} kernels, {signatures} signatures | {isa} |",
         flush=True,
     )
 

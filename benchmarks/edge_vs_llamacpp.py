@@ -1,16 +1,21 @@
-"""Edge engine vs llama.cpp on the same GGUF file and the same thread count, in one run.
+"""Edge engine vs llama.cpp on the same GGUF file and the same thread count, in one run, at one
+or both ISA levels (benchmarks/isa_targets.py).
 
-    bash benchmarks/setup_llamacpp.sh          # once: builds llama-cpp-python into .venv (~8 min)
-    .venv/bin/python benchmarks/edge_vs_llamacpp.py [--model FILE] [--threads N]
+    bash benchmarks/setup_llamacpp_isa.sh      # once: llama.cpp built native and AVX2-only (~30 min)
+    .venv/bin/python benchmarks/edge_vs_llamacpp.py [--model FILE] [--threads N] [--isa both]
 
-Ours runs on both edge backends (numba kernels, onnxruntime MatMulNBits). Each engine runs in
-its own fresh process (so start time and peak RSS are its own): prompt
-processing of a 512-token prompt (pp512), generation of 128 tokens (tg128), start to first token
-(imports + load + first token of a short prompt, warm page cache) and peak RSS. The engines take
-turns for --rounds rounds (a shared VM's speed drifts over minutes); each figure is the median
-over an engine's rounds, each round the best of 2 runs. A backend that refuses the file's types
-is skipped, with its reason in the table. Prints a table with ratios (ours / llama.cpp) and
-writes benchmarks/results/edge_vs_llamacpp-<file name>.json.
+`--isa avx2` runs both sides as on an AVX2-only CPU (numba compiles for Zen 3; llama.cpp built
+without AVX-512), `--isa native` as this host allows, `--isa both` (the default) both, side by
+side in the same rounds. Ours runs on both edge backends (numba kernels, onnxruntime
+MatMulNBits; onnxruntime picks its kernels from the host at run time, so it runs at the native
+level only). Each engine runs in its own fresh process (so start time and peak RSS are its own):
+prompt processing of a 512-token prompt (pp512), generation of 128 tokens (tg128), start to first
+token (imports + load + first token of a short prompt, warm page cache) and peak RSS. The engines
+take turns for --rounds rounds (a shared VM's speed drifts over minutes); each figure is the
+median over an engine's rounds, each round the best of 2 runs. A backend that refuses the file's
+types is skipped, with its reason in the table. Prints a table per level with the ISA each side
+ran at in every row, and ratios (ours / llama.cpp), and writes
+benchmarks/results/edge_vs_llamacpp-<file name>.json.
 """
 
 import argparse
@@ -23,6 +28,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from isa_targets import LEVELS, llamacpp_isa, worker_environment  # beside this script
 
 from shared.engine import EngineRequest
 
@@ -102,7 +109,9 @@ def run_ours(model: str, threads: int, backend: str = "numba") -> dict:
             engine.step()
         return GENERATED_TOKENS / (time.perf_counter() - t0)
 
-    return _result(best_of(prompt_processing), best_of(generation), first_token)
+    kernels = getattr(engine, "kernels", {})
+    isa = f"{kernels['isa']} ({kernels['decode']})" if "isa" in kernels else kernels.get("backend", "?")
+    return {**_result(best_of(prompt_processing), best_of(generation), first_token), "isa": isa}
 
 
 def run_llamacpp(model: str, threads: int) -> dict:
@@ -140,6 +149,7 @@ def run_llamacpp(model: str, threads: int) -> dict:
     return {
         **_result(best_of(prompt_processing), best_of(generation), first_token),
         "version": llama_cpp.__version__,
+        "isa": llamacpp_isa(llama_cpp.llama_print_system_info().decode()),
     }
 
 
@@ -153,11 +163,12 @@ def median(results: list[dict]) -> dict:
     return combined
 
 
-def worker(name: str, model: str, threads: int) -> dict:
+def worker(name: str, model: str, threads: int, level: str) -> dict:
     command = [sys.executable, __file__, "--worker", name, "--model", model, "--threads", str(threads)]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    environ = worker_environment(level, name)
+    result = subprocess.run(command, capture_output=True, text=True, check=False, env=environ)
     if result.returncode != 0:
-        raise SystemExit(f"{name} worker failed:\n{result.stderr}")
+        raise SystemExit(f"{name} worker ({level}) failed:\n{result.stderr}")
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -173,19 +184,45 @@ def run_worker(name: str, model: str, threads: int) -> dict:
         return {"skipped": str(error)}
 
 
-def print_table(model: str, threads: int, figures: dict[str, dict]) -> None:
+def print_table(model: str, threads: int, level: str, figures: dict[str, dict]) -> None:
     reference = figures["llamacpp"]
-    print(f"model {Path(model).name}, {threads} threads, llama-cpp-python {reference['version']}")
-    for name in ("ours", "ours-onnx"):
+    names = [n for n in ENGINES[:2] if n in figures]
+    print(
+        f"model {Path(model).name}, {threads} threads, llama-cpp-python {reference['version']}, --isa {level}"
+    )
+    for name in names:
         if "skipped" in figures[name]:
             print(f"{name}: skipped ({figures[name]['skipped']})")
-    print(f"{'':30} {'edge (numba)':>13} {'edge (onnxrt)':>14} {'llama.cpp':>10} {'ratios':>14}")
+    isa = " / ".join(f"{n}: {figures[n].get('isa', '-')}" for n in (*names, "llamacpp"))
+    print(f"{'':22} {'isa':>7} {'edge (numba)':>13} {'edge (onnxrt)':>14} {'llama.cpp':>10} {'ratios':>12}")
     for key in METRICS:
-        cells = [f"{figures[n][key]:.2f}" if key in figures[n] else "-" for n in ENGINES]
+        cells = [f"{figures[n][key]:.2f}" if key in figures.get(n, {}) else "-" for n in ENGINES]
         ratios = " / ".join(
-            f"{figures[n][key] / reference[key]:.2f}" if key in figures[n] else "-" for n in ENGINES[:2]
+            f"{figures[n][key] / reference[key]:.2f}" if key in figures.get(n, {}) else "-"
+            for n in ENGINES[:2]
         )
-        print(f"{key:30} {cells[0]:>13} {cells[1]:>14} {cells[2]:>10} {ratios:>14}")
+        print(f"{key:22} {level:>7} {cells[0]:>13} {cells[1]:>14} {cells[2]:>10} {ratios:>12}")
+    print(f"ran at: {isa}")
+
+
+def engines_at(level: str, with_onnx: bool) -> tuple[str, ...]:
+    """onnxruntime chooses its kernels from the host when it runs: native only."""
+    return tuple(n for n in ENGINES if n != "ours-onnx" or (with_onnx and level == "native"))
+
+
+def measure(model: str, threads: int, levels: tuple[str, ...], rounds: int, with_onnx: bool) -> dict:
+    """{level: {engine: median figures}}: every round runs every engine at every level in turn."""
+    runs = [
+        {
+            level: {n: worker(n, model, threads, level) for n in engines_at(level, with_onnx)}
+            for level in levels
+        }
+        for _ in range(rounds)
+    ]
+    return {
+        level: {n: median([r[level][n] for r in runs]) for n in engines_at(level, with_onnx)}
+        for level in levels
+    }
 
 
 def main() -> None:
@@ -195,6 +232,8 @@ def main() -> None:
     parser.add_argument("--model", help="GGUF file (default: the demo model)")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--isa", choices=(*LEVELS, "both"), default="both", help="ISA level of both sides")
+    parser.add_argument("--no-onnx", action="store_true", help="leave the onnxruntime backend out")
     parser.add_argument("--worker", choices=ENGINES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.model is None:
@@ -204,20 +243,23 @@ def main() -> None:
     if args.worker:
         print(json.dumps(run_worker(args.worker, args.model, args.threads)))
         return
-    rounds = [{name: worker(name, args.model, args.threads) for name in ENGINES} for _ in range(args.rounds)]
-    figures = {name: median([r[name] for r in rounds]) for name in ENGINES}
-    print_table(args.model, args.threads, figures)
-    reference = figures["llamacpp"]
+    levels = LEVELS if args.isa == "both" else (args.isa,)
+    by_level = measure(args.model, args.threads, levels, args.rounds, not args.no_onnx)
+    for level, figures in by_level.items():
+        print_table(args.model, args.threads, level, figures)
     ratios = {
-        name: {key: figures[name][key] / reference[key] for key in METRICS}
-        for name in ENGINES[:2]
-        if "skipped" not in figures[name]
+        level: {
+            name: {key: figures[name][key] / figures["llamacpp"][key] for key in METRICS}
+            for name in ENGINES[:2]
+            if name in figures and "skipped" not in figures[name]
+        }
+        for level, figures in by_level.items()
     }
     results = RESULTS / f"edge_vs_llamacpp-{Path(args.model).stem}.json"
     results.parent.mkdir(exist_ok=True)
     machine = platform.processor() or platform.machine()
     summary = {"model": Path(args.model).name, "threads": args.threads, "machine": machine, "ratios": ratios}
-    results.write_text(json.dumps({**summary, **figures}, indent=2))
+    results.write_text(json.dumps({**summary, **by_level}, indent=2))
     print(f"saved {results}")
 
 

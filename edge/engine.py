@@ -15,6 +15,7 @@ import numpy as np
 
 from edge.background_kernels import BackgroundKernels
 from edge.embedding import check_input, embed, pooling_type
+from edge.kernels.isa import running_kernels
 from edge.kv_cache import KVCache
 from edge.linear import BLAS_MIN_ROWS
 from edge.model import LlamaModel
@@ -81,8 +82,11 @@ class EdgeEngine:
             from edge.onnx_model import OnnxLlamaModel  # onnx and onnxruntime load only when asked for
 
             self.model = OnnxLlamaModel(self.model_config, weights, config.num_threads)
+            self.kernels = {"backend": "onnxruntime"}
         else:
             self.model = LlamaModel(self.model_config, weights, config.num_threads)
+            # the kernel paths the CPU numba compiles for selects (/health/ready, run --verbose)
+            self.kernels = {"backend": "numba", **running_kernels()}
         self.background = None
         if config.background_compile and isinstance(self.model, LlamaModel):
             # the products beside the node when the machine has a second core: a node on one

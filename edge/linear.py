@@ -6,7 +6,8 @@ Q5_0, Q5_1, Q8_0 and Q4_K, Q5_K, Q6_K weights take ggml's integer path (`matmul_
 float weights the numba `matmul`.
 Many rows (prefill chunks): where the CPU has VNNI, the integer weight types (all but Q6_K) take
 the packed integer product (`matmul_packed`: 8 weight rows side by side, one `vpdpbusd` for all
-8); other weights, and every weight without VNNI, go the way of ggml's BLAS path: tiles of weight
+8), with AVX2 alone the 4- and 5-bit ones (`vpmaddubsw` + `vpmaddwd`); other weights, and every
+weight without AVX2, go the way of ggml's BLAS path: tiles of weight
 rows are decoded into a small float buffer and multiplied with BLAS, on a thread pool while numba
 releases the GIL.
 """
@@ -16,11 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from edge.kernels.activation_quant import round_through_q8
-from edge.kernels.int8_gemm import PACKED_TYPES, matmul_packed, packed_activations
+from edge.kernels.int8_gemm import matmul_packed, packed_activations, packs
 from edge.kernels.int8_matmul import INT8_TYPES, gated_q8, matmul_q8_group
 from edge.kernels.layers import gelu_tanh_mul, silu_mul
 from edge.kernels.matmul import dequantize_rows, matmul
-from edge.kernels.vector_ir import USE_VNNI
 from edge.kernels.weight_types import WeightTypes, weight_types
 from edge.weights import Linear
 from formats.ggml_types import BLOCK_GEOMETRY, GGMLType
@@ -34,8 +34,9 @@ TILE_ROWS = 256
 
 
 def _packed_prefill(layer: Linear) -> bool:
-    """Prompt chunks of this weight on the packed integer path (int8_gemm.py), where VNNI runs it."""
-    return USE_VNNI and layer.ggml_type in PACKED_TYPES and layer.data.ndim == 2
+    """Prompt chunks of this weight on the packed integer path (int8_gemm.py), where the target
+    runs it exactly (VNNI: every packed type; AVX2: the 4- and 5-bit ones)."""
+    return packs(int(layer.ggml_type)) and layer.data.ndim == 2
 
 
 def _kinds(layer: Linear) -> WeightTypes:

@@ -60,6 +60,7 @@ def _backend_argument(parser: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from edge.engine import EdgeEngine, EngineConfig
+    from edge.kernels.isa import describe as describe_kernels
     from formats.chat_template import chat_template_for
     from formats.tokenizer import GGUFTokenizer
     from shared.engine import EngineRequest
@@ -116,6 +117,7 @@ def _run(args: argparse.Namespace) -> int:
             f"{(first_token_at or finished) - started:.2f} s",
             file=sys.stderr,
         )
+        print(f"kernels: {describe_kernels(engine.kernels)}", file=sys.stderr)
     return 0
 
 

@@ -73,10 +73,14 @@ def create_node_app(
             return web.json_response({"status": "draining"}, status=503)
         if ready_check is not None and not ready_check():
             return web.json_response({"status": "not_ready", "node_id": node_id}, status=503)
+        # an edge node says which kernel path its CPU selected (edge/kernels/isa.py)
+        kernels = getattr(engine.engine, "kernels", None)
+        body = {"node_id": node_id, **({"kernels": kernels} if kernels else {})}
         if engine.stats.compiling:  # serving, while faster kernels still compile (a first start)
-            compiling = list(engine.stats.compiling)
-            return web.json_response({"status": "compiling", "node_id": node_id, "compiling": compiling})
-        return web.json_response({"status": "ready", "node_id": node_id})
+            return web.json_response(
+                {"status": "compiling", **body, "compiling": list(engine.stats.compiling)}
+            )
+        return web.json_response({"status": "ready", **body})
 
     app = web.Application()
     app.router.add_get("/metrics", metrics)

@@ -1,4 +1,5 @@
-"""y = x @ W.T for prompt chunks on the integer path, where the CPU has VNNI (ggml's CPU repack).
+"""y = x @ W.T for prompt chunks on the integer path, where the CPU has VNNI or AVX2 (ggml's CPU
+repack).
 
 A prompt chunk has many activation rows, so the weights are worth rearranging on the way: each
 group of 8 weight rows is unpacked once per call into a small buffer where, for every block of
@@ -14,6 +15,11 @@ Q5_1, and the 32-element sub-blocks of Q4_K and Q5_K, each with its own scale an
 type is then value = d * u + m per block and row (m = -d * offset, or the block's minimum), and a
 block adds d * xd * sum(u * xq) + m * xd * sum(xq) to each row's product, with xq, xd the
 activations' Q8_0 blocks (activation_quant.py).
+
+Without VNNI (AVX2), each `vpdpbusd` becomes `vpmaddubsw` (pairs summed in int16) + `vpmaddwd`
+(with ones, into int32) + an add: exact while a pair of products fits int16, so for the 4- and
+5-bit types (u <= 31: 2 * 31 * 127 < 32767) and not for Q8_0 (u up to 255), which keeps the
+float path there (`exact_types`, `packs`).
 """
 
 import numba
@@ -25,14 +31,43 @@ from numba.extending import intrinsic
 
 from edge.kernels.activation_quant import quantize_q8_rows
 from edge.kernels.dequant_blocks import Q4_0, Q4_1, Q4_K, Q5_0, Q5_1, Q5_K, Q8_0, _half, _scale_min_k4
+from edge.kernels.int8_dot import unsigned_signed_sums
 from edge.kernels.int8_matmul import check_shapes
-from edge.kernels.vector_ir import F32, I8, I32, USE_VNNI, broadcast, call_intrinsic, load, quad_sums, vector
+from edge.kernels.vector_ir import (
+    F32,
+    I8,
+    I32,
+    USE_AVX2,
+    USE_VNNI,
+    broadcast,
+    call_intrinsic,
+    load,
+    quad_sums,
+    vector,
+)
 
 GROUP = 8  # weight rows side by side: the lanes of one <8 x i32>
 QK = 32
 GROUP_BLOCK_BYTES = GROUP * QK  # one block of 32 of all 8 rows
 ROWS_AT_ONCE = 4  # activation rows each pass over a packed group serves
 PACKED_TYPES = frozenset((Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K))
+NARROW_TYPES = PACKED_TYPES - {Q8_0}  # unsigned values below 32: exact through vpmaddubsw
+
+
+def exact_types(vnni: bool = USE_VNNI, avx2: bool = USE_AVX2) -> frozenset[int]:
+    """The types whose packed products are exact on a target: NARROW_TYPES where AVX2's int16
+    pairs carry them (no VNNI), else all (vpdpbusd, or the generic IR's int32 products)."""
+    return NARROW_TYPES if avx2 and not vnni else PACKED_TYPES
+
+
+def packs(ggml_type: int, vnni: bool = USE_VNNI, avx2: bool = USE_AVX2) -> bool:
+    """Whether prompt chunks of this weight type take the packed product on a target: where its
+    products are exact and run in SIMD (VNNI or AVX2); elsewhere the float path is faster."""
+    return (vnni or avx2) and ggml_type in exact_types(vnni, avx2)
+
+
+_EXACT = np.zeros(max(PACKED_TYPES) + 1, np.bool_)  # by type id, for matmul_packed's check
+_EXACT[list(exact_types())] = True
 
 
 @numba.njit(cache=True, inline="always")
@@ -107,6 +142,12 @@ def _multiply_add(builder, products, weights, activations):
         return call_intrinsic(
             builder, "llvm.x86.avx512.vpdpbusd.256", words, [products, weights, activations]
         )
+    if USE_AVX2:  # vpmaddubsw + vpmaddwd: weights are NARROW_TYPES values (see `packs`)
+        as_bytes = vector(I8, 32)
+        pairs = unsigned_signed_sums(
+            builder, builder.bitcast(weights, as_bytes), builder.bitcast(activations, as_bytes)
+        )
+        return builder.add(products, pairs)
     wide = vector(I32, 32)
     unsigned = builder.zext(builder.bitcast(weights, vector(I8, 32)), wide)
     signed = builder.sext(builder.bitcast(activations, vector(I8, 32)), wide)
@@ -198,6 +239,8 @@ def matmul_packed(w, ggml_type, activations, out):
     out (n, rows) f32 = x @ W.T, threads sharing the groups of 8 weight rows."""
     xq, xd, xds = activations
     n, k = xq.shape
+    if ggml_type >= _EXACT.shape[0] or not _EXACT[ggml_type]:
+        raise ValueError("matmul_packed: this weight type's products are not exact on this CPU")
     check_shapes(w, ggml_type, k, out, n)  # whole blocks, rows of the size the type gives k
     rows, num_blocks = w.shape[0], k // QK
     for group in numba.prange((rows + GROUP - 1) // GROUP):

@@ -28,8 +28,6 @@ from edge.kernels.vector_ir import (
     I8,
     I16,
     I32,
-    broadcast,
-    horizontal_sum,
     indices,
     kernel_operands,
     load,
@@ -48,18 +46,32 @@ def _constant(value: int):
     return ir.Constant(I32, value)
 
 
-def _scale_and_min(builder, block, j: int):
-    """Sub-block j's 6-bit scale and min (i32) from the 12 packed bytes at block + 4."""
+def _scales_and_mins(builder, block):
+    """The eight 6-bit scales and eight mins packed in the 12 bytes at block + 4, as <16 x i16>
+    (scales, then mins), unpacked in three 32-bit words with ggml's kmask steps: a dozen integer
+    operations, against some ninety to take the sixteen values one byte at a time."""
+    u0, u1, u2 = (load(builder, block, I32, 4 + 4 * i) for i in range(3))
+    low6, low4, low2 = (_constant(m) for m in (0x3F3F3F3F, 0x0F0F0F0F, 0x03030303))
 
-    def byte(i):
-        return builder.zext(load(builder, block, I8, 4 + i), I32)
+    def top_bits(word):  # each byte's top two bits, moved to bits 4 and 5
+        return builder.shl(builder.and_(builder.lshr(word, _constant(6)), low2), _constant(4))
 
-    if j < 4:
-        return builder.and_(byte(j), _constant(63)), builder.and_(byte(j + 4), _constant(63))
-    top_of = lambda i: builder.shl(builder.lshr(byte(i), _constant(6)), _constant(4))  # noqa: E731
-    scale = builder.or_(builder.and_(byte(j + 4), _constant(15)), top_of(j - 4))
-    minimum = builder.or_(builder.lshr(byte(j + 4), _constant(4)), top_of(j))
-    return scale, minimum
+    scales_high = builder.or_(builder.and_(u2, low4), top_bits(u0))
+    mins_high = builder.or_(builder.and_(builder.lshr(u2, _constant(4)), low4), top_bits(u1))
+    words = [builder.and_(u0, low6), scales_high, builder.and_(u1, low6), mins_high]
+    packed = ir.Constant(vector(I32, 4), None)
+    for i, word in enumerate(words):
+        packed = builder.insert_element(packed, word, _constant(i))
+    return builder.zext(builder.bitcast(packed, vector(I8, 16)), vector(I16, 16))
+
+
+def _group_products(builder, factors, bsums):
+    """sum over the 16 groups of 16 of factor * bsum, as <8 x i32> partial sums (lanes g and
+    g + 8 added): factors <16 x i32>, one per group; bsums points at the 16 int32 group sums."""
+    products = builder.mul(factors, load(builder, bsums, vector(I32, 16)))
+    low = builder.shuffle_vector(products, products, indices(range(8)))
+    high = builder.shuffle_vector(products, products, indices(range(8, 16)))
+    return builder.add(low, high)
 
 
 def _k4_values(builder, ggml_type: int, block, j: int):
@@ -97,8 +109,9 @@ def _q6_k_pair_scales(builder, block, chunk: int):
 
 def _super_block(builder, ggml_type: int, block, x_blocks, bsums_rows):
     """One super-block against several activation rows: per row (<8 x i32> scaled integer
-    sums, i32 offset sum), and the block's (f32 d, f32 offset factor); a row's part is
-    d * d_x * sum(lanes) - factor * d_x * offset sum. Weight values are decoded once."""
+    sums, <8 x i32> offset sums), and the block's (f32 d, f32 offset factor); a row's part is
+    d * d_x * sum(sums) - factor * d_x * sum(offsets), both taken in the row's float lanes (as
+    ggml's acc and acc_m), no horizontal sum per super-block. Weight values are decoded once."""
     sums = [ir.Constant(vector(I32, 8), [0] * 8) for _ in x_blocks]
     if ggml_type == Q6_K:
         for chunk in range(8):
@@ -107,24 +120,22 @@ def _super_block(builder, ggml_type: int, block, x_blocks, bsums_rows):
                 x = load(builder, x_block, vector(I8, 32), 32 * chunk)
                 sums[i] = builder.add(sums[i], unsigned_signed_sums(builder, values, x, scales))
         group_scales = builder.sext(load(builder, block, vector(I8, 16), 192), vector(I32, 16))
-        offsets = [
-            horizontal_sum(builder, builder.mul(group_scales, load(builder, bsums, vector(I32, 16))))
-            for bsums in bsums_rows
-        ]
+        offsets = [_group_products(builder, group_scales, bsums) for bsums in bsums_rows]
         d = load_f16(builder, block, 208)
         return list(zip(sums, offsets, strict=True)), d, builder.fmul(d, ir.Constant(F32, 32.0))
-    offsets = [_constant(0) for _ in x_blocks]
+    scales_and_mins = _scales_and_mins(builder, block)
     for j in range(8):
-        scale, minimum = _scale_and_min(builder, block, j)
-        pair_scales = broadcast(builder, builder.trunc(scale, I16), 16)
+        pair_scales = builder.shuffle_vector(scales_and_mins, scales_and_mins, indices([j] * 16))
         values = _k4_values(builder, ggml_type, block, j)
-        for i, (x_block, bsums) in enumerate(zip(x_blocks, bsums_rows, strict=True)):
+        for i, x_block in enumerate(x_blocks):
             x = load(builder, x_block, vector(I8, 32), 32 * j)
             sums[i] = builder.add(sums[i], unsigned_signed_sums(builder, values, x, pair_scales))
-            group_sums = builder.add(
-                *(builder.load(builder.gep(bsums, [_constant(2 * j + k)])) for k in (0, 1))
-            )
-            offsets[i] = builder.add(offsets[i], builder.mul(minimum, group_sums))
+    # sub-block j's min for its two groups of 16 (2j, 2j + 1)
+    group_mins = builder.shuffle_vector(
+        scales_and_mins, scales_and_mins, indices(8 + g // 2 for g in range(16))
+    )
+    group_mins = builder.zext(group_mins, vector(I32, 16))
+    offsets = [_group_products(builder, group_mins, bsums) for bsums in bsums_rows]
     d, minimum = load_f16_pair(builder, block)
     return list(zip(sums, offsets, strict=True)), d, minimum
 
@@ -152,11 +163,10 @@ def _make_rows_dot(ggml_type: int, count: int):
                     builder.gep(b, [builder.mul(s, ir.Constant(s.type, QK_K // 16))]) for b in bsums_rows
                 ]
                 per_row, d, factor = _super_block(builder, ggml_type, block, x_blocks, group_sums)
-                for row_sum, (sums, offset), d_row in zip(row_sums, per_row, d_rows, strict=True):
+                for row_sum, (sums, offsets), d_row in zip(row_sums, per_row, d_rows, strict=True):
                     d_x = builder.load(builder.gep(d_row, [s]))
                     row_sum.add_scaled(sums, builder.fmul(d, d_x))
-                    offset_term = builder.fmul(builder.fmul(factor, d_x), builder.sitofp(offset, F32))
-                    row_sum.add(builder.fneg(offset_term))
+                    row_sum.add_scaled(offsets, builder.fneg(builder.fmul(factor, d_x)))
             return context.make_tuple(builder, sig.return_type, [row_sum.total() for row_sum in row_sums])
 
         return signature, codegen

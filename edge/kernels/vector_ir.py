@@ -1,29 +1,19 @@
 """Building blocks for numba intrinsics that emit LLVM vector IR (edge/kernels/int8_dot.py,
 edge/kernels/f16_vectors.py): the target's SIMD features and small IR helpers."""
 
-import os
-
-from llvmlite import binding as llvm_binding
 from llvmlite import ir
 from numba.core import cgutils
 
+from edge.kernels.isa import has_vnni, target_features
+
 I8, I16, I32, F32 = ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.FloatType()
 
-
-def _target_has(feature: str) -> bool:
-    """Whether numba compiles for a CPU with this feature (NUMBA_CPU_NAME/FEATURES override the host)."""
-    if os.environ.get("NUMBA_CPU_NAME"):
-        return f"+{feature}" in os.environ.get("NUMBA_CPU_FEATURES", "")
-    try:
-        return bool(llvm_binding.get_host_cpu_features().get(feature, False))
-    except RuntimeError:
-        return False
-
-
-USE_AVX2 = _target_has("avx2")
-USE_F16C = _target_has("f16c")
-# vpdpbusd on 256-bit registers: AVX512-VNNI with VL, or AVX-VNNI (its VEX form)
-USE_VNNI = (_target_has("avx512vnni") and _target_has("avx512vl")) or _target_has("avxvnni")
+# The target's features (NUMBA_CPU_NAME/FEATURES override the host), as edge/kernels/isa.py
+# reports them: the IR below chooses its instructions by these.
+_FEATURES = target_features()
+USE_AVX2 = "avx2" in _FEATURES
+USE_F16C = "f16c" in _FEATURES
+USE_VNNI = has_vnni(_FEATURES)
 
 
 def vector(element, count: int) -> ir.VectorType:

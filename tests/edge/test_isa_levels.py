@@ -14,7 +14,11 @@ import pytest
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.demo_model]
 
 # AMD Zen 3: AVX2, FMA, F16C, no AVX-512 (edge/kernels/vector_ir.py reads the same variables)
-AVX2 = {"NUMBA_CPU_NAME": "znver3", "NUMBA_CPU_FEATURES": "+avx,+avx2,+f16c,+fma,+bmi,+bmi2,+popcnt,+sse4.2"}
+AVX2 = {
+    "NUMBA_CPU_NAME": "znver3",
+    "NUMBA_CPU_FEATURES": "+avx,+avx2,+f16c,+fma,+bmi,+bmi2,+popcnt,+sse4.2",
+    "OPENBLAS_CORETYPE": "Haswell",  # numpy's BLAS on its AVX2 kernels too
+}
 PROMPTS = ("The capital of France is", "def fibonacci(n):")
 
 

@@ -80,6 +80,9 @@ def test_metrics_and_http_health_on_the_side_port(node):
     assert requests.get(f"{base}/health/live", timeout=5).json() == {"status": "ok"}
     ready = requests.get(f"{base}/health/ready", timeout=5)
     assert ready.status_code == 200 and ready.json()["node_id"] == "test-edge"
+    from edge.kernels.isa import running_kernels
+
+    assert ready.json()["kernels"] == {"backend": "numba", **running_kernels()}
     before = node.stub.Stats(pb.StatsRequest())
     chunks = list(node.stub.Generate(node_request([5, 6, 7], max_tokens=5)))
     response = requests.get(f"{base}/metrics", timeout=5)
