@@ -11,6 +11,13 @@ diabetes is not private, a named person's diabetes is (gateway/privacy/free_text
 import re
 
 from gateway.privacy.alternation import alternation
+from gateway.privacy.disclosure_words import (
+    ABUSE,
+    FINANCIAL_DISCLOSED,
+    HEALTH_DISCLOSED,
+    LEGAL_MORE,
+    SCHOOL_MORE,
+)
 from gateway.privacy.sensitive_words import (
     EMPLOYMENT_MORE,
     FINANCIAL_MORE,
@@ -136,12 +143,12 @@ def terms_pattern(terms: list[str]) -> re.Pattern:
 
 
 CATEGORIES = {
-    "health": terms_pattern(HEALTH + HEALTH_MORE),
-    "financial": terms_pattern(FINANCIAL + FINANCIAL_MORE),
+    "health": terms_pattern(HEALTH + HEALTH_MORE + HEALTH_DISCLOSED),
+    "financial": terms_pattern(FINANCIAL + FINANCIAL_MORE + FINANCIAL_DISCLOSED),
     "employment": terms_pattern(EMPLOYMENT + EMPLOYMENT_MORE),
     "identity": terms_pattern(IDENTITY + IDENTITY_MORE),
-    "legal": terms_pattern(LEGAL),
-    "school": terms_pattern(SCHOOL),
+    "legal": terms_pattern(LEGAL + LEGAL_MORE + ABUSE),
+    "school": terms_pattern(SCHOOL + SCHOOL_MORE),
     "therapy": terms_pattern(THERAPY),
 }
 BIRTH_WORDS = terms_pattern(BIRTH)
