@@ -9,6 +9,7 @@ ask for information ("I want to know", "ich möchte wissen") are left out: a top
 names no one.
 """
 
+from gateway.privacy.alternation import alternation
 from gateway.privacy.gated import after_words, gated, in_script
 
 _EN = (
@@ -46,10 +47,26 @@ _NL = (
     r"ik (?:ben|heb|had|lijd|werd|moet|kan niet|drink)|bij mij|mij is|heb ik|ben ik"
     r"|mijn (?:salaris|arts|diagnose|therapeut|schuld|advocaat|huur)"
 )
+
+
+def _branches(pattern: str) -> list[str]:
+    """The top-level branches of an alternation ("a|b(?:c|d)" -> ["a", "b(?:c|d)"])."""
+    branches, depth, start = [], 0, 0
+    for at, char in enumerate(pattern):
+        depth += (char == "(") - (char == ")")
+        if char == "|" and depth == 0:
+            branches.append(pattern[start:at])
+            start = at + 1
+    return [*branches, pattern[start:]]
+
+
+# grouped by first letter (gateway/privacy/alternation.py): one check per word start, not 150
+_LATIN_BRANCHES = [branch for part in (_EN, _DE, _FR, _ES, _PT, _IT, _NL) for branch in _branches(part)]
 LATIN = after_words(
-    rf"(?i)\b(?:{_EN}|{_DE}|{_FR}|{_ES}|{_PT}|{_IT}|{_NL})\b",
-    "i' i_ my_ _me ich_ mein bei_mir mir_ mich_ j'a j'é je_ on_m' m'a mon_ ma_ mes_ tengo estoy estaba sufro"
-    " padezco debo me_ mi_ mis_ eu_ tenho sofro devo fui_ meu_ minha sono_ soffro ho_ mi_ il_mio la_mia"
+    rf"(?i)\b{alternation(_LATIN_BRANCHES)}\b",
+    "i' i_ my_ told_me gave_me diagnosed_me fired_me arrested_me charged_me evicted_me ich_ mein bei_mir"
+    " mir_ mich_ j'a j'é je_ on_m' m'a mon_ ma_ mes_ tengo estoy estaba sufro padezco debo me_ mi_ mis_"
+    " eu_ tenho sofro devo fui_ meu_ minha sono_ soffro ho_ mi_ il_mio la_mia"
     " i_miei ik_ bij_mij mij_ heb_ik ben_ik mijn",
 )
 FIRST_PERSON = gated(
@@ -69,7 +86,7 @@ FIRST_PERSON = gated(
     in_script(r"(?:मैं|मुझे|मुझको|मुझ|मेरा|मेरी|मेरे|हमें|हमारा|हमारी)(?![\u0900-\u097f])", "devanagari"),
     in_script(
         r"我(?:被|的|患|得了|有|确诊|怀孕|欠|是|曾|一直|最近|现在|去年|今年|上个月|刚|已经|借|离婚|在吃)"
-        r"|私|僕|俺|わたし|自分|と診断され|診断されました|返せ(?:ない|ません)|払えな|払えません|解雇され"
+        r"|私|僕|俺|わたし|と診断され|診断されました|返せ(?:ない|ません)|払えな|払えません|解雇され"
         r"|逮捕され|저는|제가|나는|내가|저희|진단(?:을)? ?받|못 갚|갚을 수 없|해야 할까요",
         "han",
         "kana",

@@ -153,6 +153,8 @@ def person_spans(text: str) -> list[tuple[int, int, str]]:
 def _latin_name(written: str, names: dict[str, frozenset[str]], index: NameIndex) -> bool:
     """A known first name first, a known surname after it, or a double-barrelled surname."""
     words = [word for word in written.split() if word[0].isupper()]
+    if not words:  # "številka občana": Latin Extended-A's small letters open a match too
+        return False
     surnames = {part.lower() for word in words[1:] for part in word.split("-")}
     double_barrelled = any(
         "-" in word and all(part[:1].isupper() for part in word.split("-")) for word in words
