@@ -14,7 +14,9 @@ from gateway.privacy.alternation import alternation
 from gateway.privacy.disclosure_words import (
     ABUSE,
     FINANCIAL_DISCLOSED,
+    FINANCIAL_ENDINGS,
     HEALTH_DISCLOSED,
+    HEALTH_ENDINGS,
     LEGAL_MORE,
     SCHOOL_MORE,
 )
@@ -129,11 +131,11 @@ def _latin(stems: list[str]) -> list[str]:
     return [stem for stem in stems if stem.isascii() or any("\u00c0" <= c <= "\u04ff" for c in stem)]
 
 
-def terms_pattern(terms: list[str]) -> re.Pattern:
-    """One alternation: Latin and Cyrillic stems at a word start, other scripts' terms anywhere
-    (each grouped by first letter: gateway/privacy/alternation.py)."""
+def terms_pattern(terms: list[str], endings: list[str] | None = None) -> re.Pattern:
+    """One alternation: Latin and Cyrillic stems at a word start, other scripts' terms and the
+    `endings` of compounds anywhere (each grouped by first letter: gateway/privacy/alternation.py)."""
     latin = [t for t in _latin(terms) if t]
-    other = [t for t in terms if t not in latin]
+    other = [t for t in terms if t not in latin] + (endings or [])
     parts = []
     if latin:
         parts.append(r"\b" + alternation(latin))
@@ -143,8 +145,8 @@ def terms_pattern(terms: list[str]) -> re.Pattern:
 
 
 CATEGORIES = {
-    "health": terms_pattern(HEALTH + HEALTH_MORE + HEALTH_DISCLOSED),
-    "financial": terms_pattern(FINANCIAL + FINANCIAL_MORE + FINANCIAL_DISCLOSED),
+    "health": terms_pattern(HEALTH + HEALTH_MORE + HEALTH_DISCLOSED, HEALTH_ENDINGS),
+    "financial": terms_pattern(FINANCIAL + FINANCIAL_MORE + FINANCIAL_DISCLOSED, FINANCIAL_ENDINGS),
     "employment": terms_pattern(EMPLOYMENT + EMPLOYMENT_MORE),
     "identity": terms_pattern(IDENTITY + IDENTITY_MORE),
     "legal": terms_pattern(LEGAL + LEGAL_MORE + ABUSE),
