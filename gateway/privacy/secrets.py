@@ -167,7 +167,7 @@ def url_userinfo(match: re.Match) -> bool:
 
 def said(match: re.Match) -> bool:
     """A password told in prose: a value with a digit or a sign among letters, not a word."""
-    value = match.group("value")
+    value = match.group("value").rstrip("?")  # "... 应该怎么替换?": a question's mark, no sign
     url = re.match(r"[A-Za-z][\w+.-]*://", value) is not None  # "Bearer <token> https://...": no secret
     return _has_letter_and_other(value) and not is_placeholder(value) and not url
 

@@ -42,5 +42,6 @@ DISCLOSURE_NEAR_MISSES = [
     ),
     ("company", "en", "Questions? Write to info@acme-widgets.co.uk or see our FAQ"),
     ("topic", "zh", "糖尿病患者能不能吃水果？"),
+    ("code", "zh", "redis-cli -a <密码> 里的 <密码> 要换成什么？"),
     ("topic", "ru", "Я хочу узнать, как лечат диабет второго типа"),
 ]
