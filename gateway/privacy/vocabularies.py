@@ -113,6 +113,9 @@ BIRTH = [
     "born", "birth", "dob", "d\\.o\\.b", "birthday", "geboren", "geb\\.", "geburts", "née?\\b",
     "naissance", "nacid", "nacimiento", "nato il", "nata il", "出生", "生日", "生年月日", "生まれ",
     "誕生日", "생년월일", "출생", "생일", "태어",
+    # Russian "д.р." (дата рождения); the genealogical birth marks of German, Dutch and Belgian
+    # records, right before a date ("*11.02.1939", "°1938-03-14")
+    "д\\.р\\.", "дата рождения", "[°*](?=\\d)",
 ]  # fmt: skip
 
 STREET = [
