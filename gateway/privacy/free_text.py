@@ -14,6 +14,7 @@ import re
 
 from gateway.privacy.address_anchors import anchored_addresses
 from gateway.privacy.addresses import ADDRESS
+from gateway.privacy.examples import is_dummy_name
 from gateway.privacy.figures import historical_figure
 from gateway.privacy.lowered import case_blind, lowered
 from gateway.privacy.names import name_index, person_spans
@@ -124,7 +125,9 @@ def free_text_findings(text: str) -> list[tuple[str, int, int]]:
     people = [
         span
         for span in person_spans(masked_placeholders(text))
-        if not public_figure(text, span, has_records) and not company_name(text, span[0], span[1])
+        if not public_figure(text, span, has_records)
+        and not company_name(text, span[0], span[1])
+        and not is_dummy_name(_named(text, span))
     ]
     if _FICTION.search(low):  # invented characters: only the sender and their own people count
         people = [span for span in people if span[2] in ("relation", "first_person")]
@@ -146,8 +149,9 @@ def _details_near(text: str, low: str, people: list[tuple[int, int, str]]) -> li
         for kind, d_start, d_end in _details(text[start:end], low[start:end]):
             d_start, d_end = d_start + start, d_end + start
             if any(
-                _near(d_start, d_end, p_start, p_end) and not _inside(d_start, d_end, p_start, p_end)
-                for p_start, p_end, _ in nearby
+                _near(d_start, d_end, p_start, p_end)
+                and (how == "first_person" or not _inside(d_start, d_end, p_start, p_end))
+                for p_start, p_end, how in nearby
             ):
                 found.append((kind, d_start, d_end))
     return found
@@ -245,10 +249,17 @@ def _figure_surname(words: list[str]) -> bool:
     return words[-1] in name_index().figures
 
 
+def _named(text: str, span: tuple[int, int, str]) -> str:
+    """The name of a person span, without the field label or role word before it."""
+    written = text[span[0] : span[1]]
+    return written.rsplit(":", 1)[-1].strip(" \t'\"") if span[2] == "anchored" else written
+
+
 def _near(start: int, end: int, p_start: int, p_end: int) -> bool:
     return start - p_end <= WINDOW and p_start - end <= WINDOW
 
 
 def _inside(start: int, end: int, p_start: int, p_end: int) -> bool:
-    """A detail word inside the name itself ("Mr King" is no identity detail)."""
+    """A detail word inside the name itself ("Mr King" is no identity detail); inside a
+    first-person phrase it counts ("me diagnosticaron", "мне поставили диагноз")."""
     return p_start <= start and end <= p_end

@@ -12,6 +12,8 @@ is a date of birth. Linear: the words are one alternation, what follows is bound
 
 import re
 
+from gateway.privacy.examples import EXAMPLE_WORDS
+
 ID_WORDS = (
     # en
     r"social security(?: number| no\.?| #)?|social insurance number|national (?:id|identity|insurance)"
@@ -81,14 +83,23 @@ NOT_ONE = re.compile(
 
 def labelled_id(match: re.Match) -> bool:
     """After an identifier word; six letters and digits, three of them digits, and not one digit
-    repeated (000-00-0000); nothing between the word and the number saying it is only like one."""
+    repeated or, in an example, counted up (000-00-0000, 123456789); nothing between the word and
+    the number saying it is only like one."""
     compact = re.sub(r"[ .\-/]", "", match.group("number"))
     digits = [c for c in compact if c.isdigit()]
-    placeholder = len(set(digits)) == 1 and len(digits) == len(compact)
+    placeholder = _dummy_digits("".join(digits), match.string) and len(digits) >= len(compact) - 1
     if len(compact) < MIN_CHARS or len(digits) < MIN_DIGITS or placeholder:
         return False
     word = WORD_BEFORE.search(match.string, max(0, match.start() - WORD_WINDOW), match.start())
     return word is not None and NOT_ONE.search(word.group("between")) is None
+
+
+def _dummy_digits(digits: str, text: str) -> bool:
+    """One digit repeated (000-00-0000, "00000000X"), or counted up (123456789) in code or an
+    example (gateway/privacy/examples.py): a form's or a test's filler."""
+    return len(set(digits)) == 1 or (
+        digits in "01234567890123456789" and EXAMPLE_WORDS.search(text) is not None
+    )
 
 
 BIRTH_WORDS = (

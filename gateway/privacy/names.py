@@ -15,8 +15,8 @@ import functools
 import importlib
 import re
 
+from gateway.privacy.first_person import FIRST_PERSON
 from gateway.privacy.name_index import NameIndex, load_name_index
-from gateway.privacy.person_words import FIRST_PERSON
 from gateway.privacy.script_names import anchored_names, script_names
 
 LATIN_LOCALES = (
@@ -40,7 +40,7 @@ _COMMON_WORDS = (
 COMMON_WORDS = frozenset(_COMMON_WORDS.split())
 HONORIFIC = (
     r"(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Sir|Dame|Herr|Frau|Hr|Fr|M|Mme|Mlle|Me|Sr|Sra|Srta|Dña|Doña|Don|Dona|Sig"
-    r"|Sig\.ra|Dhr|Mevr|Mw"
+    r"|Sig\.ra|Dhr|Mevr|Mw|dhr|mevr|mw|Patiënt|Patiënte|Cliënt|Cliënte|Pz|Paz"
     r"|Meneer|Mevrouw|Signora|Signor|Sig\.a|Dott|Dott\.ssa|Avv|Sr\.a"
     r"|Patient|Patientin|Patiente|Paciente|Employee|Mitarbeiter|Mitarbeiterin|Client|Customer|Applicant"
     r"|Candidate|Kunde|Kundin|Bewerber|Bewerberin|Employé|Employée|Salarié|Salariée|Empleado|Empleada"
@@ -153,6 +153,8 @@ def person_spans(text: str) -> list[tuple[int, int, str]]:
 def _latin_name(written: str, names: dict[str, frozenset[str]], index: NameIndex) -> bool:
     """A known first name first, a known surname after it, or a double-barrelled surname."""
     words = [word for word in written.split() if word[0].isupper()]
+    if not words:  # "številka občana": Latin Extended-A's small letters open a match too
+        return False
     surnames = {part.lower() for word in words[1:] for part in word.split("-")}
     double_barrelled = any(
         "-" in word and all(part[:1].isupper() for part in word.split("-")) for word in words
@@ -168,8 +170,13 @@ def _latin_name(written: str, names: dict[str, frozenset[str]], index: NameIndex
 
 def _cjk_spans(text: str, names: dict[str, frozenset[str]], index: NameIndex) -> list[tuple[int, int, str]]:
     patterns = (_ZH_TITLE, _ZH_ROLE, _JA_SUFFIX, _KO_SUFFIX)
-    spans = [(m.start(), m.end(), "title") for pattern in patterns for m in pattern.finditer(text)]
     zh_surname, zh_given, ko_surname = names["zh_surname"], names["zh_given_char"], names["ko_surname"]
+    spans = [
+        (m.start(), m.end(), "title")
+        for pattern in patterns
+        for m in pattern.finditer(text)
+        if pattern is not _ZH_ROLE or _zh_surname_after_role(m.group(), zh_surname)
+    ]
     for match in _surname_chars(zh_surname, ko_surname).finditer(text):  # not every character
         i, char = match.start(), match.group()
         if char in zh_surname and text[i + 1 : i + 2] in zh_given and not _in_han_word(text, i, index):
@@ -182,6 +189,12 @@ def _cjk_spans(text: str, names: dict[str, frozenset[str]], index: NameIndex) ->
             spans.append((start, start + len(surname), "name"))
             start = text.find(surname, start + 1)
     return spans
+
+
+def _zh_surname_after_role(written: str, zh_surname: frozenset[str]) -> bool:
+    """ "患者李娜": a surname after the role word; not "患者能不能" (can patients ...)."""
+    name = written.lstrip("患者病人员工員職客户戶申请雇租学生乘:： \t")
+    return name[:1] in zh_surname or name[:2] in zh_surname
 
 
 @functools.cache

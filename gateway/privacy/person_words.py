@@ -238,33 +238,3 @@ OWN_NAME_IF_NAME = gated(
     ),
     in_script(r"\bя(?:[ \t]—)?(?= [А-ЯЁ])", "cyrillic"),
 )
-FIRST_PERSON = gated(
-    after_words(
-        r"(?i)\b(?:i(?:'m| am| was| have| had|'ve| got| suffer| tested| take| relapsed| feel| lost)"
-        r"|my (?:diagnos|doctor|salary|debt|therap|medication|test result|loan|mortgage|boss|manager|employer"
-        r"|psychiatr|account|bank|card|record|case|court|lawyer|solicitor|divorce)"
-        r"|ich (?:habe|bin|wurde|leide)|mein(?:e|en)? (?:diagnose|gehalt|arzt|therapie|schulden|anwalt|konto)"
-        r"|j'ai|je suis|je souffre|mon (?:salaire|médecin|diagnostic|avocat|compte)|ma (?:maladie|dette)"
-        r"|tengo|estoy|me (?:diagnosticaron|despidieron)|mi (?:salario|sueldo|diagnóstico|médico|abogado)"
-        r"|eu (?:tenho|estou|fui|sou)|fui diagnosticad[oa]|meu (?:salário|médico|diagnóstico|advogado)"
-        r"|minha (?:doença|dívida)|(?:io )?(?:sono stat[oa]|soffro)|mi hanno (?:diagnosticato|licenziat[oa])"
-        r"|il mio (?:stipendio|medico|avvocato)|la mia (?:malattia|diagnosi)"
-        r"|ik (?:ben|heb|had|lijd|werd)|mijn (?:salaris|arts|diagnose|therapeut|schuld|advocaat))\b",
-        "i' i_ my_ ich_ mein j'ai je_ mon_ ma_ tengo estoy me_ mi_ eu_ fui_ meu_ minha sono_ soffro ik_ mijn",
-    ),
-    in_script(
-        r"(?i)\b(?:я (?:болею|болен|больна|был|была|страдаю|принимаю|лечусь|беременна|потерял|потеряла)"
-        r"|у меня"
-        r"|мне (?:поставили|диагностировали|назначили)|мо[йяё] (?:врач|диагноз|психотерапевт|долг|зарплата"
-        r"|болезнь|адвокат))\b",
-        "cyrillic",
-    ),
-    in_script(r"(?:أنا|لدي|عندي|تم تشخيصي|أعاني|راتبي|طبيبي|ديوني|محاميي)(?![\u0600-\u06ff])", "arabic"),
-    in_script(r"(?:मैं|मुझे|मुझको|मेरा|मेरी|मेरे)(?![\u0900-\u097f])", "devanagari"),
-    in_script(
-        r"我(?:被|的|患|得了|有|确诊|怀孕|欠|是|曾|一直|最近|现在)|私|僕|俺|わたし|저는|제가|나는|내가",
-        "han",
-        "kana",
-        "hangul",
-    ),
-)

@@ -109,6 +109,8 @@ def _name_after(text: str, at: int, names: dict[str, frozenset[str]], index: Nam
         return word.end()
     if text[at : at + 1] in ("小", "老", "阿") and text[at + 1 : at + 2] in names["zh_surname"]:
         return at + 2  # 小刘, 老王: a surname said familiarly
+    if text[at : at + 2] in names["ja_surname"] or text[at : at + 3] in names["ja_surname"]:
+        return at + 2 + (text[at : at + 3] in names["ja_surname"])  # 児童 山本, 依頼者 中村
     if (han := _HAN.match(text, at)) and han.group()[0] in names["zh_surname"]:
         written = han.group()
         if written[:2] in names["zh_surname"]:  # 欧阳, 司马: the given name follows

@@ -76,6 +76,9 @@ PLACEHOLDER = re.compile(
     r"|secret|password|passwort|token|none|null|nil|true|false|undefined|empty|default|test|demo)"
     r"[\w-]{0,20}$"
     r"|^(?:os\.|process\.env|env\(|getenv|settings\.|config\.|self\.|environ)"
+    # "sk_test_YOUR_KEY_HERE", "sua_senha_aqui", "votre_mot_de_passe": your-value-here, in our languages
+    r"|(?:^|[_\W])(?:your|seu|sua|votre|vos|ihr|dein|deine|tu|tus|tuo|tua|uw|jouw|ваш|твой)[_-]"
+    r"|[_-](?:here|aqui|aquí|ici|hier|qui|hier_eintragen)$"
 )
 URL_USERINFO = re.compile(
     r"(?<![\w+.-])[A-Za-z][\w+.-]{1,20}+://[^\s:/?#@\"'<>]{1,64}+:(?P<value>[^\s:/?#@\"'<>]{1,128}+)@[\w-]"
@@ -164,8 +167,9 @@ def url_userinfo(match: re.Match) -> bool:
 
 def said(match: re.Match) -> bool:
     """A password told in prose: a value with a digit or a sign among letters, not a word."""
-    value = match.group("value")
-    return _has_letter_and_other(value) and not is_placeholder(value)
+    value = match.group("value").rstrip("?")  # "... 应该怎么替换?": a question's mark, no sign
+    url = re.match(r"[A-Za-z][\w+.-]*://", value) is not None  # "Bearer <token> https://...": no secret
+    return _has_letter_and_other(value) and not is_placeholder(value) and not url
 
 
 def _has_letter_and_other(value: str) -> bool:

@@ -95,6 +95,15 @@ OWN = re.compile(
     r"|mon|ma|mi|mio|mia|mijn|meu|minha|ruf mich|appelle-moi|llámame|chiamami|bel me|me liga)\b"
     r"|私の|我的|他的|她的|제 |내 |мой|моя|मेरा|मेरी|رقمي|هاتفي"
 )
+# a company register or a legal footer ("Impressum", "HRB 12345", "VAT No", "RCS", "P.IVA", "KvK")
+REGISTER = re.compile(
+    r"(?i)\b(?:impressum|imprint|handelsregister|hrb|hra|ust-?id(?:nr)?|vat (?:no|number|reg)"
+    r"|company (?:no|number)"
+    r"|registered (?:office|in england)|siret|siren|rcs|mentions légales|cif|nif|p\.? ?iva|partita iva"
+    r"|codice fiscale|kvk|btw|cnpj|инн|огрн|кпп)\b"
+    r"|法人番号|統一社会信用代码|统一社会信用代码|营业执照|사업자등록번호|사업자 등록번호"
+    r"|السجل التجاري|जीएसटी|gstin"
+)
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 
 
@@ -123,7 +132,7 @@ def _paragraph(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _kinds(window: str) -> int:
-    found = sum(pattern.search(window) is not None for pattern in (HOURS, COMPANY, WEB, IVR, US))
+    found = sum(pattern.search(window) is not None for pattern in (HOURS, COMPANY, WEB, IVR, US, REGISTER))
     return found + _helpline(window)
 
 

@@ -35,14 +35,50 @@ PROSE_WORDS = frozenset({
 })  # fmt: skip
 
 
+# RFC 2606 and RFC 6761: names reserved for documentation and tests, nobody's mailbox
+RESERVED_DOMAINS = frozenset({"example.com", "example.org", "example.net", "localhost"})
+RESERVED_TOP_LEVELS = frozenset({"example", "test", "invalid", "localhost", "local"})
+# code or an example: where example.com stands for any address
+CODE_SIGNS = re.compile(
+    r"(?i)```|\bcurl\b|\$\{|(?<![@.\w])(?:example|sample|dummy|placeholder|smtp"
+    r"|test|prueba|teste|prova|beispiel|exemple|ejemplo|exemplo|esempio|voorbeeld)\b(?!\.\w)"
+    r"|пример|тест|示例|例|サンプル|예시|उदाहरण|مثال"
+)
+# the address is a mail field's value in code or configuration: `admin_email: "`, `user = '`
+ASSIGNED = re.compile(
+    r"(?i)[\w.-]*(?:e-?mail|user|login|from|to|sender|recipient|admin|contact)"
+    r"[\w.-]*[\"']?[ \t]*(?::|=|:=|=>)"
+    r"[ \t]*[\"'`]?$"
+)
+# RFC 2142's role mailboxes and their like in our languages: an organisation's, not a person's
+ROLE_MAILBOXES = frozenset({
+    "info", "marketing", "sales", "support", "abuse", "noc", "security", "postmaster", "hostmaster",
+    "webmaster", "www", "contact", "hello", "help", "service", "noreply", "no-reply", "donotreply",
+    "office", "press", "presse", "privacy", "datenschutz", "kontakt", "contacto", "contato", "contatto",
+    "ventas", "vertrieb", "billing", "jobs", "careers", "kundenservice", "service-client", "atendimento",
+})  # fmt: skip
+
+
 def email(match: re.Match) -> bool:
     """The domain ends in a top-level label of two or more letters; neither the local part nor a
-    domain label below the top is an ordinary word of prose."""
+    domain label below the top is an ordinary word of prose; no reserved example domain, no
+    organisation's role mailbox (info@, support@)."""
     local, _, domain = match.group().partition("@")
     labels = domain.lower().split(".")
     top_level = labels[-1]
     prose = local.lower() in PROSE_WORDS or any(label in PROSE_WORDS for label in labels[:-1])
-    return len(top_level) >= 2 and top_level.isalpha() and not prose
+    role = local.lower() in ROLE_MAILBOXES
+    return len(top_level) >= 2 and top_level.isalpha() and not (prose or role or _dummy(labels, match))
+
+
+def _dummy(labels: list[str], match: re.Match) -> bool:
+    """A reserved example domain in code, configuration or an example; in prose it stays
+    personal (fail closed: "write to jane@example.com" may be a real address, redacted)."""
+    reserved = ".".join(labels[-2:]) in RESERVED_DOMAINS or labels[-1] in RESERVED_TOP_LEVELS
+    if not reserved:
+        return False
+    before = match.string[max(0, match.start() - 40) : match.start()]
+    return ASSIGNED.search(before) is not None or CODE_SIGNS.search(match.string) is not None
 
 
 CARD_WORDS = re.compile(

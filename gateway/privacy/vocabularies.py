@@ -11,6 +11,15 @@ diabetes is not private, a named person's diabetes is (gateway/privacy/free_text
 import re
 
 from gateway.privacy.alternation import alternation
+from gateway.privacy.disclosure_words import (
+    ABUSE,
+    FINANCIAL_DISCLOSED,
+    FINANCIAL_ENDINGS,
+    HEALTH_DISCLOSED,
+    HEALTH_ENDINGS,
+    LEGAL_MORE,
+    SCHOOL_MORE,
+)
 from gateway.privacy.sensitive_words import (
     EMPLOYMENT_MORE,
     FINANCIAL_MORE,
@@ -104,6 +113,9 @@ BIRTH = [
     "born", "birth", "dob", "d\\.o\\.b", "birthday", "geboren", "geb\\.", "geburts", "née?\\b",
     "naissance", "nacid", "nacimiento", "nato il", "nata il", "出生", "生日", "生年月日", "生まれ",
     "誕生日", "생년월일", "출생", "생일", "태어",
+    # Russian "д.р." (дата рождения); the genealogical birth marks of German, Dutch and Belgian
+    # records, right before a date ("*11.02.1939", "°1938-03-14")
+    "д\\.р\\.", "дата рождения", "[°*](?=\\d)",
 ]  # fmt: skip
 
 STREET = [
@@ -122,11 +134,11 @@ def _latin(stems: list[str]) -> list[str]:
     return [stem for stem in stems if stem.isascii() or any("\u00c0" <= c <= "\u04ff" for c in stem)]
 
 
-def terms_pattern(terms: list[str]) -> re.Pattern:
-    """One alternation: Latin and Cyrillic stems at a word start, other scripts' terms anywhere
-    (each grouped by first letter: gateway/privacy/alternation.py)."""
+def terms_pattern(terms: list[str], endings: list[str] | None = None) -> re.Pattern:
+    """One alternation: Latin and Cyrillic stems at a word start, other scripts' terms and the
+    `endings` of compounds anywhere (each grouped by first letter: gateway/privacy/alternation.py)."""
     latin = [t for t in _latin(terms) if t]
-    other = [t for t in terms if t not in latin]
+    other = [t for t in terms if t not in latin] + (endings or [])
     parts = []
     if latin:
         parts.append(r"\b" + alternation(latin))
@@ -136,12 +148,12 @@ def terms_pattern(terms: list[str]) -> re.Pattern:
 
 
 CATEGORIES = {
-    "health": terms_pattern(HEALTH + HEALTH_MORE),
-    "financial": terms_pattern(FINANCIAL + FINANCIAL_MORE),
+    "health": terms_pattern(HEALTH + HEALTH_MORE + HEALTH_DISCLOSED, HEALTH_ENDINGS),
+    "financial": terms_pattern(FINANCIAL + FINANCIAL_MORE + FINANCIAL_DISCLOSED, FINANCIAL_ENDINGS),
     "employment": terms_pattern(EMPLOYMENT + EMPLOYMENT_MORE),
     "identity": terms_pattern(IDENTITY + IDENTITY_MORE),
-    "legal": terms_pattern(LEGAL),
-    "school": terms_pattern(SCHOOL),
+    "legal": terms_pattern(LEGAL + LEGAL_MORE + ABUSE),
+    "school": terms_pattern(SCHOOL + SCHOOL_MORE),
     "therapy": terms_pattern(THERAPY),
 }
 BIRTH_WORDS = terms_pattern(BIRTH)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from tests.gateway.privacy_cases import HAND_NEAR_MISSES, HAND_POSITIVES
 from tests.gateway.privacy_corpus import NEAR_MISSES, POSITIVES
+from tests.gateway.privacy_disclosure_cases import DISCLOSURE_NEAR_MISSES, DISCLOSURE_POSITIVES
 from tests.gateway.privacy_generator import near_misses, positives
 from tests.gateway.privacy_id_cases import ID_NEAR_MISSES, ID_POSITIVES
 from tests.gateway.privacy_thirdparty import Case, elsewhere_cases, outside_cases, thirdparty_cases
@@ -84,11 +85,13 @@ def rows(result: Score) -> list[str]:
 def ours() -> list[Case]:
     """The cases we wrote: the seeded generator's, the hand-written hard cases and the
     recognizers' own corpus (tests/gateway/privacy_*.py)."""
-    found = [*positives(), *HAND_POSITIVES, *ID_POSITIVES, *((kind, "en", text) for kind, text in POSITIVES)]
+    found = [*positives(), *HAND_POSITIVES, *ID_POSITIVES, *DISCLOSURE_POSITIVES]
+    found += [(kind, "en", text) for kind, text in POSITIVES]
     missed = [
         *near_misses(),
         *HAND_NEAR_MISSES,
         *ID_NEAR_MISSES,
+        *DISCLOSURE_NEAR_MISSES,
         *(("near_miss", "en", text) for text in NEAR_MISSES),
     ]
     return [Case(kind, lang, text, True, "ours") for kind, lang, text in found] + [

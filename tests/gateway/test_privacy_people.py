@@ -10,16 +10,21 @@ import pytest
 from gateway.privacy import PrivacyMode, classify, find_personal_data
 from gateway.privacy.name_index import SECTIONS, load_name_index
 from gateway.privacy.strict import strict_findings
+from tests.gateway.privacy_disclosure_cases import DISCLOSURE_NEAR_MISSES, DISCLOSURE_POSITIVES
 from tests.gateway.privacy_occasion_cases import OCCASION_NEAR_MISSES, OCCASION_POSITIVES
 from tests.gateway.privacy_person_cases import PERSON_NEAR_MISSES, PERSON_POSITIVES
 
 
-@pytest.mark.parametrize(("kind", "language", "text"), PERSON_POSITIVES + OCCASION_POSITIVES)
+@pytest.mark.parametrize(
+    ("kind", "language", "text"), PERSON_POSITIVES + OCCASION_POSITIVES + DISCLOSURE_POSITIVES
+)
 def test_person_positive_is_found_as_its_kind(kind, language, text):
     assert kind in {finding.kind for finding in find_personal_data(text)}, (language, text)
 
 
-@pytest.mark.parametrize(("kind", "language", "text"), PERSON_NEAR_MISSES + OCCASION_NEAR_MISSES)
+@pytest.mark.parametrize(
+    ("kind", "language", "text"), PERSON_NEAR_MISSES + OCCASION_NEAR_MISSES + DISCLOSURE_NEAR_MISSES
+)
 def test_public_case_is_not_private(kind, language, text):
     assert find_personal_data(text) == [], (kind, language, text)
 
