@@ -11,6 +11,7 @@ of the run, per kind and per language.
 """
 
 import functools
+from pathlib import Path
 
 import pytest
 
@@ -23,7 +24,8 @@ MIN_RECALL_PER_KIND, MAX_FALSE_POSITIVES = 0.99, 0.02  # cases we wrote
 TARGET_RECALL, TARGET_OVER_BLOCKED = 0.97, 0.03  # issue 61, on cases from elsewhere
 # (min recall, max over-blocked) per part from elsewhere: what the detector reached, a little below
 # (a ratchet: raised as it improves, never lowered)
-RATCHET = {"third-party": (0.92, 0.05), "outside": (0.92, 0.03)}
+OUTSIDE_2 = Path(__file__).parent / "privacy_outside_2"
+RATCHET = {"third-party": (0.92, 0.05), "outside": (0.95, 0.03), "outside-2": (0.90, 0.06)}
 
 
 @functools.cache  # the parts share no text in practice, but "elsewhere" is their union
@@ -36,6 +38,7 @@ def elsewhere() -> dict[str, Score]:
     return {
         "third-party": score(thirdparty_cases(), is_private),
         "outside": score(outside_cases(), is_private),
+        "outside-2": score(outside_cases(OUTSIDE_2), is_private),  # a second writer's (its README)
     }
 
 
@@ -70,8 +73,8 @@ def test_cases_from_elsewhere(request, elsewhere):
         result = elsewhere[part]
         assert result.total.num_private >= 150, (part, "its cases are missing")
         # outside cases by their id: their texts stay unseen by whoever tunes the detector
-        misses = [c.source if part == "outside" else c for c in result.misses[:50]]
-        false_alarms = [c.source if part == "outside" else c for c in result.false_alarms[:50]]
+        misses = [c.source if part.startswith("outside") else c for c in result.misses[:50]]
+        false_alarms = [c.source if part.startswith("outside") else c for c in result.false_alarms[:50]]
         assert result.total.recall >= min_recall, (part, result.total.recall, misses)
         assert result.total.over_blocked <= max_blocked, (part, result.total.over_blocked, false_alarms)
 
