@@ -1,7 +1,18 @@
 """What the gateway adds: the same streamed requests to a node directly and through the gateway.
 
     .venv/bin/python benchmarks/gateway_overhead.py [--tokens 16] [--step-ms 5] [--requests 1200]
-        [--baseline TREE]
+        [--baseline TREE] [--short]
+
+`--short`: the CI guard (tests/hybridgw/test_overhead_guard.py, under a minute): 1 and 256 clients,
+the gateway and the null proxy only, and an exit status of 1 when the gateway costs more than
+MAX_TTFT_RATIO times the null proxy's TTFT p50 at 1 client, or more than MAX_COST_RATIO times its
+time per request saturated (its requests/s over the gateway's): ratios of the same run, so a slow
+machine does not fail it, a regression of the gateway's own work does.
+
+The gateway writes its privacy ledger (a file in a temporary folder, fsynced: group commit) as it
+does by default; a second gateway without a ledger is measured beside (`gateway_no_ledger`), so
+the ledger's share of the cost is read apart. LiteLLM's proxy (benchmarks/litellm_proxy.py) is a
+path too where it is installed: the anchor the README's claim is a same-run ratio to.
 
 `--baseline TREE`: a second gateway, run from another checkout (say `git worktree add TREE
 COMMIT`), is measured in the same rounds, so a change's cost is a same-run ratio.
@@ -34,9 +45,12 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+import litellm_proxy  # beside this script
+import overhead_report  # beside this script
 from overhead_clients import ClientProcess  # beside this script
 
 RESULTS = Path(__file__).parent / "results" / "gateway_overhead.json"
@@ -55,6 +69,9 @@ def percentile(values: list[float], q: float) -> float:
 
 
 LEVELS = (1, 32, 256)
+SHORT_COUNTS = {1: 64, 256: 1024}  # --short: requests per level (4 per client saturated)
+MAX_TTFT_RATIO = 4.0  # the CI guard: gateway TTFT p50 / the null proxy's, 1 client
+MAX_COST_RATIO = 6.0  # the CI guard: null proxy requests/s / the gateway's, 256 clients
 ROUNDS = 10  # each level's requests in up to this many rounds, the paths taking turns (the VM drifts)
 
 
@@ -72,15 +89,15 @@ def _count(total: int, concurrency: int) -> int:
     return max(total // (4 if concurrency == 1 else 1), 16 * concurrency)
 
 
-def measure(paths: dict[str, ClientProcess], total: int) -> dict[str, dict]:
+def measure(paths: dict[str, ClientProcess], counts: dict[int, int]) -> dict[str, dict]:
     """Every level's requests in up to ROUNDS rounds (each at least 4 requests per client), the
     paths taking turns in a rotating order, so a machine that drifts during the run drifts under
     every path alike.
     -> {path: {clients: (ttfts, totals, requests per second while every client was sending)}}."""
     results: dict[str, dict] = {name: {} for name in paths}
-    for concurrency in LEVELS:
-        rounds = max(1, min(ROUNDS, _count(total, concurrency) // (4 * concurrency)))
-        per_round = _count(total, concurrency) // rounds
+    for concurrency, count in counts.items():
+        rounds = max(1, min(ROUNDS, count // (4 * concurrency)))
+        per_round = count // rounds
         gathered = {name: ([], [], 0, 0.0) for name in paths}
         order = list(paths)
         for round_index in range(rounds):
@@ -103,7 +120,7 @@ def compare(direct: dict, gateway: dict, references: dict[str, dict]) -> dict:
     """Added latency = gateway - direct Session (the same protocol the gateway speaks to the node).
     `references` (a Generate client, the gateway with the aiohttp client) are reported beside."""
     results = {}
-    for concurrency in LEVELS:
+    for concurrency in direct:
         (d_ttft, d_total, d_rate), (g_ttft, g_total, g_rate) = direct[concurrency], gateway[concurrency]
         results[concurrency] = {
             "requests": len(d_ttft),
@@ -134,8 +151,11 @@ def _p50_p99(values: list[float]) -> dict[str, float]:
     return {q: _p(values, q) for q in ("p50", "p99")}
 
 
-def _start_gateway(tree: Path, port: int, model: str, node_port: int, pin: list[str]) -> subprocess.Popen:
-    """`hybridgw gateway` of the checkout at `tree` (its packages come first on the path)."""
+def _start_gateway(
+    tree: Path, port: int, model: str, node_port: int, pin: list[str], ledger: str = ""
+) -> subprocess.Popen:
+    """`hybridgw gateway` of the checkout at `tree` (its packages come first on the path), its
+    privacy ledger at `ledger` ('': none)."""
     return subprocess.Popen(
         [
             *pin,
@@ -151,13 +171,15 @@ def _start_gateway(tree: Path, port: int, model: str, node_port: int, pin: list[
             str(port),
             "--edge-queue-bound",
             "1000000",
+            "--privacy-ledger",
+            ledger,
         ],
         stderr=subprocess.DEVNULL,
         cwd=tree,
     )
 
 
-def main() -> None:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -166,109 +188,90 @@ def main() -> None:
     parser.add_argument("--step-ms", type=float, default=5.0, help="the echo node's step (token) interval")
     parser.add_argument("--model", help="GGUF whose tokenizer the gateway uses (default: the demo model)")
     parser.add_argument("--baseline", type=Path, help="another checkout whose gateway is measured beside")
+    parser.add_argument("--short", action="store_true", help="the CI guard: exit 1 past the ratios")
     args = parser.parse_args()
     if args.model is None:
         from formats.model_pull import DEFAULT_MODEL, pull
 
         args.model = str(pull(DEFAULT_MODEL))
-    node_port, gateway_port = free_port(), free_port()
+    return args
+
+
+def _start_servers(args, folder: str, pin: list[str]) -> tuple[list[subprocess.Popen], dict[str, str]]:
+    """The echo node (core 1), the gateways, null proxy and LiteLLM (core 0).
+    -> (processes, {path: its URL, "node": the node's address})."""
+    node_port = free_port()
+    command = [sys.executable, str(ROOT / "benchmarks" / "echo_node.py"), str(node_port)]
+    node = subprocess.Popen(
+        [*command, str(args.tokens), str(args.step_ms)], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
+    node.stdout.readline()
+    address = f"127.0.0.1:{node_port}"
+    processes, urls, ports = [node], {"node": address}, {}
+
+    def gateway(name: str, tree: Path, ledger: str) -> None:
+        ports[name] = free_port()
+        processes.append(_start_gateway(tree, ports[name], args.model, node_port, pin, ledger))
+
+    gateway("gateway", ROOT, os.path.join(folder, "ledger.jsonl"))
+    ports["null_proxy"] = free_port()
+    null_proxy = [sys.executable, str(ROOT / "benchmarks" / "null_proxy.py"), str(ports["null_proxy"])]
+    processes.append(subprocess.Popen([*pin, *null_proxy, address, str(args.tokens)], cwd=ROOT))
+    if not args.short:
+        gateway("gateway_no_ledger", ROOT, "")
+    if args.baseline:
+        gateway("baseline", args.baseline, os.path.join(folder, "baseline-ledger.jsonl"))
+    for name, port in ports.items():
+        _wait_for(port)
+        urls[name] = f"http://127.0.0.1:{port}"
+    if not args.short and litellm_proxy.installed():
+        upstream_port, port = free_port(), free_port()
+        processes.append(litellm_proxy.start_upstream(upstream_port, address, args.tokens, []))
+        _wait_for(upstream_port)
+        processes.append(litellm_proxy.start(port, upstream_port, pin))
+        urls["litellm"] = f"http://127.0.0.1:{port}"
+    return processes, urls
+
+
+def _paths(args, urls: dict[str, str], pin: list[str]) -> dict[str, ClientProcess]:
+    node_side, gateway_side = (0, 1) if pin else (0, 0)  # each apart from the server it calls
+    address = urls["node"]
+    paths = {"direct": ClientProcess("session", address, args.tokens, args.step_ms, node_side)}
+    for name, url in urls.items():
+        if name != "node":
+            paths[name] = ClientProcess("gateway", url, args.tokens, args.step_ms, gateway_side)
+    if not args.short:
+        paths["generate"] = ClientProcess("generate", address, args.tokens, args.step_ms, node_side)
+        paths["aiohttp"] = ClientProcess("aiohttp", urls["gateway"], args.tokens, args.step_ms, gateway_side)
+    return paths
+
+
+def main() -> None:
+    args = _arguments()
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") and os.cpu_count() > 1 else []
     if pin:
         os.sched_setaffinity(0, {1})  # the node: core 1
-    node = subprocess.Popen(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "echo_node.py"),
-            str(node_port),
-            str(args.tokens),
-            str(args.step_ms),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    node.stdout.readline()
-    gateway = _start_gateway(ROOT, gateway_port, args.model, node_port, pin)
-    baseline_port = free_port()
-    baseline = (
-        _start_gateway(args.baseline, baseline_port, args.model, node_port, pin) if args.baseline else None
-    )
-    address = f"127.0.0.1:{node_port}"
-    null_proxy_port = free_port()
-    null_proxy_script = str(ROOT / "benchmarks" / "null_proxy.py")
-    null_proxy = subprocess.Popen(
-        [*pin, sys.executable, null_proxy_script, str(null_proxy_port), address, str(args.tokens)], cwd=ROOT
-    )
-    null_proxy_url = f"http://127.0.0.1:{null_proxy_port}"
-    url = f"http://127.0.0.1:{gateway_port}"
+    folder = tempfile.mkdtemp(prefix="gateway-overhead-")
+    processes, urls = [], {}
     try:
-        for port in (gateway_port, null_proxy_port, *([baseline_port] if baseline else [])):
-            _wait_for(port)
+        processes, urls = _start_servers(args, folder, pin)
         time.sleep(1.0)
-        node_side, gateway_side = (0, 1) if pin else (0, 0)  # each apart from the server it calls
-        paths = {
-            "direct": ClientProcess("session", address, args.tokens, args.step_ms, node_side),
-            "gateway": ClientProcess("gateway", url, args.tokens, args.step_ms, gateway_side),
-            "null_proxy": ClientProcess("gateway", null_proxy_url, args.tokens, args.step_ms, gateway_side),
-            "generate": ClientProcess("generate", address, args.tokens, args.step_ms, node_side),
-            "aiohttp": ClientProcess("aiohttp", url, args.tokens, args.step_ms, gateway_side),
-        }
-        if baseline is not None:
-            baseline_url = f"http://127.0.0.1:{baseline_port}"
-            paths["baseline"] = ClientProcess(
-                "gateway", baseline_url, args.tokens, args.step_ms, gateway_side
-            )
+        paths = _paths(args, urls, pin)
         try:
-            measured = measure(paths, args.requests)
+            counts = SHORT_COUNTS if args.short else {c: _count(args.requests, c) for c in LEVELS}
+            measured = measure(paths, counts)
         finally:
             for client in paths.values():
                 client.close()
         direct, gateway_path = measured.pop("direct"), measured.pop("gateway")
         results = compare(direct, gateway_path, measured)
     finally:
-        for process in (gateway, null_proxy, node, *([baseline] if baseline else [])):
+        for process in processes:
             process.terminate()
-    print(f"{args.tokens} tokens per streamed request, one every {args.step_ms} ms; gateway on one core")
-    header = ("clients", "direct TTFT", "gw TTFT", "added TTFT", "added p50", "added p99", "gw req/s")
-    print("{:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>9}".format(*header))
-    for concurrency, row in results.items():
-        cells = (
-            row["direct_ttft_ms"]["p50"],
-            row["gateway_ttft_ms"]["p50"],
-            row["added_ttft_ms"]["p50"],
-            row["added_ms"]["p50"],
-            row["added_ms"]["p99"],
-        )
-        print(
-            f"{concurrency:>8} "
-            + " ".join(f"{value:>9.2f}ms" for value in cells)
-            + f" {row['gateway_requests_per_s']:>9.0f}"
-        )
-    print("for reference (p50 TTFT / whole stream, requests per s):")
-    labels = {
-        "null_proxy": "null proxy (HTTP in, the node's Session out, no gateway work), for the hop's own cost",
-        "generate": "one Generate call per request, direct",
-        "aiohttp": "aiohttp client, through the gateway",
-    }
-    if baseline is not None:
-        labels["baseline"] = f"the gateway of {args.baseline}, same client as the gateway path"
-    for name, label in labels.items():
-        print(f"  {label}")
-        for concurrency, row in results.items():
-            ref = row[name]
-            print(
-                f"{concurrency:>8} {ref['ttft_ms']['p50']:>9.2f}ms {ref['total_ms']['p50']:>9.2f}ms"
-                f" {ref['requests_per_s']:>9.0f}"
-            )
-    if baseline is not None:
-        print("this gateway / the baseline's (TTFT p50, added TTFT p50, requests per s):")
-        for concurrency, row in results.items():
-            ours, theirs = row["gateway_ttft_ms"]["p50"], row["baseline"]["ttft_ms"]["p50"]
-            added = (ours - row["direct_ttft_ms"]["p50"]) / (theirs - row["direct_ttft_ms"]["p50"])
-            print(
-                f"{concurrency:>8} {ours / theirs:>9.3f} {added:>9.3f}"
-                f" {row['gateway_requests_per_s'] / row['baseline']['requests_per_s']:>9.3f}"
-            )
+        shutil.rmtree(folder, ignore_errors=True)
+    overhead_report.print_results(results, args)
+    if args.short:
+        sys.exit(overhead_report.guard(results, MAX_TTFT_RATIO, MAX_COST_RATIO))
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(
         json.dumps({"tokens": args.tokens, "step_ms": args.step_ms, "results": results}, indent=2)

@@ -6,7 +6,9 @@ not writing) and writes each reply as a bare SSE event: no JSON parsing, no
 templating or tokenization, no privacy check, routing, detokenization or OpenAI chunks. On the
 same stack as the gateway (aiohttp on uvloop, grpc.aio), its added latency is what any such hop
 costs on this machine; the gateway's own work is what it adds beyond it.
-Run: python benchmarks/null_proxy.py PORT NODE_ADDRESS TOKENS
+Run: python benchmarks/null_proxy.py PORT NODE_ADDRESS TOKENS [openai]
+With `openai`, each token is a minimal OpenAI chat chunk instead (what an OpenAI client such as
+LiteLLM's proxy reads: benchmarks/litellm_proxy.py).
 """
 
 import itertools
@@ -26,7 +28,17 @@ from shared.proto import inference_pb2_grpc as pb_grpc
 SESSIONS = web.AppKey("sessions", list[SessionStream])
 
 
-def create_app(node_address: str, tokens: int) -> web.Application:
+OPENAI_CHUNK = (
+    b'data: {"id":"n","object":"chat.completion.chunk","created":0,"model":"bench",'
+    b'"choices":[{"index":0,"delta":{"content":"t%d"},"finish_reason":null}]}\n\n'
+)
+OPENAI_END = (
+    b'data: {"id":"n","object":"chat.completion.chunk","created":0,"model":"bench",'
+    b'"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+)
+
+
+def create_app(node_address: str, tokens: int, openai: bool = False) -> web.Application:
     app = web.Application()
     sampling = pb.SamplingParams(max_tokens=tokens)
     request_ids = itertools.count()
@@ -54,9 +66,10 @@ def create_app(node_address: str, tokens: int) -> web.Application:
         await response.prepare(request)
         while True:
             chunks = await sink.take_all()
-            events = b"".join(b'data: {"token": %d}\n\n' % t.token_id for c in chunks for t in c.tokens)
+            event = OPENAI_CHUNK if openai else b'data: {"token": %d}\n\n'
+            events = b"".join(event % t.token_id for c in chunks for t in c.tokens)
             if chunks[-1].finish_reason:
-                await response.write_eof(events + b"data: [DONE]\n\n")
+                await response.write_eof(events + (OPENAI_END if openai else b"") + b"data: [DONE]\n\n")
                 return response
             await response.write(events)
 
@@ -67,6 +80,11 @@ def create_app(node_address: str, tokens: int) -> web.Application:
 
 if __name__ == "__main__":
     port, node_address, tokens = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    openai = sys.argv[4:] == ["openai"]
     web.run_app(
-        create_app(node_address, tokens), host="127.0.0.1", port=port, print=None, loop=new_event_loop()
+        create_app(node_address, tokens, openai),
+        host="127.0.0.1",
+        port=port,
+        print=None,
+        loop=new_event_loop(),
     )
